@@ -1,0 +1,1625 @@
+//! The one rule engine. The `layout!` macro and the runtime loader both call
+//! [`check`]; nothing else decides whether a layout is valid.
+
+use crate::layout::{Acknowledged, Layout, Proxy, Serve};
+use crate::placement::{self, GroupShape, PlacementInput};
+use crate::rules::{Diagnostic, Diagnostics, Rule, Severity, did_you_mean};
+use crate::site::{Site, Spanned};
+use crate::spec::{
+    ConnectorKind, EnvValue, HardwareSpec, Json, LayoutSpec, Role, ServeSpec, Verification,
+};
+use crate::tables::{self, Hardware, Image, Model, RecomputeRoles, Version};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Checks a layout and derives everything from it. Returns every violation
+/// that is not acknowledged, in the order written.
+pub fn check(spec: &LayoutSpec) -> Result<Layout, Diagnostics> {
+    let mut cx = Cx::default();
+    let out = derive(spec, &mut cx);
+    let acknowledged = settle_allows(spec, &mut cx);
+    if !cx.errors.is_empty() {
+        cx.errors.0.sort_by_key(|d| d.site);
+        return Err(cx.errors);
+    }
+    match out {
+        Some(mut layout) => {
+            layout.acknowledged = acknowledged;
+            Ok(layout)
+        }
+        // `derive` only returns None after recording an error.
+        None => Err(cx.errors),
+    }
+}
+
+#[derive(Default)]
+struct Cx {
+    /// Violations of convention rules, to settle against `allow`s.
+    conventions: Vec<Diagnostic>,
+    /// Final errors.
+    errors: Diagnostics,
+}
+
+impl Cx {
+    fn report(
+        &mut self,
+        rule: Rule,
+        site: Site,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        let d = Diagnostic {
+            rule,
+            site,
+            field: field.into(),
+            message: message.into(),
+        };
+        match rule.severity() {
+            Severity::Hard => {
+                if !self.errors.0.contains(&d) {
+                    self.errors.0.push(d);
+                }
+            }
+            Severity::Convention => {
+                if !self.conventions.contains(&d) {
+                    self.conventions.push(d);
+                }
+            }
+        }
+    }
+}
+
+fn settle_allows(spec: &LayoutSpec, cx: &mut Cx) -> Vec<Acknowledged> {
+    let mut acknowledged = Vec::new();
+    let mut seen: BTreeSet<Rule> = BTreeSet::new();
+    for (i, a) in spec.allow.iter().enumerate() {
+        let field = format!("allow[{i}]");
+        text_ok(cx, &a.reason, &format!("{field}.reason"));
+        if a.reason.value.trim().is_empty() {
+            cx.report(
+                Rule::TextFormat,
+                a.reason.site,
+                format!("{field}.reason"),
+                "found an empty reason, expected why the layout breaks the rule: an acknowledged deviation is printed with its reason",
+            );
+        }
+        let Some(rule) = Rule::from_name(&a.rule.value) else {
+            let hint = did_you_mean(&a.rule.value, Rule::ALL.iter().map(|r| r.name()));
+            cx.report(
+                Rule::AllowUnknownRule,
+                a.rule.site,
+                field,
+                format!(
+                    "found `allow({})`, expected the name of a rule: no rule has that name{hint}",
+                    a.rule.value
+                ),
+            );
+            continue;
+        };
+        if rule.severity() == Severity::Hard {
+            cx.report(
+                Rule::AllowHardRule,
+                a.rule.site,
+                field,
+                format!(
+                    "found `allow({})`, expected a convention rule: `{}` is a hard rule ({}) and cannot be acknowledged",
+                    rule.name(),
+                    rule.name(),
+                    rule.summary()
+                ),
+            );
+            continue;
+        }
+        if !seen.insert(rule) {
+            cx.report(
+                Rule::AllowDuplicate,
+                a.rule.site,
+                field,
+                format!(
+                    "found a second `allow({})`, expected one per rule: give all reasons in one",
+                    rule.name()
+                ),
+            );
+            continue;
+        }
+        let findings: Vec<String> = cx
+            .conventions
+            .iter()
+            .filter(|d| d.rule == rule)
+            .map(|d| d.message.clone())
+            .collect();
+        if findings.is_empty() {
+            cx.report(
+                Rule::AllowUnused,
+                a.rule.site,
+                field,
+                format!(
+                    "found `allow({})` but the layout does not break it, expected no `allow`: stale excuses hide real deviations",
+                    rule.name()
+                ),
+            );
+            continue;
+        }
+        acknowledged.push(Acknowledged {
+            rule,
+            reason: a.reason.value.clone(),
+            findings,
+        });
+    }
+    let unacknowledged: Vec<Diagnostic> = cx
+        .conventions
+        .iter()
+        .filter(|d| !seen.contains(&d.rule))
+        .map(|d| Diagnostic {
+            message: format!(
+                "{}; acknowledge it with `allow({}, \"reason\")` if intended",
+                d.message,
+                d.rule.name()
+            ),
+            ..d.clone()
+        })
+        .collect();
+    cx.errors.0.extend(unacknowledged);
+    acknowledged
+}
+
+// ---------------------------------------------------------------------------
+// Text fields
+// ---------------------------------------------------------------------------
+
+fn has_control(s: &str) -> bool {
+    s.chars().any(|c| c.is_control() && c != '\t')
+}
+
+fn text_ok(cx: &mut Cx, s: &Spanned<String>, field: &str) {
+    if has_control(&s.value) {
+        cx.report(
+            Rule::TextFormat,
+            s.site,
+            field,
+            format!(
+                "found {:?}, expected text without control characters: generated docs and scripts must show exactly what was written",
+                s.value
+            ),
+        );
+    }
+}
+
+fn is_valid_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r).and_then(|t| t.parse::<u32>().ok());
+    match (num(0..4), num(5..7), num(8..10)) {
+        (Some(_), Some(m), Some(d)) => (1..=12).contains(&m) && (1..=31).contains(&d),
+        _ => false,
+    }
+}
+
+/// Characters a path may contain: no whitespace, quotes, `$`, backticks or
+/// other shell syntax, so it is also safe to read in docs and logs.
+pub fn is_safe_path(s: &str) -> bool {
+    s.starts_with('/')
+        && s.len() > 1
+        && s.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '/' | '.' | '_' | '-' | '+' | '@' | '=' | ',' | ':' | '~')
+        })
+}
+
+fn is_layout_name(s: &str) -> bool {
+    let part = |p: &str| {
+        !p.is_empty()
+            && p.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && p.chars().all(|c| {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-')
+            })
+    };
+    match s.split_once('/') {
+        Some((a, b)) => part(a) && part(b),
+        None => false,
+    }
+}
+
+fn is_env_name(s: &str) -> bool {
+    let mut it = s.chars();
+    it.next()
+        .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+        && it.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn is_flag(s: &str) -> bool {
+    s.strip_prefix("--").is_some_and(|rest| {
+        !rest.is_empty()
+            && rest.split('-').all(|w| {
+                !w.is_empty()
+                    && w.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            })
+    })
+}
+
+fn check_texts(spec: &LayoutSpec, cx: &mut Cx) {
+    if !is_layout_name(&spec.name.value) {
+        cx.report(
+            Rule::NameFormat,
+            spec.name.site,
+            "name",
+            format!(
+                "found {:?}, expected `family/variant` in lowercase `[a-z0-9._-]`: the name becomes a directory and a CLI argument",
+                spec.name.value
+            ),
+        );
+    }
+    if let Some(d) = &spec.provenance.derived_from
+        && !is_layout_name(&d.value)
+    {
+        cx.report(
+            Rule::NameFormat,
+            d.site,
+            "provenance.derived_from",
+            format!(
+                "found {:?}, expected a layout name `family/variant`: it links to that layout",
+                d.value
+            ),
+        );
+    }
+    if let Some(p) = &spec.model_path
+        && !is_safe_path(&p.value)
+    {
+        cx.report(
+                Rule::PathFormat,
+                p.site,
+                "model_path",
+                format!(
+                    "found {:?}, expected an absolute path of `[A-Za-z0-9/._+@=,:~-]`: it is passed to `vllm serve` on every node",
+                    p.value
+                ),
+            );
+    }
+    if let Some(n) = &spec.served_model_name {
+        let ok = !n.value.is_empty()
+            && n.value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        if !ok {
+            cx.report(
+                Rule::ServedNameFormat,
+                n.site,
+                "served_model_name",
+                format!("found {:?}, expected `[A-Za-z0-9._-]+`: clients send it as the `model` of every request", n.value),
+            );
+        }
+    }
+    if !is_valid_date(&spec.provenance.recorded.value) {
+        cx.report(
+            Rule::DateFormat,
+            spec.provenance.recorded.site,
+            "provenance.recorded",
+            format!(
+                "found {:?}, expected a date `YYYY-MM-DD`: the catalog sorts and prints it",
+                spec.provenance.recorded.value
+            ),
+        );
+    }
+    for (i, s) in spec.summary.iter().enumerate() {
+        text_ok(cx, &Spanned::bare(s.clone()), &format!("summary[{i}]"));
+    }
+    for (i, s) in spec.provenance.sources.iter().enumerate() {
+        text_ok(cx, s, &format!("provenance.sources[{i}]"));
+    }
+    for (i, s) in spec.provenance.refresh.iter().enumerate() {
+        text_ok(cx, s, &format!("provenance.refresh[{i}]"));
+    }
+    for (i, d) in spec.deviations.iter().enumerate() {
+        text_ok(cx, &d.what, &format!("deviations[{i}].what"));
+        text_ok(cx, &d.why, &format!("deviations[{i}].why"));
+    }
+    if let Some(w) = &spec.workload {
+        text_ok(cx, w, "workload");
+    }
+    for (i, f) in spec.figures.iter().enumerate() {
+        text_ok(cx, &f.metric, &format!("figures[{i}].metric"));
+        text_ok(cx, &f.value, &format!("figures[{i}].value"));
+        text_ok(cx, &f.context, &format!("figures[{i}].context"));
+    }
+    if let Some(b) = &spec.bench
+        && let Some(r) = &b.request_rate
+    {
+        let ok = r.value == "inf"
+            || r.value
+                .parse::<f64>()
+                .is_ok_and(|x| x > 0.0 && x.is_finite());
+        if !ok {
+            cx.report(
+                    Rule::TextFormat,
+                    r.site,
+                    "bench.request_rate",
+                    format!("found {:?}, expected a positive number or `inf`: it is passed to `vllm bench serve --request-rate`", r.value),
+                );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Tables
+// ---------------------------------------------------------------------------
+
+fn lookup_tables(
+    spec: &LayoutSpec,
+    cx: &mut Cx,
+) -> (
+    Option<&'static Model>,
+    Option<&'static Hardware>,
+    Option<&'static Image>,
+) {
+    let model = tables::model(&spec.model.value);
+    if model.is_none() {
+        let hint = did_you_mean(&spec.model.value, tables::MODELS.iter().map(|m| m.id));
+        cx.report(
+            Rule::UnknownModel,
+            spec.model.site,
+            "model",
+            format!(
+                "found model `{}`, expected one of {}: models are a closed table{hint}",
+                spec.model.value,
+                list(tables::MODELS.iter().map(|m| m.id))
+            ),
+        );
+    }
+    let hw_of = |cx: &mut Cx, id: &Spanned<String>, field: &str| {
+        let hw = tables::hardware(&id.value);
+        if hw.is_none() {
+            let hint = did_you_mean(&id.value, tables::HARDWARE.iter().map(|h| h.id));
+            cx.report(
+                Rule::UnknownHardware,
+                id.site,
+                field,
+                format!(
+                    "found hardware `{}`, expected one of {}: hardware is a closed table{hint}",
+                    id.value,
+                    list(tables::HARDWARE.iter().map(|h| h.id))
+                ),
+            );
+        }
+        hw
+    };
+    let hardware = match &spec.hardware {
+        HardwareSpec::All(id) => hw_of(cx, id, "hardware"),
+        HardwareSpec::PerRole(map) => {
+            let mut first: Option<(&'static Hardware, Role)> = None;
+            let mut result = None;
+            for (role, id) in map {
+                let Some(hw) = hw_of(cx, id, &format!("hardware.{role}")) else {
+                    continue;
+                };
+                match first {
+                    None => {
+                        first = Some((hw, *role));
+                        result = Some(hw);
+                    }
+                    Some((f, frole)) if f.family != hw.family => cx.report(
+                        Rule::HardwareHomogeneous,
+                        id.site,
+                        format!("hardware.{role}"),
+                        format!(
+                            "found {role} on {} and {frole} on {}, expected one hardware family: KV transfer between families is not supported (disaggregated_prefill.md limitations)",
+                            hw.product, f.product
+                        ),
+                    ),
+                    Some((f, frole)) if f.npus_per_node != hw.npus_per_node => cx.report(
+                        Rule::HardwareHomogeneous,
+                        id.site,
+                        format!("hardware.{role}"),
+                        format!(
+                            "found {role} on {} and {frole} on {}, expected one node kind: placement and the kv port table assume one NPU count per node",
+                            hw.product, f.product
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+            }
+            result
+        }
+    };
+    let image = tables::image(&spec.image.value);
+    if image.is_none() {
+        let hint = did_you_mean(&spec.image.value, tables::IMAGES.iter().map(|i| i.tag));
+        cx.report(
+            Rule::UnknownImage,
+            spec.image.site,
+            "image",
+            format!(
+                "found image `{}`, expected one of {}: per-version rules need the image's facts{hint}",
+                spec.image.value,
+                list(tables::IMAGES.iter().map(|i| i.tag))
+            ),
+        );
+    }
+    if let (Some(hw), Some(img)) = (hardware, image)
+        && img.reference(hw).is_none()
+    {
+        cx.report(
+                Rule::ImageHardwareUnavailable,
+                spec.image.site,
+                "image",
+                format!(
+                    "found image `{}` on {}, expected an image that ships a {} build: {} has none (installation.md, image workflow)",
+                    img.tag, hw.product, hw.product, img.tag
+                ),
+            );
+    }
+    (model, hardware, image)
+}
+
+fn list<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    items
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ---------------------------------------------------------------------------
+// Topology
+// ---------------------------------------------------------------------------
+
+fn u32_of(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+/// Checks shapes; returns the placeable groups when every shape is sound.
+fn check_topology(
+    spec: &LayoutSpec,
+    hw: Option<&Hardware>,
+    cx: &mut Cx,
+) -> Option<Vec<GroupShape>> {
+    let mut ok = true;
+    let roles: BTreeSet<Role> = spec.topology.iter().map(|g| g.role.value).collect();
+    let pd = roles.contains(&Role::Prefill) || roles.contains(&Role::Decode);
+    if spec.topology.is_empty() {
+        cx.report(
+            Rule::TopologyRoles,
+            spec.topology_site,
+            "topology",
+            "found no engines, expected `prefill` and `decode` groups or a `mixed` group: a layout deploys at least one engine",
+        );
+        ok = false;
+    } else if pd && roles.contains(&Role::Mixed) {
+        let g = spec.topology.iter().find(|g| g.role.value == Role::Mixed);
+        cx.report(
+            Rule::TopologyRoles,
+            g.map_or(spec.topology_site, |g| g.role.site),
+            "topology",
+            "found `mixed` next to `prefill`/`decode`, expected a PD layout or a mixed one: a mixed engine has no kv role",
+        );
+        ok = false;
+    } else if pd {
+        for (need, other) in [(Role::Prefill, Role::Decode), (Role::Decode, Role::Prefill)] {
+            if !roles.contains(&need) {
+                let g = spec.topology.iter().find(|g| g.role.value == other);
+                cx.report(
+                    Rule::TopologyRoles,
+                    g.map_or(spec.topology_site, |g| g.role.site),
+                    "topology",
+                    format!("found `{other}` engines without `{need}` engines, expected both: a PD layout needs a kv producer and a kv consumer"),
+                );
+                ok = false;
+            }
+        }
+    }
+    let mut shapes = Vec::new();
+    let mut first_shape: BTreeMap<Role, (u64, u64, usize)> = BTreeMap::new();
+    for (i, g) in spec.topology.iter().enumerate() {
+        let f = |s: &str| format!("topology[{i}].{s}");
+        let mut good = true;
+        for (v, name) in [(&g.count, "count"), (&g.dp, "dp"), (&g.tp, "tp")] {
+            if v.value == 0 || v.value > 4096 {
+                cx.report(
+                    Rule::TopologySizes,
+                    v.site,
+                    f(name),
+                    format!("found {name} {}, expected 1 to 4096: an engine has at least one rank of at least one NPU", v.value),
+                );
+                good = false;
+            }
+        }
+        if let Some(r) = &g.ranks_per_node
+            && (r.value == 0 || r.value > 4096)
+        {
+            cx.report(
+                Rule::TopologySizes,
+                r.site,
+                f("ranks_per_node"),
+                format!("found {} ranks per node, expected at least 1", r.value),
+            );
+            good = false;
+        }
+        match first_shape.get(&g.role.value) {
+            None => {
+                first_shape.insert(g.role.value, (g.dp.value, g.tp.value, i));
+            }
+            Some(&(dp, tp, j)) if (dp, tp) != (g.dp.value, g.tp.value) => cx.report(
+                Rule::RoleShapeUniform,
+                g.shape_site,
+                f("shape"),
+                format!(
+                    "found {} engines `dp{}tp{}` next to `dp{dp}tp{tp}` (topology[{j}]), expected one shape per role: `kv_connector_extra_config` describes one {} shape and every engine checks it against its own",
+                    g.role.value, g.dp.value, g.tp.value, g.role.value
+                ),
+            ),
+            Some(_) => {}
+        }
+        let Some(hw) = hw else {
+            ok = false;
+            continue;
+        };
+        if !good {
+            ok = false;
+            continue;
+        }
+        let n = u64::from(hw.npus_per_node);
+        let (dp, tp) = (g.dp.value, g.tp.value);
+        if tp > n || n % tp != 0 {
+            cx.report(
+                Rule::TpDividesNode,
+                g.tp.site,
+                f("tp"),
+                format!(
+                    "found `tp{tp}` on {} ({n} NPUs per node), expected a TP size dividing {n}: a TP group never spans nodes and ranks tile a node",
+                    hw.product
+                ),
+            );
+            ok = false;
+            continue;
+        }
+        let rpn = match &g.ranks_per_node {
+            Some(r) => {
+                if r.value * tp > n {
+                    cx.report(
+                        Rule::NodeOversubscribed,
+                        r.site,
+                        f("ranks_per_node"),
+                        format!(
+                            "found {} ranks of TP{tp} per node = {} NPUs, expected at most {n} on {}: ranks would share NPUs",
+                            r.value,
+                            r.value * tp,
+                            hw.product
+                        ),
+                    );
+                    ok = false;
+                    continue;
+                }
+                if r.value > dp || dp % r.value != 0 {
+                    cx.report(
+                        Rule::DpRanksTile,
+                        r.site,
+                        f("ranks_per_node"),
+                        format!(
+                            "found {} ranks per node for DP{dp}, expected a divisor of {dp}: every node of an engine runs the same number of ranks so the rank ranges tile `[0, {dp})`",
+                            r.value
+                        ),
+                    );
+                    ok = false;
+                    continue;
+                }
+                r.value
+            }
+            None => {
+                let npus = dp * tp;
+                if npus > n && npus % n != 0 {
+                    cx.report(
+                        Rule::EngineWholeNodes,
+                        g.shape_site,
+                        f("shape"),
+                        format!(
+                            "found `dp{dp}tp{tp}` = {npus} NPUs on {} ({n} per node), expected at most {n} or a multiple of {n}: an engine fits in one node or fills whole nodes (say `/ ranks` per node to spread it)",
+                            hw.product
+                        ),
+                    );
+                    ok = false;
+                    continue;
+                }
+                u64::from(placement::default_ranks_per_node(
+                    u32_of(dp),
+                    u32_of(tp),
+                    hw.npus_per_node,
+                ))
+            }
+        };
+        shapes.push(GroupShape {
+            role: g.role.value,
+            count: u32_of(g.count.value),
+            dp: u32_of(dp),
+            tp: u32_of(tp),
+            ranks_per_node: u32_of(rpn),
+        });
+    }
+    if let (Some(p), Some(d)) = (
+        first_shape.get(&Role::Prefill),
+        first_shape.get(&Role::Decode),
+    ) {
+        let (ptp, dtp) = (p.1, d.1);
+        if ptp > 0 && dtp > 0 && (ptp < dtp || ptp % dtp != 0) {
+            let g = &spec.topology[d.2];
+            cx.report(
+                Rule::PrefillTpGeDecodeTp,
+                g.tp.site,
+                format!("topology[{}].tp", d.2),
+                format!(
+                    "found prefill TP{ptp} with decode TP{dtp}, expected decode TP to divide prefill TP: Mooncake V1/Hybrid raise when prefill TP < decode TP and assert `P_tp % D_tp == 0` (mooncake_connector.py L2055-2059)"
+                ),
+            );
+            ok = false;
+        }
+    }
+    ok.then_some(shapes)
+}
+
+// ---------------------------------------------------------------------------
+// Connector, ports, engine ids
+// ---------------------------------------------------------------------------
+
+fn port_of(cx: &mut Cx, p: &Spanned<u64>, field: &str, what: &str) -> Option<u32> {
+    if p.value == 0 || p.value > 65535 {
+        cx.report(
+            Rule::PortRange,
+            p.site,
+            field,
+            format!(
+                "found {what} {}, expected 1 to 65535: it is a TCP port",
+                p.value
+            ),
+        );
+        None
+    } else {
+        Some(u32_of(p.value))
+    }
+}
+
+struct Wiring {
+    input: PlacementInput,
+    proxy: Option<Proxy>,
+    dp_rpc: Option<u32>,
+}
+
+fn check_wiring(
+    spec: &LayoutSpec,
+    shapes: Option<&[GroupShape]>,
+    hw: Option<&Hardware>,
+    image: Option<&Image>,
+    cx: &mut Cx,
+) -> Option<Wiring> {
+    let mut ok = true;
+    let pd = spec.topology.iter().any(|g| g.role.value != Role::Mixed);
+    let count_of = |role: Role| -> usize {
+        spec.topology
+            .iter()
+            .filter(|g| g.role.value == role)
+            .map(|g| usize::try_from(g.count.value).unwrap_or(0))
+            .sum()
+    };
+    let api = port_of(cx, &spec.ports.api, "ports.api", "API port");
+    let dp_rpc = match &spec.ports.dp_rpc {
+        Some(p) => port_of(cx, p, "ports.dp_rpc", "DP RPC port"),
+        None => None,
+    };
+    let multi_node_mixed = shapes.is_some_and(|s| {
+        s.iter()
+            .any(|g| g.role == Role::Mixed && g.dp > g.ranks_per_node)
+    });
+    if spec.ports.dp_rpc.is_none() && (pd || multi_node_mixed) {
+        cx.report(
+            Rule::DpRpcPortRequired,
+            spec.ports.api.site,
+            "ports.dp_rpc",
+            if pd {
+                "found no `dp_rpc` port, expected `ports: { dp_rpc: N }`: `launch_online_dp.py`'s default is an int that crashes `subprocess` (launch_online_dp.py L15, L40)"
+            } else {
+                "found no `dp_rpc` port for a mixed engine spanning nodes, expected `ports: { dp_rpc: N }`: every node must pass the same `--data-parallel-rpc-port`"
+            },
+        );
+        ok = false;
+    }
+    let mut input = PlacementInput {
+        api_port: api.unwrap_or(0),
+        ..PlacementInput::default()
+    };
+    let mut proxy = None;
+    match (&spec.connector, pd) {
+        (None, true) => {
+            cx.report(
+                Rule::ConnectorRoleMismatch,
+                spec.topology_site,
+                "connector",
+                "found a PD topology without `connector`, expected `connector: mooncake_v1 | mooncake_hybrid | mooncake_layerwise { ... }`: prefill and decode exchange KV through it",
+            );
+            ok = false;
+        }
+        (Some(c), false) => {
+            cx.report(
+                Rule::ConnectorRoleMismatch,
+                c.kind.site,
+                "connector",
+                "found a `connector` in a mixed layout, expected none: a mixed engine keeps its KV local",
+            );
+            ok = false;
+        }
+        (Some(c), true) => {
+            let kind = c.kind.value;
+            input.connector = Some(kind);
+            if let Some(img) = image
+                && kind == ConnectorKind::MooncakeHybrid
+                && !img.hybrid_connector
+            {
+                cx.report(
+                        Rule::ConnectorUnavailable,
+                        c.kind.site,
+                        "connector",
+                        format!(
+                            "found `mooncake_hybrid` on image `{}`, expected `mooncake_v1` or an image from v0.20.2rc1: `MooncakeHybridConnector` is registered from v0.20.2rc1 (#9270)",
+                            img.tag
+                        ),
+                    );
+            }
+            for (role, ports, field) in [
+                (Role::Prefill, &c.kv_port.prefill, "prefill"),
+                (Role::Decode, &c.kv_port.decode, "decode"),
+            ] {
+                let n = count_of(role);
+                if ports.is_empty() || (ports.len() != 1 && ports.len() != n) {
+                    cx.report(
+                        Rule::KvPortCount,
+                        ports.get(n.min(ports.len().saturating_sub(1))).map_or(c.kind.site, |p| p.site),
+                        format!("connector.kv_port.{field}"),
+                        format!(
+                            "found {} {field} kv ports for {n} {field} engines, expected one for all or one per engine: each engine needs a kv port",
+                            ports.len()
+                        ),
+                    );
+                    ok = false;
+                }
+                let mut values = Vec::new();
+                for (i, p) in ports.iter().enumerate() {
+                    match port_of(cx, p, &format!("connector.kv_port.{field}[{i}]"), "kv port") {
+                        Some(v) => values.push(v),
+                        None => ok = false,
+                    }
+                }
+                match role {
+                    Role::Prefill => input.kv_prefill = values,
+                    _ => input.kv_decode = values,
+                }
+            }
+            for (k, v) in &c.extra {
+                match k.as_str() {
+                    "prefill" | "decode" => {
+                        cx.report(
+                            Rule::ConnectorExtraDerived,
+                            v.site,
+                            format!("connector.extra.{k}"),
+                            format!("found `{k}` in the connector extras, expected it left out: the `{k}` shape is derived from the topology so it always matches the engines"),
+                        );
+                        ok = false;
+                    }
+                    "ascend_local_comm_res_path" => {
+                        if hw.is_some_and(|h| h.family != tables::HardwareFamily::Ascend950) {
+                            cx.report(
+                                Rule::CommResPathHardware,
+                                v.site,
+                                format!("connector.extra.{k}"),
+                                format!(
+                                    "found `ascend_local_comm_res_path` on {}, expected it only on Ascend 950DT: it loads `ub_endpoint_npu_<id>.json` files that exist only there (utils.py L536-571)",
+                                    hw.map_or("", |h| h.product)
+                                ),
+                            );
+                        }
+                        let ok_path = matches!(&v.value, Json::String(s) if is_safe_path(s));
+                        if !ok_path {
+                            cx.report(
+                                Rule::PathFormat,
+                                v.site,
+                                format!("connector.extra.{k}"),
+                                format!(
+                                    "found {}, expected an absolute directory path string",
+                                    v.value
+                                ),
+                            );
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            match &spec.proxy {
+                None => {
+                    cx.report(
+                        Rule::ConnectorRoleMismatch,
+                        c.kind.site,
+                        "proxy",
+                        "found a PD layout without `proxy`, expected `proxy: { port: N }`: clients reach prefill and decode through it",
+                    );
+                    ok = false;
+                }
+                Some(p) => {
+                    let script = p.script.as_ref().map_or(kind.proxy_script(), |s| s.value);
+                    if let Some(s) = &p.script
+                        && s.value != kind.proxy_script()
+                    {
+                        cx.report(
+                                Rule::ConnectorProxyPairing,
+                                s.site,
+                                "proxy.script",
+                                format!(
+                                    "found proxy `{}` with `{}`, expected `{}`: {} is {} and needs `{}` (multi-node doc L720-730)",
+                                    s.value.as_str(),
+                                    kind.as_str(),
+                                    kind.proxy_script().as_str(),
+                                    kind.kv_connector(),
+                                    if kind == ConnectorKind::MooncakeLayerwise { "push mode" } else { "pull mode" },
+                                    kind.proxy_script().file_name()
+                                ),
+                            );
+                        ok = false;
+                    }
+                    match port_of(cx, &p.port, "proxy.port", "proxy port") {
+                        Some(port) => proxy = Some(Proxy { port, script }),
+                        None => ok = false,
+                    }
+                }
+            }
+            if let Some(ids) = &spec.engine_ids {
+                let mut all: Vec<(Role, &Spanned<u64>)> = Vec::new();
+                for (role, list, field) in [
+                    (Role::Prefill, &ids.prefill, "prefill"),
+                    (Role::Decode, &ids.decode, "decode"),
+                ] {
+                    let n = count_of(role);
+                    if list.len() != n {
+                        cx.report(
+                            Rule::EngineIdCount,
+                            list.last().map_or(ids.site, |l| l.site),
+                            format!("engine_ids.{field}"),
+                            format!("found {} {field} engine ids for {n} {field} engines, expected {n}: every engine gets its own id", list.len()),
+                        );
+                        ok = false;
+                    }
+                    all.extend(list.iter().map(|v| (role, v)));
+                }
+                let mut seen: BTreeMap<u64, Role> = BTreeMap::new();
+                for (role, id) in &all {
+                    if let Some(prev) = seen.get(&id.value) {
+                        cx.report(
+                            Rule::EngineIdUnique,
+                            id.site,
+                            format!("engine_ids.{role}"),
+                            format!(
+                                "found engine id {} on a {role} engine and a {prev} engine, expected unique ids: the docs ask for unique ids and releases before v0.12.0rc1 need them",
+                                id.value
+                            ),
+                        );
+                    } else {
+                        seen.insert(id.value, *role);
+                    }
+                    let even = id.value % 2 == 0;
+                    if (*role == Role::Prefill) != even {
+                        cx.report(
+                            Rule::EngineIdParity,
+                            id.site,
+                            format!("engine_ids.{role}"),
+                            format!(
+                                "found {role} engine id {}, expected an {} id: the catalog's convention is prefill even (0, 2, 4), decode odd (1, 3, 5)",
+                                id.value,
+                                if *role == Role::Prefill { "even" } else { "odd" }
+                            ),
+                        );
+                    }
+                }
+                input.ids_prefill = Some(ids.prefill.iter().map(|v| v.value).collect());
+                input.ids_decode = Some(ids.decode.iter().map(|v| v.value).collect());
+            }
+        }
+        (None, false) => {
+            if let Some(p) = &spec.proxy {
+                cx.report(
+                    Rule::ConnectorRoleMismatch,
+                    p.port.site,
+                    "proxy",
+                    "found a `proxy` in a mixed layout, expected none: the PD proxy needs prefill and decode backends",
+                );
+                ok = false;
+            }
+            if let Some(ids) = &spec.engine_ids {
+                cx.report(
+                    Rule::EngineIdCount,
+                    ids.site,
+                    "engine_ids",
+                    "found `engine_ids` in a mixed layout, expected none: engine ids belong to the kv connector",
+                );
+                ok = false;
+            }
+        }
+    }
+    (ok && api.is_some()).then_some(Wiring {
+        input,
+        proxy,
+        dp_rpc,
+    })
+}
+
+/// Port rules over a placement: collisions per host, ranges, the ADXL range.
+fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx: &mut Cx) {
+    struct Use {
+        lo: u32,
+        hi: u32,
+        what: String,
+        site: Site,
+        field: String,
+    }
+    let kv_site = |role: Role, role_index: usize| -> (Site, String) {
+        let Some(c) = &spec.connector else {
+            return (Site::NONE, "connector".into());
+        };
+        let (list, field) = match role {
+            Role::Prefill => (&c.kv_port.prefill, "prefill"),
+            _ => (&c.kv_port.decode, "decode"),
+        };
+        let i = if list.len() > 1 { role_index } else { 0 };
+        (
+            list.get(i).map_or(c.kind.site, |p| p.site),
+            format!("connector.kv_port.{field}[{i}]"),
+        )
+    };
+    let rpc_site = spec
+        .ports
+        .dp_rpc
+        .as_ref()
+        .map_or(spec.ports.api.site, |p| p.site);
+    for node in &layout.placement.nodes {
+        let engine = &layout.placement.engines[node.engine];
+        let mut uses: Vec<Use> = Vec::new();
+        for r in &node.ranks {
+            if let Some(p) = r.api_port {
+                uses.push(Use {
+                    lo: p,
+                    hi: p,
+                    what: format!("API port {p} of DP rank {}", r.dp_rank),
+                    site: spec.ports.api.site,
+                    field: "ports.api".into(),
+                });
+            }
+            if let Some((lo, hi)) = r.kv_span {
+                let (site, field) = kv_site(engine.role, engine.role_index);
+                uses.push(Use {
+                    lo,
+                    hi,
+                    what: format!("kv span {lo}-{hi} of DP rank {}", r.dp_rank),
+                    site,
+                    field,
+                });
+            }
+        }
+        if let Some(rpc) = layout.dp_rpc_port
+            && node.dp_master == node.index
+            && (layout.is_pd() || engine.nodes.len() > 1)
+        {
+            uses.push(Use {
+                lo: rpc,
+                hi: rpc,
+                what: format!("DP RPC port {rpc}"),
+                site: rpc_site,
+                field: "ports.dp_rpc".into(),
+            });
+        }
+        if let (true, Some(p)) = (node.hosts_proxy, &layout.proxy) {
+            uses.push(Use {
+                lo: p.port,
+                hi: p.port,
+                what: format!("proxy port {}", p.port),
+                site: spec.proxy.as_ref().map_or(Site::NONE, |p| p.port.site),
+                field: "proxy.port".into(),
+            });
+        }
+        for u in &uses {
+            if u.hi > 65535 {
+                cx.report(
+                    Rule::PortRange,
+                    u.site,
+                    u.field.clone(),
+                    format!("found {} on node {} reaching port {}, expected at most 65535: it is a TCP port", u.what, node.index, u.hi),
+                );
+            }
+        }
+        // Report each colliding pair once, at the later-written value.
+        for (i, a) in uses.iter().enumerate() {
+            if let Some(b) = uses[..i].iter().find(|b| a.lo <= b.hi && b.lo <= a.hi) {
+                let (at, field) = if a.site >= b.site {
+                    (a.site, &a.field)
+                } else {
+                    (b.site, &b.field)
+                };
+                cx.report(
+                    Rule::PortCollision,
+                    at,
+                    field.clone(),
+                    format!(
+                        "found {} overlapping {} on node {}, expected disjoint ports per host: the second bind fails with `Address already in use`",
+                        a.what, b.what, node.index
+                    ),
+                );
+            }
+        }
+    }
+    // ADXL dynamic range [20000, 20000 + 1000·NPUs) per the doc table, with
+    // Mooncake's inclusive upper bound as its own rule (facts §3.4, §10.6).
+    let lo = 20000u32;
+    let hi = lo + 1000 * hw.npus_per_node;
+    for e in &layout.placement.engines {
+        let spans: Vec<(u32, u32)> = layout
+            .placement
+            .nodes
+            .iter()
+            .filter(|n| n.engine == e.index)
+            .flat_map(|n| n.ranks.iter().filter_map(|r| r.kv_span))
+            .collect();
+        let (Some(first), Some(last)) = (
+            spans.iter().map(|s| s.0).min(),
+            spans.iter().map(|s| s.1).max(),
+        ) else {
+            continue;
+        };
+        let (site, field) = kv_site(e.role, e.role_index);
+        if first < hi && last >= lo {
+            cx.report(
+                Rule::KvPortInAdxlRange,
+                site,
+                field,
+                format!(
+                    "found {} kv ports {first}-{last}, expected ports outside [{lo}, {hi}) on {} ({} NPUs): AscendDirectTransport draws random ports there, causing intermittent `Address already in use` (multi-node doc kv_port table)",
+                    e.role, hw.product, hw.npus_per_node
+                ),
+            );
+        } else if first <= hi && last >= hi {
+            cx.report(
+                Rule::KvPortOnAdxlEdge,
+                site,
+                field,
+                format!(
+                    "found {} kv ports {first}-{last} including {hi}, expected ports above {hi} on {}: Mooncake's `findAdxlListenPort` draws up to {hi} inclusive (ascend_direct_transport.cpp)",
+                    e.role, hw.product
+                ),
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Serve settings
+// ---------------------------------------------------------------------------
+
+/// Flags the library derives; `Some(field)` names the typed field to use.
+const DERIVED_FLAGS: &[(&str, Option<&str>)] = &[
+    ("--host", None),
+    ("--port", None),
+    ("--data-parallel-size", None),
+    ("--data-parallel-rank", None),
+    ("--data-parallel-address", None),
+    ("--data-parallel-rpc-port", None),
+    ("--data-parallel-size-local", None),
+    ("--data-parallel-start-rank", None),
+    ("--tensor-parallel-size", None),
+    ("--headless", None),
+    ("--kv-transfer-config", None),
+    ("--model", Some("model_path")),
+    ("--served-model-name", Some("served_model_name")),
+    ("--quantization", Some("model")),
+    ("--max-model-len", Some("max_model_len")),
+    ("--max-num-batched-tokens", Some("max_num_batched_tokens")),
+    ("--max-num-seqs", Some("max_num_seqs")),
+    ("--gpu-memory-utilization", Some("gpu_memory_utilization")),
+    ("--block-size", Some("block_size")),
+    ("--seed", Some("seed")),
+    ("--enable-expert-parallel", Some("expert_parallel")),
+    ("--trust-remote-code", Some("trust_remote_code")),
+    ("--async-scheduling", Some("async_scheduling")),
+    ("--enable-prefix-caching", Some("prefix_caching")),
+    ("--no-enable-prefix-caching", Some("prefix_caching")),
+    ("--enforce-eager", Some("graph")),
+    ("--compilation-config", Some("graph")),
+    ("--speculative-config", Some("speculative")),
+    ("--additional-config", Some("additional_config")),
+];
+
+/// Env the spine derives per node or rank.
+const DERIVED_ENV: &[&str] = &[
+    "ASCEND_RT_VISIBLE_DEVICES",
+    "HCCL_IF_IP",
+    "GLOO_SOCKET_IFNAME",
+    "TP_SOCKET_IFNAME",
+    "HCCL_SOCKET_IFNAME",
+    "ENGINE_ID",
+    "KV_PORT",
+];
+
+fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
+    let mut flags: BTreeSet<&str> = BTreeSet::new();
+    for (i, f) in block.flags.iter().enumerate() {
+        let field = format!("{scope}.flags[{i}]");
+        let name = f.name.value.as_str();
+        if !is_flag(name) {
+            let dashed = format!(
+                "--{}",
+                name.trim_start_matches('-')
+                    .replace('_', "-")
+                    .to_lowercase()
+            );
+            cx.report(
+                Rule::FlagFormat,
+                f.name.site,
+                field.clone(),
+                format!("found flag {name:?}, expected `--kebab-case`{}: one spelling lets the rules find derived and duplicate flags", if is_flag(&dashed) { format!("; did you mean `{dashed}`?") } else { String::new() }),
+            );
+            continue;
+        }
+        if let Some((_, typed)) = DERIVED_FLAGS.iter().find(|(n, _)| *n == name) {
+            cx.report(
+                Rule::DerivedSetting,
+                f.name.site,
+                field.clone(),
+                match typed {
+                    Some(t) => format!("found flag `{name}`, expected the `{t}:` setting: it is rendered from the typed setting so the rules can see it"),
+                    None => format!("found flag `{name}`, expected it left out: it is derived from the topology for every rank"),
+                },
+            );
+        }
+        if !flags.insert(name) {
+            cx.report(
+                Rule::DuplicateSetting,
+                f.name.site,
+                field.clone(),
+                format!("found flag `{name}` twice in `{scope}`, expected once: the later one would silently win"),
+            );
+        }
+        if let Some(v) = &f.value
+            && let Json::String(s) = &v.value
+            && has_control(s)
+        {
+            cx.report(
+                Rule::TextFormat,
+                v.site,
+                field,
+                format!("found {s:?}, expected a flag value without control characters"),
+            );
+        }
+    }
+    let mut names: BTreeSet<&str> = BTreeSet::new();
+    for (i, e) in block.env.iter().enumerate() {
+        let field = format!("{scope}.env[{i}]");
+        let name = e.name.value.as_str();
+        if !is_env_name(name) {
+            cx.report(
+                Rule::EnvNameFormat,
+                e.name.site,
+                field.clone(),
+                format!("found env name {name:?}, expected `[A-Z_][A-Z0-9_]*`: it becomes a shell `export`"),
+            );
+            continue;
+        }
+        if DERIVED_ENV.contains(&name) {
+            cx.report(
+                Rule::DerivedSetting,
+                e.name.site,
+                field.clone(),
+                format!("found env `{name}`, expected it left out: the spine derives it per node or rank"),
+            );
+        }
+        if !names.insert(name) {
+            cx.report(
+                Rule::DuplicateSetting,
+                e.name.site,
+                field.clone(),
+                format!("found env `{name}` twice in `{scope}`, expected once: the later one would silently win"),
+            );
+        }
+        if has_control(e.value.value.text()) {
+            cx.report(
+                Rule::TextFormat,
+                e.value.site,
+                field.clone(),
+                format!(
+                    "found {:?}, expected an env value without control characters",
+                    e.value.value.text()
+                ),
+            );
+        }
+        if let EnvValue::Prepend { prepend } = &e.value.value
+            && !is_safe_path(prepend)
+        {
+            cx.report(
+                Rule::PathFormat,
+                e.value.site,
+                field,
+                format!("found {prepend:?}, expected an absolute path to put in front of `{name}`"),
+            );
+        }
+    }
+    if let Some(g) = &block.gpu_memory_utilization {
+        let ok = g.value.parse::<f64>().is_ok_and(|x| x > 0.0 && x <= 1.0);
+        if !ok {
+            cx.report(
+                Rule::GpuMemoryUtilization,
+                g.site,
+                format!("{scope}.gpu_memory_utilization"),
+                format!("found {}, expected a number in (0, 1]: it is the fraction of NPU memory vLLM may use", g.value),
+            );
+        }
+    }
+}
+
+/// Where in the spec a role's setting was written: the role block if it sets
+/// it, else the common block.
+fn site_in<'a, T: 'a>(
+    spec: &'a LayoutSpec,
+    role: Role,
+    get: impl Fn(&'a ServeSpec) -> Option<&'a Spanned<T>>,
+) -> Site {
+    spec.roles
+        .get(&role)
+        .and_then(&get)
+        .or_else(|| get(&spec.serve))
+        .map_or(Site::NONE, |s| s.site)
+}
+
+fn config_site(spec: &LayoutSpec, role: Role, key: &str) -> Site {
+    site_in(spec, role, |b| b.additional_config.get(key))
+}
+
+fn env_site(spec: &LayoutSpec, role: Role, name: &str) -> Site {
+    let find = |b: &ServeSpec| {
+        b.env
+            .iter()
+            .find(|e| e.name.value == name)
+            .map(|e| e.name.site)
+    };
+    spec.roles
+        .get(&role)
+        .and_then(find)
+        .or_else(|| find(&spec.serve))
+        .unwrap_or(Site::NONE)
+}
+
+/// What `check_serve` needs besides the role's settings.
+#[derive(Clone, Copy)]
+struct Facts<'a> {
+    spec: &'a LayoutSpec,
+    model: Option<&'static Model>,
+    hw: Option<&'static Hardware>,
+    image: Option<&'static Image>,
+    pd: bool,
+}
+
+fn check_serve(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    dp_tp: Option<(u32, u32)>,
+    cx: &mut Cx,
+) {
+    let Facts {
+        spec,
+        model,
+        hw,
+        image,
+        pd,
+    } = *facts;
+    let scope = role.as_str();
+    // Balance scheduling: ValueError on P and D (platform.py @HEAD L815-830).
+    let env_balance = matches!(serve.env_value("VLLM_ASCEND_BALANCE_SCHEDULING"), Some(EnvValue::Literal(v)) if v == "1" || v.eq_ignore_ascii_case("true"));
+    if pd && (serve.config_flag("enable_balance_scheduling") || env_balance) {
+        let site = if env_balance {
+            env_site(spec, role, "VLLM_ASCEND_BALANCE_SCHEDULING")
+        } else if serve
+            .additional_config
+            .contains_key("enable_balance_scheduling")
+        {
+            config_site(spec, role, "enable_balance_scheduling")
+        } else {
+            config_site(spec, role, "scheduler_config")
+        };
+        cx.report(
+            Rule::BalanceSchedulingInPd,
+            site,
+            format!("{scope}.additional_config"),
+            format!("found balance scheduling on a {role} engine, expected it only in mixed layouts: vllm-ascend raises ValueError on kv_producer and kv_consumer (platform.py L815-830)"),
+        );
+    }
+    if serve.config_flag("recompute_scheduler_enable") {
+        let site = if serve
+            .additional_config
+            .contains_key("recompute_scheduler_enable")
+        {
+            config_site(spec, role, "recompute_scheduler_enable")
+        } else {
+            config_site(spec, role, "scheduler_config")
+        };
+        if role == Role::Mixed {
+            cx.report(
+                Rule::RecomputeSchedulerMixed,
+                site,
+                format!("{scope}.additional_config.recompute_scheduler_enable"),
+                "found `recompute_scheduler_enable` in a mixed layout, expected it only on decode engines: without a kv_consumer it is a ValueError (platform.py L896-920)",
+            );
+        } else if role == Role::Prefill
+            && image.is_some_and(|i| i.recompute == RecomputeRoles::DecodeOnly)
+        {
+            cx.report(
+                Rule::RecomputeSchedulerOnPrefill,
+                site,
+                format!("{scope}.additional_config.recompute_scheduler_enable"),
+                format!(
+                    "found `recompute_scheduler_enable` on prefill with image `{}`, expected it on decode only: from v0.23.0rc1 it is ignored on kv_producer with a warning (#11537)",
+                    image.map_or("", |i| i.tag)
+                ),
+            );
+        }
+    }
+    let env_mlapo = matches!(serve.env_value("VLLM_ASCEND_ENABLE_MLAPO"), Some(EnvValue::Literal(v)) if v == "1");
+    if hw.is_some_and(|h| h.mlapo_decode_only)
+        && role != Role::Decode
+        && (serve.config_flag("enable_mlapo") || env_mlapo)
+    {
+        let site = if env_mlapo {
+            env_site(spec, role, "VLLM_ASCEND_ENABLE_MLAPO")
+        } else {
+            config_site(spec, role, "enable_mlapo")
+        };
+        cx.report(
+            Rule::MlapoDecodeOnly,
+            site,
+            format!("{scope}.additional_config.enable_mlapo"),
+            format!(
+                "found MLAPO enabled on a {role} engine on {}, expected it on decode engines only: on A2/A3 it takes effect only on pure decode instances (attention/utils.py L520-530)",
+                hw.map_or("", |h| h.product)
+            ),
+        );
+    }
+    if let (Some(size), Some((dp, tp))) = (
+        serve
+            .additional_config
+            .get("finegrained_tp_config")
+            .and_then(|f| f.get("lmhead_tensor_parallel_size"))
+            .and_then(Json::as_u64),
+        dp_tp,
+    ) && (tp != 1 || size == 0 || u64::from(dp) % size != 0)
+    {
+        cx.report(
+                Rule::LmheadTensorParallel,
+                config_site(spec, role, "finegrained_tp_config"),
+                format!("{scope}.additional_config.finegrained_tp_config"),
+                format!(
+                    "found `lmhead_tensor_parallel_size` {size} on a {role} engine with DP{dp} TP{tp}, expected TP1 and a size dividing DP{dp}: ascend_config.py requires `data_parallel_size % size == 0` and it only works at TP = 1"
+                ),
+            );
+    }
+    let dynamic_eplb = serve
+        .additional_config
+        .get("eplb_config")
+        .and_then(|e| e.get("dynamic_eplb"))
+        .is_some_and(|v| matches!(v, Json::Bool(true)));
+    if dynamic_eplb {
+        let on = |n: &str| matches!(serve.env_value(n), Some(EnvValue::Literal(v)) if v == "1" || v.eq_ignore_ascii_case("true"));
+        if !on("DYNAMIC_EPLB") && !on("EXPERT_MAP_RECORD") {
+            cx.report(
+                Rule::EplbRequiresEnv,
+                config_site(spec, role, "eplb_config"),
+                format!("{scope}.additional_config.eplb_config"),
+                format!("found `eplb_config.dynamic_eplb: true` on {role} without env `DYNAMIC_EPLB=true`, expected both: model runner v1 refuses dynamic EPLB without it (ascend_config.py L1049-1052)"),
+            );
+        }
+    }
+    if let Some(img) = image {
+        for key in serve.additional_config.keys() {
+            let site = config_site(spec, role, key);
+            match tables::config_key(key) {
+                None => {
+                    let hint = did_you_mean(key, tables::ADDITIONAL_CONFIG_KEYS.iter().map(|k| k.name));
+                    cx.report(
+                        Rule::UnknownAdditionalConfigKey,
+                        site,
+                        format!("{scope}.additional_config.{key}"),
+                        format!("found `additional_config.{key}`, expected a key vllm-ascend reads: unknown keys are silently ignored{hint}"),
+                    );
+                }
+                Some(k) if k.images.is_some_and(|imgs| !imgs.contains(&img.tag)) => cx.report(
+                    Rule::UnknownAdditionalConfigKey,
+                    site,
+                    format!("{scope}.additional_config.{key}"),
+                    format!("found `additional_config.{key}` on image `{}`, expected a key that image reads: {}; it is silently ignored", img.tag, k.note),
+                ),
+                Some(_) => {}
+            }
+        }
+        for (name, _) in &serve.env {
+            if let Some(d) = tables::dead_env(name, img.tag) {
+                cx.report(
+                    Rule::DeadEnvToggle,
+                    env_site(spec, role, name),
+                    format!("{scope}.env.{name}"),
+                    format!(
+                        "found env `{name}` on image `{}`, expected it dropped: {}",
+                        img.tag, d.why
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(s) = &serve.speculative {
+        let sp = spec
+            .roles
+            .get(&role)
+            .and_then(|b| b.speculative.as_ref())
+            .or(spec.serve.speculative.as_ref());
+        let (msite, tsite) = sp.map_or((Site::NONE, Site::NONE), |sp| {
+            (sp.method.site, sp.tokens.site)
+        });
+        if !tables::SPECULATIVE_METHODS.contains(&s.method.as_str()) {
+            let hint = did_you_mean(&s.method, tables::SPECULATIVE_METHODS.iter().copied());
+            cx.report(
+                Rule::SpeculativeMethodUnknown,
+                msite,
+                format!("{scope}.speculative.method"),
+                format!("found speculative method `{}`, expected one of {}: vLLM rejects other methods{hint}", s.method, list(tables::SPECULATIVE_METHODS.iter().copied())),
+            );
+        } else if s.method == "deepseek_mtp" {
+            cx.report(
+                Rule::SpeculativeMethodDeprecated,
+                msite,
+                format!("{scope}.speculative.method"),
+                "found speculative method `deepseek_mtp`, expected `mtp`: vLLM rewrites `*_mtp` to `mtp` with a deprecation warning (vllm/config/speculative.py)",
+            );
+        }
+        if matches!(s.method.as_str(), "mtp" | "deepseek_mtp") && model.is_some_and(|m| !m.mtp) {
+            cx.report(
+                Rule::SpeculativeNeedsMtp,
+                msite,
+                format!("{scope}.speculative.method"),
+                format!("found `{}` with weights `{}`, expected weights with an MTP layer: the draft model is the MTP layer", s.method, model.map_or("", |m| m.weights)),
+            );
+        }
+        if s.tokens == 0 || s.tokens + 1 > 16 {
+            cx.report(
+                Rule::SpeculativeTokenLimit,
+                tsite,
+                format!("{scope}.speculative.tokens"),
+                format!("found {} speculative tokens, expected 1 to 15: the FIA operator needs `num_speculative_tokens + 1 <= 16` (speculative_decoding.md L63-64)", s.tokens),
+            );
+        } else if role == Role::Prefill && s.tokens != 1 {
+            cx.report(
+                Rule::SpeculativePrefillTokens,
+                tsite,
+                format!("{scope}.speculative.tokens"),
+                format!("found {} speculative tokens on prefill, expected 1: prefill emits one token per request (multi-node doc L258-260)", s.tokens),
+            );
+        }
+    }
+    if role == Role::Decode
+        && let (Some(mbt), Some(seqs)) = (serve.max_num_batched_tokens, serve.max_num_seqs)
+    {
+        let spec_tokens = serve.speculative.as_ref().map_or(0, |s| s.tokens);
+        let need = seqs.saturating_mul(1 + spec_tokens);
+        if mbt < need {
+            cx.report(
+                    Rule::DecodeBatchBudget,
+                    site_in(spec, role, |b| b.max_num_batched_tokens.as_ref()),
+                    "decode.max_num_batched_tokens",
+                    format!(
+                        "found decode `max_num_batched_tokens` {mbt}, expected at least {need} = {seqs} seqs x (1 + {spec_tokens}): every running sequence schedules its speculative tokens each step"
+                    ),
+                );
+        }
+    }
+}
+
+fn check_verification(spec: &LayoutSpec, image: Option<&Image>, cx: &mut Cx) -> bool {
+    let (tag, on) = match &spec.verified.value {
+        Verification::Never => return false,
+        Verification::On(t) => (t, true),
+        Verification::Before(t) => (t, false),
+    };
+    let Some(v) = Version::parse(&tag.value) else {
+        cx.report(
+            Rule::VerificationImage,
+            tag.site,
+            "verified",
+            format!("found image {:?}, expected a vllm-ascend version like `v0.21.0rc1`: verification belongs to an image", tag.value),
+        );
+        return false;
+    };
+    let Some(img) = image else { return false };
+    let newer = v > img.version();
+    if newer {
+        cx.report(
+            Rule::VerificationImage,
+            tag.site,
+            "verified",
+            format!("found verification on `{}`, expected an image no newer than the layout's `{}`: a layout cannot have been verified on a later image than it runs", tag.value, img.tag),
+        );
+        return false;
+    }
+    on && v == img.version()
+}
+
+// ---------------------------------------------------------------------------
+// The whole pass
+// ---------------------------------------------------------------------------
+
+fn derive(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
+    check_texts(spec, cx);
+    let (model, hw, image) = lookup_tables(spec, cx);
+    let shapes = check_topology(spec, hw, cx);
+    let wiring = check_wiring(spec, shapes.as_deref(), hw, image, cx);
+    check_serve_block(&spec.serve, "serve", cx);
+    for (role, block) in &spec.roles {
+        check_serve_block(block, role.as_str(), cx);
+    }
+    let verified = check_verification(spec, image, cx);
+    let pd = spec.topology.iter().any(|g| g.role.value != Role::Mixed);
+    let present: BTreeSet<Role> = spec.topology.iter().map(|g| g.role.value).collect();
+    for role in spec.roles.keys() {
+        if !present.contains(role) {
+            let site = spec.roles.get(role).map_or(Site::NONE, |b| b.site);
+            cx.report(
+                Rule::TopologyRoles,
+                site,
+                role.as_str(),
+                format!("found `{role}` settings but no `{role}` engines in the topology, expected settings only for roles that run: they would be silently unused"),
+            );
+        }
+    }
+    let facts = Facts {
+        spec,
+        model,
+        hw,
+        image,
+        pd,
+    };
+    let mut serve = BTreeMap::new();
+    for role in &present {
+        let s = Serve::resolve(&spec.serve, spec.roles.get(role));
+        let dp_tp = spec
+            .topology
+            .iter()
+            .find(|g| g.role.value == *role)
+            .map(|g| (u32_of(g.dp.value), u32_of(g.tp.value)));
+        check_serve(&facts, *role, &s, dp_tp, cx);
+        serve.insert(*role, s);
+    }
+    let (model, hw, image, shapes, wiring) = (model?, hw?, image?, shapes?, wiring?);
+    let image_ref = image.reference(hw)?;
+    let placement = placement::place(&shapes, &wiring.input);
+    let layout = Layout {
+        spec: spec.clone(),
+        model,
+        hardware: hw,
+        image,
+        image_ref,
+        placement,
+        connector: wiring.input.connector,
+        proxy: wiring.proxy,
+        api_port: wiring.input.api_port,
+        dp_rpc_port: wiring.dp_rpc,
+        model_path: spec
+            .model_path
+            .as_ref()
+            .map_or(model.default_path.to_owned(), |p| p.value.clone()),
+        served_model_name: spec
+            .served_model_name
+            .as_ref()
+            .map_or(model.served_name.to_owned(), |n| n.value.clone()),
+        serve,
+        acknowledged: Vec::new(),
+        verified,
+    };
+    check_ports(spec, &layout, hw, cx);
+    Some(layout)
+}

@@ -1,0 +1,407 @@
+//! A checked layout: the spec plus everything derived from it. Only
+//! [`crate::check::check`] builds one, so holding a `Layout` means every rule
+//! passed or was acknowledged.
+
+use crate::placement::{EnginePlan, Placement};
+use crate::rules::Rule;
+use crate::spec::{
+    ConnectorKind, EnvValue, GraphMode, Json, LayoutSpec, ProxyScript, Role, ServeSpec,
+    Verification,
+};
+use crate::tables::{Hardware, Image, Model};
+use serde::Serialize;
+use serde_json::json;
+use std::collections::BTreeMap;
+
+/// A rule the layout breaks on purpose, with its reason and what was found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Acknowledged {
+    /// The rule.
+    pub rule: Rule,
+    /// The author's reason.
+    pub reason: String,
+    /// Each violation it covers, as the checker worded it.
+    pub findings: Vec<String>,
+}
+
+/// The speculative config as resolved.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Speculative {
+    /// Method.
+    pub method: String,
+    /// `num_speculative_tokens`.
+    pub tokens: u64,
+    /// `enforce_eager`.
+    pub enforce_eager: Option<bool>,
+}
+
+impl Speculative {
+    /// The `--speculative-config` JSON, keys in upstream's order.
+    pub fn to_json(&self) -> Json {
+        let mut m = serde_json::Map::new();
+        m.insert("num_speculative_tokens".into(), json!(self.tokens));
+        m.insert("method".into(), json!(self.method));
+        if let Some(e) = self.enforce_eager {
+            m.insert("enforce_eager".into(), json!(e));
+        }
+        Json::Object(m)
+    }
+}
+
+/// Serve settings of one role after merging `serve` and the role's block.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Serve {
+    /// `--max-model-len`.
+    pub max_model_len: Option<u64>,
+    /// `--max-num-batched-tokens`.
+    pub max_num_batched_tokens: Option<u64>,
+    /// `--max-num-seqs`.
+    pub max_num_seqs: Option<u64>,
+    /// `--gpu-memory-utilization` as written.
+    pub gpu_memory_utilization: Option<String>,
+    /// `--block-size`.
+    pub block_size: Option<u64>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--enable-expert-parallel`.
+    pub expert_parallel: bool,
+    /// `--trust-remote-code`.
+    pub trust_remote_code: bool,
+    /// `--async-scheduling`.
+    pub async_scheduling: bool,
+    /// `Some(false)` renders `--no-enable-prefix-caching`.
+    pub prefix_caching: Option<bool>,
+    /// Graph mode.
+    pub graph: Option<GraphMode>,
+    /// Speculative config.
+    pub speculative: Option<Speculative>,
+    /// `--additional-config`, merged by top-level key.
+    pub additional_config: BTreeMap<String, Json>,
+    /// Extra flags in order.
+    pub flags: Vec<(String, Option<Json>)>,
+    /// Env in order.
+    pub env: Vec<(String, EnvValue)>,
+}
+
+impl Serve {
+    /// Merges the common block and a role block (role wins).
+    pub fn resolve(common: &ServeSpec, role: Option<&ServeSpec>) -> Serve {
+        let empty = ServeSpec::default();
+        let r = role.unwrap_or(&empty);
+        macro_rules! pick {
+            ($f:ident) => {
+                r.$f.as_ref()
+                    .or(common.$f.as_ref())
+                    .map(|s| s.value.clone())
+            };
+        }
+        let mut additional_config: BTreeMap<String, Json> = BTreeMap::new();
+        for (k, v) in common
+            .additional_config
+            .iter()
+            .chain(r.additional_config.iter())
+        {
+            additional_config.insert(k.clone(), v.value.clone());
+        }
+        let mut flags: Vec<(String, Option<Json>)> = Vec::new();
+        for f in common.flags.iter().chain(r.flags.iter()) {
+            let v = f.value.as_ref().map(|v| v.value.clone());
+            match flags.iter_mut().find(|(n, _)| *n == f.name.value) {
+                Some(slot) => slot.1 = v,
+                None => flags.push((f.name.value.clone(), v)),
+            }
+        }
+        let mut env: Vec<(String, EnvValue)> = Vec::new();
+        for e in common.env.iter().chain(r.env.iter()) {
+            match env.iter_mut().find(|(n, _)| *n == e.name.value) {
+                Some(slot) => slot.1 = e.value.value.clone(),
+                None => env.push((e.name.value.clone(), e.value.value.clone())),
+            }
+        }
+        let spec = r.speculative.as_ref().or(common.speculative.as_ref());
+        Serve {
+            max_model_len: pick!(max_model_len),
+            max_num_batched_tokens: pick!(max_num_batched_tokens),
+            max_num_seqs: pick!(max_num_seqs),
+            gpu_memory_utilization: pick!(gpu_memory_utilization),
+            block_size: pick!(block_size),
+            seed: pick!(seed),
+            expert_parallel: pick!(expert_parallel).unwrap_or(false),
+            trust_remote_code: pick!(trust_remote_code).unwrap_or(false),
+            async_scheduling: pick!(async_scheduling).unwrap_or(false),
+            prefix_caching: pick!(prefix_caching),
+            graph: pick!(graph),
+            speculative: spec.map(|s| Speculative {
+                method: s.method.value.clone(),
+                tokens: s.tokens.value,
+                enforce_eager: s.enforce_eager.as_ref().map(|e| e.value),
+            }),
+            additional_config,
+            flags,
+            env,
+        }
+    }
+
+    /// The value of an env var, if set.
+    pub fn env_value(&self, name: &str) -> Option<&EnvValue> {
+        self.env.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// A boolean `additional_config` entry, looking at the top level and,
+    /// for scheduler keys, inside `scheduler_config`.
+    pub fn config_flag(&self, key: &str) -> bool {
+        let truthy = |v: &Json| {
+            matches!(v, Json::Bool(true)) || matches!(v, Json::String(s) if !s.is_empty())
+        };
+        self.additional_config.get(key).is_some_and(truthy)
+            || self
+                .additional_config
+                .get("scheduler_config")
+                .and_then(|s| s.get(key))
+                .is_some_and(truthy)
+    }
+
+    /// The `vllm serve` options this role adds after the derived ones, in
+    /// the order the upstream tutorials write them. Values are raw (the
+    /// renderer quotes them).
+    pub fn options(&self, model: &Model, served_name: &str) -> Vec<(String, Option<String>)> {
+        let mut o: Vec<(String, Option<String>)> = Vec::new();
+        let mut push = |k: &str, v: Option<String>| o.push((k.to_owned(), v));
+        if self.expert_parallel {
+            push("--enable-expert-parallel", None);
+        }
+        if let Some(s) = self.seed {
+            push("--seed", Some(s.to_string()));
+        }
+        push("--served-model-name", Some(served_name.to_owned()));
+        if let Some(v) = self.max_model_len {
+            push("--max-model-len", Some(v.to_string()));
+        }
+        if let Some(v) = self.max_num_batched_tokens {
+            push("--max-num-batched-tokens", Some(v.to_string()));
+        }
+        if let Some(v) = self.max_num_seqs {
+            push("--max-num-seqs", Some(v.to_string()));
+        }
+        if let Some(v) = &self.gpu_memory_utilization {
+            push("--gpu-memory-utilization", Some(v.clone()));
+        }
+        if let Some(v) = self.block_size {
+            push("--block-size", Some(v.to_string()));
+        }
+        if self.trust_remote_code {
+            push("--trust-remote-code", None);
+        }
+        if let Some(q) = model.quantization {
+            push("--quantization", Some(q.to_owned()));
+        }
+        if self.async_scheduling {
+            push("--async-scheduling", None);
+        }
+        match self.prefix_caching {
+            Some(false) => push("--no-enable-prefix-caching", None),
+            Some(true) => push("--enable-prefix-caching", None),
+            None => {}
+        }
+        match self.graph {
+            Some(GraphMode::Eager) => push("--enforce-eager", None),
+            Some(g) => push(
+                "--compilation-config",
+                g.cudagraph_mode()
+                    .map(|m| json!({ "cudagraph_mode": m }).to_string()),
+            ),
+            None => {}
+        }
+        if let Some(s) = &self.speculative {
+            push("--speculative-config", Some(s.to_json().to_string()));
+        }
+        if !self.additional_config.is_empty() {
+            let m: serde_json::Map<String, Json> =
+                self.additional_config.clone().into_iter().collect();
+            push("--additional-config", Some(Json::Object(m).to_string()));
+        }
+        for (k, v) in &self.flags {
+            let v = v.as_ref().map(|v| match v {
+                Json::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            push(k, v);
+        }
+        o
+    }
+}
+
+/// The proxy as resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Proxy {
+    /// Listen port on node 0.
+    pub port: u32,
+    /// Script.
+    pub script: ProxyScript,
+}
+
+/// A checked layout with everything derived.
+#[derive(Clone, Debug, Serialize)]
+pub struct Layout {
+    /// The layout as written.
+    pub spec: LayoutSpec,
+    /// Model table entry.
+    pub model: &'static Model,
+    /// Hardware table entry.
+    pub hardware: &'static Hardware,
+    /// Image table entry.
+    pub image: &'static Image,
+    /// Full image reference for the hardware.
+    pub image_ref: String,
+    /// Derived placement.
+    pub placement: Placement,
+    /// Connector (PD layouts).
+    pub connector: Option<ConnectorKind>,
+    /// Proxy (PD layouts).
+    pub proxy: Option<Proxy>,
+    /// API port base.
+    pub api_port: u32,
+    /// DP RPC port, where used.
+    pub dp_rpc_port: Option<u32>,
+    /// Weights path.
+    pub model_path: String,
+    /// `--served-model-name`.
+    pub served_model_name: String,
+    /// Serve settings per role present in the topology.
+    pub serve: BTreeMap<Role, Serve>,
+    /// Rules broken on purpose.
+    pub acknowledged: Vec<Acknowledged>,
+    /// True only when the layout was verified on exactly its image.
+    pub verified: bool,
+}
+
+impl Layout {
+    /// The layout's name.
+    pub fn name(&self) -> &str {
+        &self.spec.name.value
+    }
+
+    /// True for PD layouts.
+    pub fn is_pd(&self) -> bool {
+        self.connector.is_some()
+    }
+
+    /// Roles present, in node order.
+    pub fn roles(&self) -> Vec<Role> {
+        self.serve.keys().copied().collect()
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.placement.nodes.len()
+    }
+
+    /// NPUs used over all nodes.
+    pub fn npus_used(&self) -> usize {
+        self.placement.nodes.iter().map(|n| n.npus_used()).sum()
+    }
+
+    /// The topology in the card's notation, `<prefill 3 x dp4tp4; decode 1 x dp16tp1;>`.
+    pub fn topology_text(&self) -> String {
+        let mut s = String::from("<");
+        for g in &self.spec.topology {
+            s.push_str(&format!(
+                "{} {} x dp{}tp{}",
+                g.role.value, g.count.value, g.dp.value, g.tp.value
+            ));
+            if let Some(r) = &g.ranks_per_node {
+                s.push_str(&format!(" / {}", r.value));
+            }
+            s.push_str("; ");
+        }
+        if s.ends_with(' ') {
+            s.pop();
+        }
+        s.push('>');
+        s
+    }
+
+    /// The engine whose shape a role's `kv_connector_extra_config` block
+    /// describes (all engines of a role share one shape).
+    pub fn role_shape(&self, role: Role) -> Option<(u32, u32)> {
+        self.placement
+            .engines
+            .iter()
+            .find(|e| e.role == role)
+            .map(|e| (e.dp, e.tp))
+    }
+
+    /// `kv_connector_extra_config`: identical on every engine.
+    pub fn kv_connector_extra_config(&self) -> Json {
+        let mut m = serde_json::Map::new();
+        for role in [Role::Prefill, Role::Decode] {
+            if let Some((dp, tp)) = self.role_shape(role) {
+                m.insert(
+                    role.as_str().into(),
+                    json!({ "dp_size": dp, "tp_size": tp }),
+                );
+            }
+        }
+        if let Some(c) = &self.spec.connector {
+            for (k, v) in &c.extra {
+                m.insert(k.clone(), v.value.clone());
+            }
+        }
+        Json::Object(m)
+    }
+
+    /// The `--kv-transfer-config` of an engine. `kv_port` and `engine_id` are
+    /// strings, as every upstream example writes them.
+    pub fn kv_transfer_config(&self, engine: &EnginePlan) -> Option<Json> {
+        let kind = self.connector?;
+        let mut m = serde_json::Map::new();
+        m.insert("kv_connector".into(), json!(kind.kv_connector()));
+        m.insert("kv_role".into(), json!(engine.role.kv_role()?));
+        m.insert("kv_port".into(), json!(engine.kv_port?.to_string()));
+        if let Some(id) = engine.engine_id {
+            m.insert("engine_id".into(), json!(id.to_string()));
+        }
+        m.insert(
+            "kv_connector_extra_config".into(),
+            self.kv_connector_extra_config(),
+        );
+        Some(Json::Object(m))
+    }
+
+    /// Whether the layout names an upstream "verified" image at all.
+    pub fn verified_on(&self) -> Option<&str> {
+        match &self.spec.verified.value {
+            Verification::On(t) => Some(&t.value),
+            _ => None,
+        }
+    }
+
+    /// One line on verification for docs.
+    pub fn verification_text(&self) -> String {
+        match &self.spec.verified.value {
+            Verification::On(t) if self.verified => format!("verified on {}", t.value),
+            Verification::On(t) => format!(
+                "not verified on {}: last hardware-verified on {}; flipped to false until re-run",
+                self.image.tag, t.value
+            ),
+            Verification::Before(t) => format!(
+                "not verified on {}: hardware-verified on an earlier image (before {}); flipped to false until re-run",
+                self.image.tag, t.value
+            ),
+            Verification::Never if self.spec.provenance.derived_from.is_some() => format!(
+                "not verified on {}: derived from {}, not separately validated",
+                self.image.tag,
+                self.spec
+                    .provenance
+                    .derived_from
+                    .as_ref()
+                    .map(|d| d.value.as_str())
+                    .unwrap_or_default()
+            ),
+            Verification::Never => format!(
+                "not verified on {}: never hardware-verified",
+                self.image.tag
+            ),
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! The core of pd-dsl: the layout model, the closed tables (hardware, models,
+//! images), placement (every derived value), and the one rule engine that the
+//! `layout!` macro and the runtime loader both run.
+//!
+//! This crate has no `syn` and no I/O, so the proc-macro crate can depend on
+//! it and run exactly the code the runtime runs.
+
+pub mod check;
+pub mod layout;
+pub mod placement;
+pub mod rules;
+pub mod site;
+pub mod spec;
+pub mod tables;
+
+pub use check::check;
+pub use layout::{Acknowledged, Layout, Proxy, Serve, Speculative};
+pub use placement::{Endpoint, EnginePlan, NodePlan, Placement, ProxyLists, RankPlan};
+pub use rules::{Diagnostic, Diagnostics, Rule, Severity};
+pub use site::{Site, Spanned};
+pub use spec::*;

@@ -1,0 +1,503 @@
+//! Placement: every value an operator used to type by hand, derived from the
+//! topology.
+//!
+//! Node order: prefill engines first, then decode, then mixed, each in the
+//! order written; node 0 hosts the proxy. Each engine occupies its own nodes.
+//! On each node the ranks of one engine take contiguous device blocks starting
+//! at device 0, and API ports `api + local index`, exactly as upstream's
+//! `launch_online_dp.py` computes them (@HEAD L47-64).
+
+use crate::spec::{ConnectorKind, Role};
+use serde::Serialize;
+
+/// One DP rank.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RankPlan {
+    /// Global DP rank within the engine.
+    pub dp_rank: u32,
+    /// Index on its node.
+    pub local_index: u32,
+    /// `ASCEND_RT_VISIBLE_DEVICES` of the rank.
+    pub devices: Vec<u32>,
+    /// API port; a mixed engine has one API server on its first node.
+    pub api_port: Option<u32>,
+    /// Inclusive kv handshake port span `(first, last)` (facts §3.3).
+    pub kv_span: Option<(u32, u32)>,
+}
+
+/// What one node runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NodePlan {
+    /// Node index in cluster order.
+    pub index: usize,
+    /// Role of the engine on it.
+    pub role: Role,
+    /// Engine index (global, in engine order).
+    pub engine: usize,
+    /// `--dp-size-local` / `--data-parallel-size-local`.
+    pub dp_size_local: u32,
+    /// `--dp-rank-start` / `--data-parallel-start-rank`.
+    pub dp_rank_start: u32,
+    /// Node index of the engine's DP master (`--dp-address`).
+    pub dp_master: usize,
+    /// A mixed engine's non-first node runs `--headless`.
+    pub headless: bool,
+    /// Node hosts the proxy.
+    pub hosts_proxy: bool,
+    /// The ranks on this node.
+    pub ranks: Vec<RankPlan>,
+}
+
+impl NodePlan {
+    /// NPUs this node uses.
+    pub fn npus_used(&self) -> usize {
+        self.ranks.iter().map(|r| r.devices.len()).sum()
+    }
+}
+
+/// One engine (DP group).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EnginePlan {
+    /// Global engine index.
+    pub index: usize,
+    /// Role.
+    pub role: Role,
+    /// Index among the engines of its role.
+    pub role_index: usize,
+    /// `--data-parallel-size`.
+    pub dp: u32,
+    /// `--tensor-parallel-size`.
+    pub tp: u32,
+    /// Ranks per node.
+    pub ranks_per_node: u32,
+    /// Nodes it occupies, in order; the first is the DP master.
+    pub nodes: Vec<usize>,
+    /// `engine_id`, if the engine has a connector.
+    pub engine_id: Option<u64>,
+    /// `kv_port` base, if the engine has a connector.
+    pub kv_port: Option<u32>,
+}
+
+impl EnginePlan {
+    /// The DP master node.
+    pub fn master(&self) -> usize {
+        self.nodes.first().copied().unwrap_or(0)
+    }
+}
+
+/// One proxy backend.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Endpoint {
+    /// Node index.
+    pub node: usize,
+    /// API port.
+    pub port: u32,
+}
+
+/// The proxy's backend lists, every rank exactly once, in node order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ProxyLists {
+    /// `--prefiller-hosts` / `--prefiller-ports`.
+    pub prefill: Vec<Endpoint>,
+    /// `--decoder-hosts` / `--decoder-ports`.
+    pub decode: Vec<Endpoint>,
+}
+
+/// The shape of one engine group, as placement needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupShape {
+    /// Role.
+    pub role: Role,
+    /// Number of engines.
+    pub count: u32,
+    /// DP size.
+    pub dp: u32,
+    /// TP size.
+    pub tp: u32,
+    /// Ranks per node.
+    pub ranks_per_node: u32,
+}
+
+/// Inputs of placement that are not the topology.
+#[derive(Clone, Debug, Default)]
+pub struct PlacementInput {
+    /// API port base.
+    pub api_port: u32,
+    /// Connector, if PD.
+    pub connector: Option<ConnectorKind>,
+    /// kv port per prefill engine (one value repeats).
+    pub kv_prefill: Vec<u32>,
+    /// kv port per decode engine (one value repeats).
+    pub kv_decode: Vec<u32>,
+    /// Engine id overrides per prefill engine.
+    pub ids_prefill: Option<Vec<u64>>,
+    /// Engine id overrides per decode engine.
+    pub ids_decode: Option<Vec<u64>>,
+}
+
+/// The whole derived placement.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Placement {
+    /// Engines in engine order.
+    pub engines: Vec<EnginePlan>,
+    /// Nodes in cluster order.
+    pub nodes: Vec<NodePlan>,
+    /// The proxy lists (empty for mixed layouts).
+    pub proxy: ProxyLists,
+}
+
+/// Ranks per node when the author did not say: as many as fit, never more
+/// than the engine has.
+pub fn default_ranks_per_node(dp: u32, tp: u32, npus_per_node: u32) -> u32 {
+    if tp == 0 {
+        return 1;
+    }
+    (npus_per_node / tp).clamp(1, dp.max(1))
+}
+
+/// Handshake ports per DP rank: S = tp·pp·pcp for V1, tp·pp for Hybrid,
+/// tp·pcp for Layerwise (mooncake_connector.py @HEAD L1713-1719,
+/// mooncake_hybrid_connector.py L1548-1555, mooncake_layerwise_connector.py
+/// L1224-1229). pp = pcp = 1 in every layout this DSL expresses.
+pub fn kv_ports_per_rank(kind: ConnectorKind, tp: u32) -> u32 {
+    let (pp, pcp) = (1, 1);
+    match kind {
+        ConnectorKind::MooncakeV1 => tp * pp * pcp,
+        ConnectorKind::MooncakeHybrid => tp * pp,
+        ConnectorKind::MooncakeLayerwise => tp * pcp,
+    }
+}
+
+/// The handshake span of DP rank `rank`: `[kv + r·S, kv + (r+1)·S − 1]`.
+pub fn kv_span(kind: ConnectorKind, kv_port: u32, rank: u32, tp: u32) -> (u32, u32) {
+    let s = kv_ports_per_rank(kind, tp);
+    (kv_port + rank * s, kv_port + (rank + 1) * s - 1)
+}
+
+/// Engine ids by the catalog's convention: prefill 0, 2, 4…; decode 1, 3, 5….
+pub fn derived_engine_id(role: Role, role_index: usize) -> Option<u64> {
+    match role {
+        Role::Prefill => Some(2 * role_index as u64),
+        Role::Decode => Some(2 * role_index as u64 + 1),
+        Role::Mixed => None,
+    }
+}
+
+/// Places the groups. The caller has already checked the shapes (sizes ≥ 1,
+/// `ranks_per_node` divides `dp`); placement itself never fails.
+pub fn place(groups: &[GroupShape], input: &PlacementInput) -> Placement {
+    let mut ordered: Vec<GroupShape> = Vec::new();
+    for role in [Role::Prefill, Role::Decode, Role::Mixed] {
+        ordered.extend(groups.iter().copied().filter(|g| g.role == role));
+    }
+    let mut p = Placement::default();
+    let mut role_counts = [0usize; 3];
+    for g in &ordered {
+        for _ in 0..g.count {
+            let slot = match g.role {
+                Role::Prefill => 0,
+                Role::Decode => 1,
+                Role::Mixed => 2,
+            };
+            let role_index = role_counts[slot];
+            role_counts[slot] += 1;
+            let rpn = g.ranks_per_node.max(1);
+            let node_count = g.dp.div_ceil(rpn) as usize;
+            let first = p.nodes.len();
+            let index = p.engines.len();
+            let pick =
+                |list: &[u32]| -> Option<u32> { list.get(role_index).or(list.first()).copied() };
+            let (kv_port, engine_id) = match (input.connector, g.role) {
+                (Some(_), Role::Prefill) => (
+                    pick(&input.kv_prefill),
+                    input
+                        .ids_prefill
+                        .as_ref()
+                        .and_then(|ids| ids.get(role_index).copied())
+                        .or(derived_engine_id(g.role, role_index)),
+                ),
+                (Some(_), Role::Decode) => (
+                    pick(&input.kv_decode),
+                    input
+                        .ids_decode
+                        .as_ref()
+                        .and_then(|ids| ids.get(role_index).copied())
+                        .or(derived_engine_id(g.role, role_index)),
+                ),
+                _ => (None, None),
+            };
+            let nodes: Vec<usize> = (first..first + node_count).collect();
+            for (k, &node) in nodes.iter().enumerate() {
+                let start = k as u32 * rpn;
+                let local = rpn.min(g.dp - start);
+                let ranks = (0..local)
+                    .map(|i| {
+                        let dp_rank = start + i;
+                        let api_port = match g.role {
+                            Role::Mixed if k == 0 && i == 0 => Some(input.api_port),
+                            Role::Mixed => None,
+                            _ => Some(input.api_port + i),
+                        };
+                        RankPlan {
+                            dp_rank,
+                            local_index: i,
+                            devices: (i * g.tp..(i + 1) * g.tp).collect(),
+                            api_port,
+                            kv_span: match (input.connector, kv_port) {
+                                (Some(kind), Some(kv)) => Some(kv_span(kind, kv, dp_rank, g.tp)),
+                                _ => None,
+                            },
+                        }
+                    })
+                    .collect();
+                p.nodes.push(NodePlan {
+                    index: node,
+                    role: g.role,
+                    engine: index,
+                    dp_size_local: local,
+                    dp_rank_start: start,
+                    dp_master: first,
+                    headless: g.role == Role::Mixed && k > 0,
+                    hosts_proxy: node == 0 && input.connector.is_some(),
+                    ranks,
+                });
+            }
+            p.engines.push(EnginePlan {
+                index,
+                role: g.role,
+                role_index,
+                dp: g.dp,
+                tp: g.tp,
+                ranks_per_node: rpn,
+                nodes,
+                engine_id,
+                kv_port,
+            });
+        }
+    }
+    if input.connector.is_some() {
+        for node in &p.nodes {
+            let list = match node.role {
+                Role::Prefill => &mut p.proxy.prefill,
+                Role::Decode => &mut p.proxy.decode,
+                Role::Mixed => continue,
+            };
+            list.extend(node.ranks.iter().filter_map(|r| {
+                r.api_port.map(|port| Endpoint {
+                    node: node.index,
+                    port,
+                })
+            }));
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(role: Role, count: u32, dp: u32, tp: u32, per_node: u32) -> GroupShape {
+        GroupShape {
+            role,
+            count,
+            dp,
+            tp,
+            ranks_per_node: default_ranks_per_node(dp, tp, per_node),
+        }
+    }
+
+    fn pd_input(kv_p: Vec<u32>, kv_d: Vec<u32>) -> PlacementInput {
+        PlacementInput {
+            api_port: 7100,
+            connector: Some(ConnectorKind::MooncakeV1),
+            kv_prefill: kv_p,
+            kv_decode: kv_d,
+            ids_prefill: None,
+            ids_decode: None,
+        }
+    }
+
+    /// Seed 001, A3 2P1D: P DP2 TP8 on .1 and .2 (independent), D DP32 TP1
+    /// over .3/.4. Expected values written from the tutorial's launcher lines.
+    #[test]
+    fn v3_1_a3_2p1d_matches_the_tutorial_launcher_lines() {
+        let p = place(
+            &[
+                shape(Role::Prefill, 2, 2, 8, 16),
+                shape(Role::Decode, 1, 32, 1, 16),
+            ],
+            &pd_input(vec![30000, 30100], vec![30200]),
+        );
+        let rows: Vec<(u32, u32, u32, usize)> = p
+            .nodes
+            .iter()
+            .map(|n| {
+                (
+                    p.engines[n.engine].dp,
+                    n.dp_size_local,
+                    n.dp_rank_start,
+                    n.dp_master,
+                )
+            })
+            .collect();
+        // (dp-size, dp-size-local, dp-rank-start, dp-address node)
+        assert_eq!(
+            rows,
+            vec![(2, 2, 0, 0), (2, 2, 0, 1), (32, 16, 0, 2), (32, 16, 16, 2)]
+        );
+        assert_eq!(
+            p.nodes[0].ranks[1].devices,
+            vec![8, 9, 10, 11, 12, 13, 14, 15]
+        );
+        assert_eq!(p.proxy.prefill.len(), 4);
+        assert_eq!(p.proxy.decode.len(), 32);
+        assert_eq!(
+            p.proxy.decode[16],
+            Endpoint {
+                node: 3,
+                port: 7100
+            }
+        );
+        assert_eq!(
+            p.proxy.decode[31],
+            Endpoint {
+                node: 3,
+                port: 7115
+            }
+        );
+        // Engine ids by convention and kv ports per engine.
+        let ids: Vec<_> = p.engines.iter().map(|e| (e.engine_id, e.kv_port)).collect();
+        assert_eq!(
+            ids,
+            vec![
+                (Some(0), Some(30000)),
+                (Some(2), Some(30100)),
+                (Some(1), Some(30200))
+            ]
+        );
+        // V1: S = tp; P rank 1 of engine 0 spans 30008-30015; D node 1 rank 16 = 30216.
+        assert_eq!(p.nodes[0].ranks[1].kv_span, Some((30008, 30015)));
+        assert_eq!(p.nodes[3].ranks[0].kv_span, Some((30216, 30216)));
+        assert!(p.nodes[0].hosts_proxy && !p.nodes[1].hosts_proxy);
+    }
+
+    /// Seed 001, 950DT 2P1D: P DP4 TP4 on two 8-NPU nodes each (2 ranks per
+    /// node, rank starts 0 and 2), D DP32 TP1 over four nodes (0/8/16/24).
+    #[test]
+    fn v3_1_950dt_engines_span_nodes() {
+        let p = place(
+            &[
+                shape(Role::Prefill, 2, 4, 4, 8),
+                shape(Role::Decode, 1, 32, 1, 8),
+            ],
+            &pd_input(vec![30100], vec![30300]),
+        );
+        let starts: Vec<(u32, u32, usize)> = p
+            .nodes
+            .iter()
+            .map(|n| (n.dp_size_local, n.dp_rank_start, n.dp_master))
+            .collect();
+        assert_eq!(
+            starts,
+            vec![
+                (2, 0, 0),
+                (2, 2, 0),
+                (2, 0, 2),
+                (2, 2, 2),
+                (8, 0, 4),
+                (8, 8, 4),
+                (8, 16, 4),
+                (8, 24, 4)
+            ]
+        );
+        assert_eq!(p.nodes[1].ranks[1].devices, vec![4, 5, 6, 7]);
+        assert_eq!(p.nodes[1].ranks[1].api_port, Some(7101));
+        // P engine 1 rank 3 on node 3: 30100 + 3*4 .. +3
+        assert_eq!(p.nodes[3].ranks[1].kv_span, Some((30112, 30115)));
+        assert_eq!(p.proxy.prefill.len(), 8);
+        assert_eq!(p.proxy.decode.len(), 32);
+    }
+
+    /// Seed 001, 2xA2 native DP: DP4 TP4, two ranks per node, node 1 headless
+    /// from start rank 2; one API server on node 0.
+    #[test]
+    fn a2_mixed_native_dp_is_headless_on_the_second_node() {
+        let p = place(
+            &[shape(Role::Mixed, 1, 4, 4, 8)],
+            &PlacementInput {
+                api_port: 8004,
+                ..PlacementInput::default()
+            },
+        );
+        assert_eq!(p.nodes.len(), 2);
+        assert_eq!((p.nodes[1].dp_size_local, p.nodes[1].dp_rank_start), (2, 2));
+        assert!(!p.nodes[0].headless && p.nodes[1].headless);
+        assert_eq!(p.nodes[0].ranks[0].api_port, Some(8004));
+        assert_eq!(p.nodes[0].ranks[1].api_port, None);
+        assert!(p.proxy.prefill.is_empty() && p.proxy.decode.is_empty());
+        assert!(!p.nodes[0].hosts_proxy);
+    }
+
+    /// One rank per node with TP equal to the node (A3 DP2 TP16), and a TP4
+    /// decode spanning two nodes (DP8 TP4 on A3 = 32 NPUs).
+    #[test]
+    fn whole_node_ranks_and_tp_gt_1_decode() {
+        let p = place(
+            &[
+                shape(Role::Prefill, 1, 2, 16, 16),
+                shape(Role::Decode, 1, 8, 4, 16),
+            ],
+            &PlacementInput {
+                api_port: 7100,
+                connector: Some(ConnectorKind::MooncakeHybrid),
+                kv_prefill: vec![36000],
+                kv_decode: vec![36100],
+                ids_prefill: Some(vec![10]),
+                ids_decode: None,
+            },
+        );
+        assert_eq!(p.nodes.len(), 4);
+        assert_eq!(p.nodes[1].ranks[0].dp_rank, 1);
+        assert_eq!(p.nodes[1].ranks[0].kv_span, Some((36016, 36031)));
+        assert_eq!(
+            p.nodes[3].ranks[3].kv_span,
+            Some((36100 + 7 * 4, 36100 + 8 * 4 - 1))
+        );
+        assert_eq!(p.engines[0].engine_id, Some(10));
+        assert_eq!(p.engines[1].engine_id, Some(1));
+        assert_eq!(
+            p.proxy.prefill,
+            vec![
+                Endpoint {
+                    node: 0,
+                    port: 7100
+                },
+                Endpoint {
+                    node: 1,
+                    port: 7100
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn roles_are_ordered_prefill_first_whatever_the_writing_order() {
+        let p = place(
+            &[
+                shape(Role::Decode, 1, 16, 1, 16),
+                shape(Role::Prefill, 3, 4, 4, 16),
+            ],
+            &pd_input(vec![36000], vec![36100]),
+        );
+        let roles: Vec<Role> = p.nodes.iter().map(|n| n.role).collect();
+        assert_eq!(
+            roles,
+            vec![Role::Prefill, Role::Prefill, Role::Prefill, Role::Decode]
+        );
+        let ids: Vec<_> = p.engines.iter().filter_map(|e| e.engine_id).collect();
+        assert_eq!(ids, vec![0, 2, 4, 1]);
+        assert_eq!(p.proxy.prefill.len(), 12);
+        assert_eq!(p.proxy.decode.len(), 16);
+    }
+}

@@ -1,0 +1,303 @@
+//! The rules, by stable name. The name is the same in code, in error text, in
+//! the compile-fail case (`tests/ui/<name>.rs`) and in the README.
+
+use crate::site::Site;
+use serde::Serialize;
+use std::fmt;
+
+/// Whether a layout may acknowledge a violation with `allow(rule, "reason")`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The deployment fails or collides: never allowed.
+    Hard,
+    /// A convention or upstream recommendation: may be acknowledged.
+    Convention,
+}
+
+macro_rules! rules {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $sev:ident, $summary:literal; )*) => {
+        /// Every rule the checker knows.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        pub enum Rule {
+            $( $(#[$doc])* #[serde(rename = $name)] $variant, )*
+        }
+
+        impl Rule {
+            /// Every rule, in table order.
+            pub const ALL: &'static [Rule] = &[$(Rule::$variant),*];
+
+            /// The stable name.
+            pub fn name(self) -> &'static str {
+                match self { $(Rule::$variant => $name,)* }
+            }
+
+            /// Whether it may be acknowledged.
+            pub fn severity(self) -> Severity {
+                match self { $(Rule::$variant => Severity::$sev,)* }
+            }
+
+            /// One line saying what the rule guards.
+            pub fn summary(self) -> &'static str {
+                match self { $(Rule::$variant => $summary,)* }
+            }
+
+            /// Looks a rule up by its stable name.
+            pub fn from_name(name: &str) -> Option<Rule> {
+                match name { $($name => Some(Rule::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+rules! {
+    // --- names from the closed tables -----------------------------------
+    /// The model is not in the model table.
+    UnknownModel = "unknown_model", Hard, "the model must be an entry of the model table";
+    /// The hardware is not in the hardware table.
+    UnknownHardware = "unknown_hardware", Hard, "the hardware must be an entry of the hardware table";
+    /// The image is not in the image table.
+    UnknownImage = "unknown_image", Hard, "the image must be an entry of the image table";
+    /// The image ships no build for the hardware.
+    ImageHardwareUnavailable = "image_hardware_unavailable", Hard, "the image must ship a build for the hardware";
+    /// P and D on different hardware families.
+    HardwareHomogeneous = "hardware_homogeneous", Hard, "prefill and decode run on one hardware family";
+    // --- topology ----------------------------------------------------------
+    /// Roles do not make a PD or a mixed layout.
+    TopologyRoles = "topology_roles", Hard, "a layout is PD (prefill and decode) or mixed, not both";
+    /// A size is zero.
+    TopologySizes = "topology_sizes", Hard, "engine counts, DP and TP sizes are at least 1";
+    /// TP does not divide the node.
+    TpDividesNode = "tp_divides_node", Hard, "a TP group divides the node and never spans nodes";
+    /// Engine neither fits one node nor fills whole nodes.
+    EngineWholeNodes = "engine_whole_nodes", Hard, "an engine fits in one node or fills whole nodes";
+    /// More NPUs used on a node than it has.
+    NodeOversubscribed = "node_oversubscribed", Hard, "a node never runs more NPUs than it has";
+    /// Per-node rank ranges do not tile `[0, dp)`.
+    DpRanksTile = "dp_ranks_tile", Hard, "per-node DP rank ranges tile `[0, dp)` exactly";
+    /// Engines of one role have different shapes.
+    RoleShapeUniform = "role_shape_uniform", Hard, "all engines of a role share one shape";
+    /// Prefill TP below decode TP, or not a multiple.
+    PrefillTpGeDecodeTp = "prefill_tp_ge_decode_tp", Hard, "prefill TP is at least decode TP and a multiple of it";
+    // --- ports ---------------------------------------------------------------
+    /// A port outside 1..=65535.
+    PortRange = "port_range", Hard, "ports are between 1 and 65535";
+    /// Two sockets on one host share a port.
+    PortCollision = "port_collision", Hard, "API ports, DP RPC port, proxy port and kv spans are disjoint per host";
+    /// kv span inside the AscendDirectTransport dynamic range.
+    KvPortInAdxlRange = "kv_port_in_adxl_range", Convention, "kv spans stay outside `[20000, 20000 + 1000 x NPUs)`";
+    /// kv span on the inclusive upper edge of the ADXL range.
+    KvPortOnAdxlEdge = "kv_port_on_adxl_edge", Convention, "kv spans avoid `20000 + 1000 x NPUs`, which Mooncake can still draw";
+    /// Wrong number of kv ports.
+    KvPortCount = "kv_port_count", Hard, "one kv port per role, or one per engine of the role";
+    /// DP RPC port missing where one is needed.
+    DpRpcPortRequired = "dp_rpc_port_required", Hard, "external and multi-node DP need an explicit DP RPC port";
+    // --- engine ids ----------------------------------------------------------
+    /// Wrong number of engine ids.
+    EngineIdCount = "engine_id_count", Hard, "an engine id override names every engine of the role";
+    /// Two engines share an id.
+    EngineIdUnique = "engine_id_unique", Convention, "engine ids are unique";
+    /// Prefill ids not even / decode ids not odd.
+    EngineIdParity = "engine_id_parity", Convention, "prefill engine ids are even and decode engine ids odd";
+    // --- connector and proxy ---------------------------------------------------
+    /// Connector or proxy present/absent for the layout's roles.
+    ConnectorRoleMismatch = "connector_role_mismatch", Hard, "PD layouts have a connector and a proxy; mixed layouts have neither";
+    /// Connector not available on the image.
+    ConnectorUnavailable = "connector_unavailable", Hard, "the connector is registered in the image";
+    /// Proxy script does not pair with the connector.
+    ConnectorProxyPairing = "connector_proxy_pairing", Hard, "V1 and Hybrid pair with the load-balance proxy, Layerwise with the layerwise proxy";
+    /// A 950-only connector setting on other hardware.
+    CommResPathHardware = "comm_res_path_hardware", Hard, "`ascend_local_comm_res_path` is for 950DT only";
+    /// A connector extra key that is derived.
+    ConnectorExtraDerived = "connector_extra_derived", Hard, "the `prefill`/`decode` shapes of `kv_connector_extra_config` are derived";
+    // --- additional_config and env -------------------------------------------
+    /// Balance scheduling in a PD layout.
+    BalanceSchedulingInPd = "balance_scheduling_in_pd", Hard, "balance scheduling is for PD-mixed only";
+    /// Recompute scheduler in a mixed layout.
+    RecomputeSchedulerMixed = "recompute_scheduler_mixed", Hard, "the recompute scheduler needs a kv_consumer";
+    /// Recompute scheduler on prefill where the image ignores it.
+    RecomputeSchedulerOnPrefill = "recompute_scheduler_on_prefill", Convention, "the recompute scheduler is decode-only from v0.23.0rc1";
+    /// MLAPO set where it has no effect.
+    MlapoDecodeOnly = "mlapo_decode_only", Convention, "on A2/A3 MLAPO only takes effect on pure decode engines";
+    /// LMHead TP misuse.
+    LmheadTensorParallel = "lmhead_tensor_parallel", Hard, "lmhead TP needs TP = 1 and divides DP";
+    /// Dynamic EPLB without its env switch.
+    EplbRequiresEnv = "eplb_requires_env", Hard, "`eplb_config.dynamic_eplb` needs env `DYNAMIC_EPLB=true`";
+    /// Key not read by the image.
+    UnknownAdditionalConfigKey = "unknown_additional_config_key", Convention, "`additional_config` keys are read by the image";
+    /// Env toggle that does nothing on the image.
+    DeadEnvToggle = "dead_env_toggle", Convention, "env toggles have an effect on the image";
+    /// A flag or env var that is derived.
+    DerivedSetting = "derived_setting", Hard, "derived flags and env are never set by hand";
+    /// The same flag or env var twice in one block.
+    DuplicateSetting = "duplicate_setting", Hard, "a flag or env var is set once per block";
+    /// A flag not spelled `--kebab-case`.
+    FlagFormat = "flag_format", Hard, "extra flags are spelled `--kebab-case`";
+    // --- serve settings ------------------------------------------------------------
+    /// Speculative method not known.
+    SpeculativeMethodUnknown = "speculative_method_unknown", Hard, "the speculative method is known to vLLM";
+    /// Deprecated speculative method name.
+    SpeculativeMethodDeprecated = "speculative_method_deprecated", Convention, "use `mtp`, not the deprecated `deepseek_mtp`";
+    /// Too many speculative tokens.
+    SpeculativeTokenLimit = "speculative_token_limit", Hard, "`num_speculative_tokens` is at least 1 and `+ 1 <= 16`";
+    /// Prefill with more than one speculative token.
+    SpeculativePrefillTokens = "speculative_prefill_tokens", Convention, "prefill runs `num_speculative_tokens = 1`";
+    /// MTP on weights without an MTP layer.
+    SpeculativeNeedsMtp = "speculative_needs_mtp", Hard, "MTP needs weights with an MTP layer";
+    /// Decode batch budget below seqs x (1 + spec).
+    DecodeBatchBudget = "decode_batch_budget", Convention, "decode `max_num_batched_tokens >= max_num_seqs x (1 + num_speculative_tokens)`";
+    /// gpu-memory-utilization out of range.
+    GpuMemoryUtilization = "gpu_memory_utilization", Hard, "`gpu_memory_utilization` is a number in (0, 1]";
+    // --- identity, text fields -------------------------------------------------------
+    /// Name not `family/variant` in lowercase.
+    NameFormat = "name_format", Hard, "layout names are `family/variant` in `[a-z0-9._-]`";
+    /// Path not absolute or with unsafe characters.
+    PathFormat = "path_format", Hard, "paths are absolute and free of shell and control characters";
+    /// Served name not a plain token.
+    ServedNameFormat = "served_name_format", Hard, "served model names are `[A-Za-z0-9._-]`";
+    /// Env var name not a shell identifier.
+    EnvNameFormat = "env_name_format", Hard, "env var names are `[A-Z_][A-Z0-9_]*`";
+    /// Text with control characters.
+    TextFormat = "text_format", Hard, "text fields hold no control characters";
+    /// Date not `YYYY-MM-DD`.
+    DateFormat = "date_format", Hard, "dates are `YYYY-MM-DD`";
+    /// Verification image malformed or newer than the layout's.
+    VerificationImage = "verification_image", Hard, "verification names an image no newer than the layout's";
+    // --- acknowledgements -------------------------------------------------------------
+    /// `allow` names no rule.
+    AllowUnknownRule = "allow_unknown_rule", Hard, "`allow` names a rule";
+    /// `allow` of a hard rule.
+    AllowHardRule = "allow_hard_rule", Hard, "hard rules cannot be allowed";
+    /// `allow` matching no violation.
+    AllowUnused = "allow_unused", Hard, "an `allow` must match a violation (no stale excuses)";
+    /// The same rule allowed twice.
+    AllowDuplicate = "allow_duplicate", Hard, "a rule is allowed once";
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One violation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// The rule.
+    pub rule: Rule,
+    /// Where to point.
+    pub site: Site,
+    /// Field path for tools and the runtime loader (`topology[1].tp`).
+    pub field: String,
+    /// What was found, what was expected, and why (lowercase, no period).
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} [rule `{}`]", self.message, self.rule.name())
+    }
+}
+
+/// Every violation of one layout.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    /// Records a violation.
+    pub fn push(
+        &mut self,
+        rule: Rule,
+        site: Site,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        self.0.push(Diagnostic {
+            rule,
+            site,
+            field: field.into(),
+            message: message.into(),
+        });
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Iterates the violations.
+    pub fn iter(&self) -> std::slice::Iter<'_, Diagnostic> {
+        self.0.iter()
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{}: {d}", d.field)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostics {}
+
+/// Levenshtein distance, for "did you mean" suggestions.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The closest candidate within a third of the word's length, as
+/// "; did you mean `x`?" or an empty string.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    let limit = (word.chars().count() / 3).max(2);
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(word, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, c)| format!("; did you mean `{c}`?"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_are_unique() {
+        let mut seen = std::collections::BTreeSet::new();
+        for r in Rule::ALL {
+            assert_eq!(Rule::from_name(r.name()), Some(*r));
+            assert!(seen.insert(r.name()), "duplicate rule name {}", r.name());
+            assert!(
+                r.name()
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit())
+            );
+        }
+    }
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(
+            did_you_mean("enable_cpu_bindng", ["enable_cpu_binding", "refresh"]),
+            "; did you mean `enable_cpu_binding`?"
+        );
+        assert_eq!(did_you_mean("zzz", ["enable_cpu_binding"]), "");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+}

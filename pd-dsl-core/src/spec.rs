@@ -1,0 +1,569 @@
+//! The layout as written: what the `layout!` macro lowers to and what a
+//! YAML/JSON layout file deserializes into. Nothing here is derived; see
+//! [`crate::placement`] and [`crate::layout`] for what is computed from it.
+
+use crate::site::{Site, Spanned};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A JSON value (additional_config entries, flag values, connector extras).
+pub type Json = serde_json::Value;
+
+/// What an engine does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(Default)]
+pub enum Role {
+    /// Prefill engine (`kv_producer`).
+    Prefill,
+    /// Decode engine (`kv_consumer`).
+    Decode,
+    /// No PD: one engine does both.
+    #[default]
+    Mixed,
+}
+
+impl Role {
+    /// The DSL keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Prefill => "prefill",
+            Role::Decode => "decode",
+            Role::Mixed => "mixed",
+        }
+    }
+
+    /// The `kv_role` of the connector config, if any.
+    pub fn kv_role(self) -> Option<&'static str> {
+        match self {
+            Role::Prefill => Some("kv_producer"),
+            Role::Decode => Some("kv_consumer"),
+            Role::Mixed => None,
+        }
+    }
+
+    /// Parses the DSL keyword.
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "prefill" => Some(Role::Prefill),
+            "decode" => Some(Role::Decode),
+            "mixed" => Some(Role::Mixed),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `prefill 3 x dp4tp4` (optionally `/ 2` ranks per node).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineGroup {
+    /// Role of every engine in the group.
+    pub role: Spanned<Role>,
+    /// Number of independent engines.
+    pub count: Spanned<u64>,
+    /// `--data-parallel-size` of each engine.
+    pub dp: Spanned<u64>,
+    /// `--tensor-parallel-size` of each rank.
+    pub tp: Spanned<u64>,
+    /// Ranks per node, when not packed as densely as the node allows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks_per_node: Option<Spanned<u64>>,
+    /// Where the whole `dpXtpY` shape was written.
+    #[serde(skip)]
+    pub shape_site: Site,
+}
+
+/// The Mooncake connector family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectorKind {
+    /// `MooncakeConnectorV1` (pull; D pulls KV after prefill).
+    MooncakeV1,
+    /// `MooncakeHybridConnector` (pull; hybrid/compressed KV, DeepSeek-V4).
+    MooncakeHybrid,
+    /// `MooncakeLayerwiseConnector` (push; P pushes KV per layer).
+    MooncakeLayerwise,
+}
+
+impl ConnectorKind {
+    /// The registered `kv_connector` name (kv_transfer/__init__.py @HEAD).
+    pub fn kv_connector(self) -> &'static str {
+        match self {
+            ConnectorKind::MooncakeV1 => "MooncakeConnectorV1",
+            ConnectorKind::MooncakeHybrid => "MooncakeHybridConnector",
+            ConnectorKind::MooncakeLayerwise => "MooncakeLayerwiseConnector",
+        }
+    }
+
+    /// The DSL keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectorKind::MooncakeV1 => "mooncake_v1",
+            ConnectorKind::MooncakeHybrid => "mooncake_hybrid",
+            ConnectorKind::MooncakeLayerwise => "mooncake_layerwise",
+        }
+    }
+
+    /// Parses the DSL keyword.
+    pub fn parse(s: &str) -> Option<ConnectorKind> {
+        match s {
+            "mooncake_v1" => Some(ConnectorKind::MooncakeV1),
+            "mooncake_hybrid" => Some(ConnectorKind::MooncakeHybrid),
+            "mooncake_layerwise" => Some(ConnectorKind::MooncakeLayerwise),
+            _ => None,
+        }
+    }
+
+    /// The proxy script this connector pairs with (facts §10.10).
+    pub fn proxy_script(self) -> ProxyScript {
+        match self {
+            ConnectorKind::MooncakeV1 | ConnectorKind::MooncakeHybrid => ProxyScript::LoadBalance,
+            ConnectorKind::MooncakeLayerwise => ProxyScript::Layerwise,
+        }
+    }
+
+    /// Which role binds the handshake ports (facts §3.3).
+    pub fn binding_role(self) -> Role {
+        match self {
+            ConnectorKind::MooncakeLayerwise => Role::Decode,
+            _ => Role::Prefill,
+        }
+    }
+}
+
+/// The kv ports: one per role, or one per engine of the role.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KvPorts {
+    /// Prefill engines' `kv_port`: one value for all, or one per engine.
+    pub prefill: Vec<Spanned<u64>>,
+    /// Decode engines' `kv_port`: one value for all, or one per engine.
+    pub decode: Vec<Spanned<u64>>,
+}
+
+/// `connector: mooncake_hybrid { kv_port: { prefill: 36000, decode: 36100 } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectorSpec {
+    /// Connector family.
+    pub kind: Spanned<ConnectorKind>,
+    /// kv ports.
+    pub kv_port: KvPorts,
+    /// Extra `kv_connector_extra_config` entries beyond the derived
+    /// `prefill`/`decode` shapes (e.g. `ascend_local_comm_res_path`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, Spanned<Json>>,
+    /// Where the connector was written.
+    #[serde(skip)]
+    pub site: Site,
+}
+
+/// Which upstream proxy script runs in front.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProxyScript {
+    /// `load_balance_proxy_server_example.py` (pull mode: P first, then D).
+    LoadBalance,
+    /// `load_balance_proxy_layerwise_server_example.py` (push mode).
+    Layerwise,
+}
+
+impl ProxyScript {
+    /// The script's file name under `examples/disaggregated_prefill_v1/`.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            ProxyScript::LoadBalance => "load_balance_proxy_server_example.py",
+            ProxyScript::Layerwise => "load_balance_proxy_layerwise_server_example.py",
+        }
+    }
+
+    /// The DSL keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProxyScript::LoadBalance => "load_balance",
+            ProxyScript::Layerwise => "layerwise",
+        }
+    }
+
+    /// Parses the DSL keyword.
+    pub fn parse(s: &str) -> Option<ProxyScript> {
+        match s {
+            "load_balance" => Some(ProxyScript::LoadBalance),
+            "layerwise" => Some(ProxyScript::Layerwise),
+            _ => None,
+        }
+    }
+}
+
+/// `proxy: { port: 1999, script: load_balance }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProxySpec {
+    /// Listen port on node 0.
+    pub port: Spanned<u64>,
+    /// Script; derived from the connector when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<Spanned<ProxyScript>>,
+    /// Where the proxy was written.
+    #[serde(skip)]
+    pub site: Site,
+}
+
+/// `ports: { api: 7100, dp_rpc: 12321 }`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortsSpec {
+    /// API port of the first rank on each node (`--vllm-start-port`), or the
+    /// single API port of a mixed engine.
+    pub api: Spanned<u64>,
+    /// `--data-parallel-rpc-port` / `--dp-rpc-port`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dp_rpc: Option<Spanned<u64>>,
+}
+
+/// Explicit engine ids overriding the derived ones.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineIdsSpec {
+    /// One id per prefill engine.
+    #[serde(default)]
+    pub prefill: Vec<Spanned<u64>>,
+    /// One id per decode engine.
+    #[serde(default)]
+    pub decode: Vec<Spanned<u64>>,
+    /// Where the override was written.
+    #[serde(skip)]
+    pub site: Site,
+}
+
+/// How the compute graph runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GraphMode {
+    /// `--enforce-eager`.
+    Eager,
+    /// `--compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}'`.
+    FullDecodeOnly,
+    /// `--compilation-config '{"cudagraph_mode": "FULL"}'`.
+    Full,
+    /// `--compilation-config '{"cudagraph_mode": "PIECEWISE"}'`.
+    Piecewise,
+}
+
+impl GraphMode {
+    /// The DSL keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GraphMode::Eager => "eager",
+            GraphMode::FullDecodeOnly => "full_decode_only",
+            GraphMode::Full => "full",
+            GraphMode::Piecewise => "piecewise",
+        }
+    }
+
+    /// Parses the DSL keyword.
+    pub fn parse(s: &str) -> Option<GraphMode> {
+        match s {
+            "eager" => Some(GraphMode::Eager),
+            "full_decode_only" => Some(GraphMode::FullDecodeOnly),
+            "full" => Some(GraphMode::Full),
+            "piecewise" => Some(GraphMode::Piecewise),
+            _ => None,
+        }
+    }
+
+    /// The `cudagraph_mode` value, or `None` for eager.
+    pub fn cudagraph_mode(self) -> Option<&'static str> {
+        match self {
+            GraphMode::Eager => None,
+            GraphMode::FullDecodeOnly => Some("FULL_DECODE_ONLY"),
+            GraphMode::Full => Some("FULL"),
+            GraphMode::Piecewise => Some("PIECEWISE"),
+        }
+    }
+}
+
+/// `speculative: { method: mtp, tokens: 1, enforce_eager: true }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpeculativeSpec {
+    /// Method name (`mtp`, `deepseek_mtp`, ...).
+    pub method: Spanned<String>,
+    /// `num_speculative_tokens`.
+    pub tokens: Spanned<u64>,
+    /// `enforce_eager` inside the speculative config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enforce_eager: Option<Spanned<bool>>,
+    /// Where the block was written.
+    #[serde(skip)]
+    pub site: Site,
+}
+
+/// An environment value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum EnvValue {
+    /// `NAME=value`.
+    Literal(String),
+    /// `NAME=value${NAME:+:$NAME}`: put `dir` in front of a path list.
+    Prepend {
+        /// Directory (or file) to put first.
+        prepend: String,
+    },
+}
+
+impl EnvValue {
+    /// The literal text or prepended entry.
+    pub fn text(&self) -> &str {
+        match self {
+            EnvValue::Literal(s) => s,
+            EnvValue::Prepend { prepend } => prepend,
+        }
+    }
+}
+
+/// One environment entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvEntry {
+    /// Variable name.
+    pub name: Spanned<String>,
+    /// Value.
+    pub value: Spanned<EnvValue>,
+}
+
+/// One extra `vllm serve` flag.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlagEntry {
+    /// Flag with its dashes, e.g. `--tokenizer-mode`.
+    pub name: Spanned<String>,
+    /// Value; `None` for a switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Spanned<Json>>,
+}
+
+/// Serve settings for all roles (`serve`) or one role (`prefill`, `decode`,
+/// `mixed`). Role settings override common ones field by field; env, flags and
+/// `additional_config` merge by name.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeSpec {
+    /// `--max-model-len`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_model_len: Option<Spanned<u64>>,
+    /// `--max-num-batched-tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_num_batched_tokens: Option<Spanned<u64>>,
+    /// `--max-num-seqs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_num_seqs: Option<Spanned<u64>>,
+    /// `--gpu-memory-utilization`, kept as written (`0.92`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_utilization: Option<Spanned<String>>,
+    /// `--block-size`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_size: Option<Spanned<u64>>,
+    /// `--seed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<Spanned<u64>>,
+    /// `--enable-expert-parallel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expert_parallel: Option<Spanned<bool>>,
+    /// `--trust-remote-code`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_remote_code: Option<Spanned<bool>>,
+    /// `--async-scheduling`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub async_scheduling: Option<Spanned<bool>>,
+    /// `false` renders `--no-enable-prefix-caching`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_caching: Option<Spanned<bool>>,
+    /// Eager or a cudagraph mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<Spanned<GraphMode>>,
+    /// `--speculative-config`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<SpeculativeSpec>,
+    /// `--additional-config` entries.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub additional_config: BTreeMap<String, Spanned<Json>>,
+    /// Further flags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<FlagEntry>,
+    /// Environment exported before `vllm serve`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<EnvEntry>,
+    /// Where the block was written.
+    #[serde(skip)]
+    pub site: Site,
+}
+
+/// Hardware of the layout: one kind, or one per role.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum HardwareSpec {
+    /// Every node is this kind.
+    All(Spanned<String>),
+    /// Per role (must still be one family).
+    PerRole(BTreeMap<Role, Spanned<String>>),
+}
+
+impl Default for HardwareSpec {
+    fn default() -> Self {
+        HardwareSpec::All(Spanned::default())
+    }
+}
+
+/// When the layout was last verified on hardware.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(Default)]
+pub enum Verification {
+    /// Never verified on hardware.
+    #[default]
+    Never,
+    /// Verified on this image tag.
+    On(Spanned<String>),
+    /// Verified on an image earlier than this tag; which one was not recorded.
+    Before(Spanned<String>),
+}
+
+/// Provenance of the layout.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvenanceSpec {
+    /// Date the layout was recorded (`YYYY-MM-DD`).
+    pub recorded: Spanned<String>,
+    /// Name of the layout this one was derived from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived_from: Option<Spanned<String>>,
+    /// Upstream sources (path @ref).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<Spanned<String>>,
+    /// What the last refresh changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refresh: Vec<Spanned<String>>,
+}
+
+/// `allow(rule, "reason")`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllowSpec {
+    /// Rule name.
+    pub rule: Spanned<String>,
+    /// Why the layout breaks it.
+    pub reason: Spanned<String>,
+}
+
+/// `deviate("what", "why")`: a difference from upstream that no rule covers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviationSpec {
+    /// What differs.
+    pub what: Spanned<String>,
+    /// Why.
+    pub why: Spanned<String>,
+}
+
+/// The benchmark workload `bench.sh` runs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchSpec {
+    /// `--random-input-len`.
+    pub input_len: Spanned<u64>,
+    /// `--random-output-len`.
+    pub output_len: Spanned<u64>,
+    /// `--num-prompts`.
+    pub num_prompts: Spanned<u64>,
+    /// `--request-rate` (requests/s, as written) or `inf`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_rate: Option<Spanned<String>>,
+    /// `--max-concurrency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<Spanned<u64>>,
+}
+
+/// A published figure, kept as reference data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSpec {
+    /// Metric (`TTFT`).
+    pub metric: Spanned<String>,
+    /// Value with unit (`6.16 s`).
+    pub value: Spanned<String>,
+    /// Hardware, image and workload it came from.
+    pub context: Spanned<String>,
+}
+
+/// A whole layout as written.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayoutSpec {
+    /// Doc comment: what the layout is and when to use it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summary: Vec<String>,
+    /// `family/variant` name, unique in the catalog.
+    pub name: Spanned<String>,
+    /// Model table id.
+    pub model: Spanned<String>,
+    /// Hardware table id(s).
+    pub hardware: HardwareSpec,
+    /// Image tag without hardware suffix.
+    pub image: Spanned<String>,
+    /// Engines by role.
+    pub topology: Vec<EngineGroup>,
+    /// Where the topology was written.
+    #[serde(skip)]
+    pub topology_site: Site,
+    /// KV connector (PD layouts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector: Option<ConnectorSpec>,
+    /// Port bases.
+    pub ports: PortsSpec,
+    /// Proxy (PD layouts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<ProxySpec>,
+    /// Engine ids overriding the derived ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_ids: Option<EngineIdsSpec>,
+    /// Weights path inside the container (default: the model table's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_path: Option<Spanned<String>>,
+    /// `--served-model-name` (default: the model table's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_model_name: Option<Spanned<String>>,
+    /// Settings for every role.
+    #[serde(default)]
+    pub serve: ServeSpec,
+    /// Settings per role.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub roles: BTreeMap<Role, ServeSpec>,
+    /// Provenance.
+    pub provenance: ProvenanceSpec,
+    /// Hardware verification.
+    #[serde(default)]
+    pub verified: Spanned<Verification>,
+    /// Acknowledged rule deviations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<AllowSpec>,
+    /// Differences from upstream no rule covers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deviations: Vec<DeviationSpec>,
+    /// Workload guidance (when to use this layout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<Spanned<String>>,
+    /// Benchmark workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bench: Option<BenchSpec>,
+    /// Published reference figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<FigureSpec>,
+}
