@@ -686,6 +686,7 @@ struct Wiring {
 
 fn check_wiring(
     spec: &LayoutSpec,
+    spec_model: Option<&Model>,
     shapes: Option<&[GroupShape]>,
     hw: Option<&Hardware>,
     image: Option<&Image>,
@@ -762,6 +763,23 @@ fn check_wiring(
                             img.tag
                         ),
                     );
+            }
+            // #10342 (first in v0.22.1rc1): "the Mooncake connector supports
+            // DeepSeek-V4 and hybrid KV"; before that only the Hybrid connector did.
+            if let (Some(img), Some(m)) = (image, spec_model)
+                && kind == ConnectorKind::MooncakeV1
+                && m.hybrid_kv
+                && !img.v1_hybrid_kv
+            {
+                cx.report(
+                    Rule::ConnectorHybridKv,
+                    c.kind.site,
+                    "connector",
+                    format!(
+                        "found `mooncake_v1` carrying `{}` (hybrid KV) on image `{}`, expected `mooncake_hybrid` or an image from v0.22.1rc1: V1 supports DeepSeek-V4 hybrid KV from v0.22.1rc1 (#10342)",
+                        m.weights, img.tag
+                    ),
+                );
             }
             for (role, ports, field) in [
                 (Role::Prefill, &c.kv_port.prefill, "prefill"),
@@ -1557,7 +1575,7 @@ fn derive(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
     check_texts(spec, cx);
     let (model, hw, image) = lookup_tables(spec, cx);
     let shapes = check_topology(spec, hw, cx);
-    let wiring = check_wiring(spec, shapes.as_deref(), hw, image, cx);
+    let wiring = check_wiring(spec, model, shapes.as_deref(), hw, image, cx);
     check_serve_block(&spec.serve, "serve", cx);
     for (role, block) in &spec.roles {
         check_serve_block(block, role.as_str(), cx);

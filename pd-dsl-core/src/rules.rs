@@ -106,6 +106,8 @@ rules! {
     ConnectorUnavailable = "connector_unavailable", Hard, "the connector is registered in the image";
     /// Proxy script does not pair with the connector.
     ConnectorProxyPairing = "connector_proxy_pairing", Hard, "V1 and Hybrid pair with the load-balance proxy, Layerwise with the layerwise proxy";
+    /// V1 connector carrying a hybrid KV cache before it supported one.
+    ConnectorHybridKv = "connector_hybrid_kv", Convention, "`MooncakeConnectorV1` carries hybrid-KV models (DeepSeek-V4) from v0.22.1rc1";
     /// A 950-only connector setting on other hardware.
     CommResPathHardware = "comm_res_path_hardware", Hard, "`ascend_local_comm_res_path` is for 950DT only";
     /// A connector extra key that is derived.

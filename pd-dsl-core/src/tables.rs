@@ -361,6 +361,9 @@ pub struct Image {
     pub suffix_950dt: Option<&'static str>,
     /// `MooncakeHybridConnector` registered (first tag v0.20.2rc1, #9270).
     pub hybrid_connector: bool,
+    /// `MooncakeConnectorV1` supports DeepSeek-V4 and hybrid KV (#10342,
+    /// first in v0.22.1rc1).
+    pub v1_hybrid_kv: bool,
     /// Where the recompute scheduler may run.
     pub recompute: RecomputeRoles,
     /// `additional_config.scheduler_config` is read (nested since #12177,
@@ -372,7 +375,7 @@ pub struct Image {
 
 macro_rules! image {
     ($tag:literal, $date:literal, $vllm:literal, $cann:literal, $mc:literal, $s950:expr,
-     hybrid: $hy:literal, recompute: $rc:ident, nested: $n:literal, workers: $w:literal) => {
+     hybrid: $hy:literal, v1_hybrid_kv: $v1h:literal, recompute: $rc:ident, nested: $n:literal, workers: $w:literal) => {
         Image {
             tag: $tag,
             date: $date,
@@ -381,6 +384,7 @@ macro_rules! image {
             mooncake: $mc,
             suffix_950dt: $s950,
             hybrid_connector: $hy,
+            v1_hybrid_kv: $v1h,
             recompute: RecomputeRoles::$rc,
             nested_scheduler_config: $n,
             proxy_workers: $w,
@@ -393,23 +397,23 @@ macro_rules! image {
 /// earlier one, so every feature is a field, never "tag >= x".
 pub static IMAGES: [Image; 9] = [
     image!("v0.18.0", "2026-04-30", "0.18.0", "8.5.1", "0.3.9", Some("-a5"),
-        hybrid: false, recompute: PrefillOrDecode, nested: false, workers: false),
+        hybrid: false, v1_hybrid_kv: false, recompute: PrefillOrDecode, nested: false, workers: false),
     image!("v0.19.1rc1", "2026-04-30", "0.19.1", "8.5.1", "0.3.8.post1", Some("-a5"),
-        hybrid: false, recompute: PrefillOrDecode, nested: false, workers: false),
+        hybrid: false, v1_hybrid_kv: false, recompute: PrefillOrDecode, nested: false, workers: false),
     image!("v0.20.2rc1", "2026-06-03", "0.20.2", "9.0.0", "0.3.8.post1", Some("-a5"),
-        hybrid: true, recompute: PrefillOrDecode, nested: false, workers: false),
+        hybrid: true, v1_hybrid_kv: false, recompute: PrefillOrDecode, nested: false, workers: false),
     image!("v0.21.0rc1", "2026-06-12", "0.21.0", "9.0.0", "0.3.9", Some("-a5"),
-        hybrid: true, recompute: PrefillOrDecode, nested: false, workers: true),
+        hybrid: true, v1_hybrid_kv: false, recompute: PrefillOrDecode, nested: false, workers: true),
     image!("v0.22.1rc1", "2026-06-30", "0.22.1", "9.0.0", "0.3.9", Some("-a5"),
-        hybrid: true, recompute: PrefillOrDecode, nested: false, workers: true),
+        hybrid: true, v1_hybrid_kv: true, recompute: PrefillOrDecode, nested: false, workers: true),
     image!("v0.23.0rc1", "2026-07-19", "0.23.0", "9.0.1", "0.3.11.post1", Some("-a5"),
-        hybrid: true, recompute: DecodeOnly, nested: false, workers: true),
+        hybrid: true, v1_hybrid_kv: true, recompute: DecodeOnly, nested: false, workers: true),
     image!("v0.23.0", "2026-08-17", "0.23.0", "9.1.0", "0.3.11.post1", Some("-a5"),
-        hybrid: true, recompute: DecodeOnly, nested: false, workers: true),
+        hybrid: true, v1_hybrid_kv: true, recompute: DecodeOnly, nested: false, workers: true),
     image!("v0.24.0rc1", "2026-08-04", "0.24.0", "9.0.1", "0.3.11.post1", None,
-        hybrid: true, recompute: DecodeOnly, nested: false, workers: true),
+        hybrid: true, v1_hybrid_kv: true, recompute: DecodeOnly, nested: false, workers: true),
     image!("v0.25.1rc1", "2026-08-19", "0.25.1", "9.0.1", "0.3.11.post1", None,
-        hybrid: true, recompute: DecodeOnly, nested: true, workers: true),
+        hybrid: true, v1_hybrid_kv: true, recompute: DecodeOnly, nested: true, workers: true),
 ];
 
 /// Looks an image up by tag (without hardware suffix).
