@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 
 pub mod deepseek_v3_1;
 pub mod deepseek_v4_flash;
+pub mod scenarios;
 
 /// Every registered layout as written, in registration order.
 pub fn specs() -> Vec<LayoutSpec> {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The one command that passes all tests on a fresh machine (README: "Test").
+# It sets up what the tests need (shellcheck, python3) and fails loudly when it
+# cannot: no test skips because a tool is missing.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+need_pkg() { # need_pkg COMMAND DEBIAN_PACKAGE
+  if command -v "$1" >/dev/null 2>&1; then return 0; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: installing $2 (for $1)" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+  fi
+  command -v "$1" >/dev/null 2>&1 || {
+    echo "test.sh: \`$1\` is required by the artifact tests; install the \`$2\` package" >&2
+    exit 1
+  }
+}
+need_pkg shellcheck shellcheck
+need_pkg python3 python3
+
+echo "== cargo fmt --check" >&2
+cargo fmt --all -- --check
+echo "== cargo clippy" >&2
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== cargo test" >&2
+cargo test --workspace --locked
+echo "== catalog --check (the committed catalog/ is fresh)" >&2
+cargo run --quiet --locked --bin catalog -- --check
