@@ -1,0 +1,1 @@
+//! Stand-ins for rehearsals.
