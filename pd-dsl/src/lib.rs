@@ -10,6 +10,7 @@ pub use pd_dsl_core::*;
 pub use pd_dsl_macros::layout;
 
 pub mod load;
+pub mod render;
 
 #[doc(hidden)]
 pub mod __private {

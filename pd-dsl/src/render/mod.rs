@@ -1,0 +1,351 @@
+//! Rendering: a checked [`Layout`] becomes every script and document a
+//! deployment needs, and the catalog is written atomically.
+//!
+//! - [`render_layout`] / [`render_catalog`] build [`Artifact`]s in memory:
+//!   deterministic (sorted by path, no timestamps, exactly one trailing
+//!   newline).
+//! - [`write_catalog`] swaps a fully written directory into place, so a failed
+//!   run leaves the previous catalog intact; [`check_catalog`] lists what is
+//!   stale.
+//! - Every value interpolated into a script goes through [`shell::quote`].
+//!
+//! Scripts are built with plain `write!`-style builders rather than a template
+//! engine: the shell text stays readable in one place per file, and quoting
+//! cannot be bypassed because builders only accept already-quoted words.
+
+pub mod docs;
+pub mod launcher;
+pub mod scripts;
+pub mod shell;
+pub mod view;
+
+use crate::Layout;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// One generated file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Artifact {
+    /// Path relative to the catalog root (`<layout name>/<file>`).
+    pub path: PathBuf,
+    /// File contents (ends with exactly one newline).
+    pub contents: String,
+    /// Whether the file is written with mode 0755.
+    pub executable: bool,
+}
+
+impl Artifact {
+    /// A file; `.sh` and `.py` files are executable. Normalizes the trailing
+    /// newline to exactly one.
+    pub fn new(path: impl Into<PathBuf>, contents: impl Into<String>) -> Artifact {
+        let path = path.into();
+        let executable = matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("sh" | "py")
+        );
+        let mut contents: String = contents.into();
+        let trimmed = contents.trim_end_matches('\n').len();
+        contents.truncate(trimmed);
+        contents.push('\n');
+        Artifact {
+            path,
+            contents,
+            executable,
+        }
+    }
+}
+
+/// Why rendering or writing failed.
+#[derive(Debug)]
+pub enum RenderError {
+    /// A layout cannot be rendered (a value the renderer cannot express).
+    Layout {
+        /// Layout name.
+        layout: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Two layouts render to the same path.
+    DuplicatePath(PathBuf),
+    /// File system error.
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// Path involved.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for RenderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RenderError::Layout { layout, message } => write!(f, "layout `{layout}`: {message}"),
+            RenderError::DuplicatePath(p) => {
+                write!(f, "two layouts render to `{}`", p.display())
+            }
+            RenderError::Io {
+                action,
+                path,
+                source,
+            } => write!(f, "cannot {action} `{}`: {source}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for RenderError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RenderError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+fn io_err<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(io::Error) -> RenderError + 'a {
+    move |source| RenderError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Renders every file of one layout, sorted by path.
+pub fn render_layout(layout: &Layout) -> Result<Vec<Artifact>, RenderError> {
+    let dir = PathBuf::from(layout.name());
+    let mut files: Vec<(&str, String)> = vec![
+        ("README.md", docs::layout_readme(layout)),
+        ("meta.yaml", docs::meta_yaml(layout)?),
+        ("run.sh", scripts::run_sh(layout)),
+        ("preflight.sh", scripts::preflight_sh(layout)),
+        ("verify.sh", scripts::verify_sh(layout)),
+        ("bench.sh", scripts::bench_sh(layout)),
+        ("docker.sh", scripts::docker_sh(layout)),
+    ];
+    if layout.is_pd() {
+        for role in [crate::Role::Prefill, crate::Role::Decode] {
+            let name = match role {
+                crate::Role::Prefill => "run_dp_template_prefill.sh",
+                _ => "run_dp_template_decode.sh",
+            };
+            files.push((name, scripts::dp_template_sh(layout, role)?));
+        }
+        files.push(("launch_online_dp.py", launcher::launch_online_dp_py()));
+        files.push(("proxy.sh", scripts::proxy_sh(layout)));
+    } else {
+        files.push(("run_mixed.sh", scripts::run_mixed_sh(layout)?));
+    }
+    let mut out: Vec<Artifact> = files
+        .into_iter()
+        .map(|(f, c)| Artifact::new(dir.join(f), c))
+        .collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// Renders every layout plus the index (`README.md`, `index.json`), sorted by
+/// path. Layouts are sorted by name first, whatever order they come in.
+pub fn render_catalog(layouts: &[Layout]) -> Result<Vec<Artifact>, RenderError> {
+    render_catalog_with(layouts, None)
+}
+
+/// [`render_catalog`] with an optional scenario guide (markdown) placed in the
+/// index between the intro and the layout list.
+pub fn render_catalog_with(
+    layouts: &[Layout],
+    scenario_guide: Option<&str>,
+) -> Result<Vec<Artifact>, RenderError> {
+    let mut sorted: Vec<&Layout> = layouts.iter().collect();
+    sorted.sort_by(|a, b| a.name().cmp(b.name()));
+    let mut by_path: BTreeMap<PathBuf, Artifact> = BTreeMap::new();
+    let mut add = |a: Artifact| -> Result<(), RenderError> {
+        if by_path.contains_key(&a.path) {
+            return Err(RenderError::DuplicatePath(a.path));
+        }
+        by_path.insert(a.path.clone(), a);
+        Ok(())
+    };
+    for l in &sorted {
+        for a in render_layout(l)? {
+            add(a)?;
+        }
+    }
+    add(Artifact::new(
+        "README.md",
+        docs::index_readme(&sorted, scenario_guide),
+    ))?;
+    add(Artifact::new("index.json", docs::index_json(&sorted)?))?;
+    Ok(by_path.into_values().collect())
+}
+
+/// Writes `artifacts` to `out_dir` atomically: everything goes into a fresh
+/// sibling temporary directory first, which is then swapped in (old renamed
+/// aside, new renamed in, old deleted). Any failure before the swap leaves
+/// the previous `out_dir` untouched; a failed swap puts the old one back.
+pub fn write_catalog(out_dir: &Path, artifacts: &[Artifact]) -> Result<(), RenderError> {
+    let parent = match out_dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&parent).map_err(io_err("create directory", &parent))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".pd-dsl-new-")
+        .tempdir_in(&parent)
+        .map_err(io_err("create a temporary directory in", &parent))?;
+    for a in artifacts {
+        if a.path.is_absolute()
+            || a
+                .path
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(RenderError::Layout {
+                layout: a.path.display().to_string(),
+                message: "artifact paths must be relative and plain".into(),
+            });
+        }
+        let target = staging.path().join(&a.path);
+        if let Some(dir) = target.parent() {
+            fs::create_dir_all(dir).map_err(io_err("create directory", dir))?;
+        }
+        fs::write(&target, &a.contents).map_err(io_err("write", &target))?;
+        set_mode(&target, a.executable)?;
+    }
+    // Swap.
+    let aside = tempfile::Builder::new()
+        .prefix(".pd-dsl-old-")
+        .tempdir_in(&parent)
+        .map_err(io_err("create a temporary directory in", &parent))?;
+    let old = aside.path().join("old");
+    let had_old = out_dir.exists();
+    if had_old {
+        fs::rename(out_dir, &old).map_err(io_err("move aside", out_dir))?;
+    }
+    let staged = staging.keep();
+    if let Err(e) = fs::rename(&staged, out_dir) {
+        if had_old {
+            // Put the previous catalog back; report the original failure.
+            let _ = fs::rename(&old, out_dir);
+        }
+        let _ = fs::remove_dir_all(&staged);
+        return Err(RenderError::Io {
+            action: "move the new catalog into",
+            path: out_dir.to_path_buf(),
+            source: e,
+        });
+    }
+    // Dropping `aside` deletes the old catalog.
+    drop(aside);
+    Ok(())
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, executable: bool) -> Result<(), RenderError> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = if executable { 0o755 } else { 0o644 };
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(io_err("chmod", path))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _executable: bool) -> Result<(), RenderError> {
+    Ok(())
+}
+
+/// How a catalog file is stale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum StaleKind {
+    /// Should exist and does not.
+    Missing,
+    /// Exists with other contents (or another executable bit).
+    Differs,
+    /// Exists but is not generated.
+    Extra,
+}
+
+impl fmt::Display for StaleKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StaleKind::Missing => "missing",
+            StaleKind::Differs => "differs",
+            StaleKind::Extra => "extra",
+        })
+    }
+}
+
+/// One stale file of a catalog.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Stale {
+    /// Path relative to the catalog root.
+    pub path: PathBuf,
+    /// How it is stale.
+    pub kind: StaleKind,
+}
+
+/// Compares `dir` with `artifacts`; empty means fresh. Sorted by path.
+pub fn check_catalog(dir: &Path, artifacts: &[Artifact]) -> Vec<Stale> {
+    let mut on_disk: Vec<PathBuf> = Vec::new();
+    list_files(dir, Path::new(""), &mut on_disk);
+    let expected: BTreeMap<&Path, &Artifact> =
+        artifacts.iter().map(|a| (a.path.as_path(), a)).collect();
+    let mut out = Vec::new();
+    for a in artifacts {
+        let full = dir.join(&a.path);
+        match fs::read(&full) {
+            Err(_) if !full.exists() => out.push(Stale {
+                path: a.path.clone(),
+                kind: StaleKind::Missing,
+            }),
+            Ok(bytes) if bytes == a.contents.as_bytes() && mode_matches(&full, a.executable) => {}
+            _ => out.push(Stale {
+                path: a.path.clone(),
+                kind: StaleKind::Differs,
+            }),
+        }
+    }
+    for p in on_disk {
+        if !expected.contains_key(p.as_path()) {
+            out.push(Stale {
+                path: p,
+                kind: StaleKind::Extra,
+            });
+        }
+    }
+    out.sort();
+    out
+}
+
+#[cfg(unix)]
+fn mode_matches(path: &Path, executable: bool) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path)
+        .map(|m| (m.permissions().mode() & 0o111 != 0) == executable)
+        .unwrap_or(false)
+}
+
+#[cfg(not(unix))]
+fn mode_matches(_path: &Path, _executable: bool) -> bool {
+    true
+}
+
+fn list_files(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(root.join(rel)) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let p = rel.join(e.file_name());
+        match e.file_type() {
+            Ok(t) if t.is_dir() => list_files(root, &p, out),
+            Ok(_) => out.push(p),
+            Err(_) => {}
+        }
+    }
+}
