@@ -1,0 +1,925 @@
+//! `vllm` stand-in: `vllm serve MODEL [flags]` and `vllm bench serve …`.
+//! Contract (env, exit codes, expectation file) in the crate docs.
+
+use pd_rehearse::expect::{Expectation, id_text};
+use pd_rehearse::http::{self, Request, Response};
+use pd_rehearse::serve_flags::{self, ServeArgs};
+use serde_json::{Value as Json, json};
+use std::env;
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::exit;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+const VERSION: &str = "0.21.0+standin";
+const CONNECTORS: &[&str] = &[
+    "MooncakeConnectorV1",
+    "MooncakeHybridConnector",
+    "MooncakeLayerwiseConnector",
+];
+
+/// A failure: exit code and message.
+struct Fail(i32, String);
+
+fn fail<T>(code: i32, msg: impl Into<String>) -> Result<T, Fail> {
+    Err(Fail(code, msg.into()))
+}
+
+fn main() {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("serve") => serve(&args[1..]),
+        Some("bench") if args.get(1).map(String::as_str) == Some("serve") => bench(&args[2..]),
+        Some("--version" | "-v") => {
+            println!("{VERSION}");
+            Ok(())
+        }
+        _ => fail(
+            2,
+            "usage: vllm serve MODEL [flags] | vllm bench serve [flags] (stand-in)",
+        ),
+    };
+    if let Err(Fail(code, msg)) = result {
+        eprintln!("vllm stand-in: {msg}");
+        exit(code);
+    }
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    env_nonempty(name)
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+fn is_wildcard(host: &str) -> bool {
+    matches!(host, "0.0.0.0" | "::" | "[::]" | "")
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Prefill,
+    Decode,
+    Mixed,
+}
+
+impl Role {
+    fn name(self) -> &'static str {
+        match self {
+            Role::Prefill => "prefill",
+            Role::Decode => "decode",
+            Role::Mixed => "mixed",
+        }
+    }
+}
+
+/// Everything the checks derive from argv.
+struct Plan {
+    role: Role,
+    connector: Option<String>,
+    kv_port: Option<u16>,
+    engine_id: Option<String>,
+    tp: u32,
+    world: u32,
+    dp: u32,
+    ranks: Vec<u32>,
+    external: bool,
+    headless: bool,
+    dp_address: Option<String>,
+    rpc_port: Option<u16>,
+    api_port: u16,
+    host: Option<String>,
+    served_name: String,
+    max_model_len: Option<i64>,
+    block_size: u32,
+}
+
+fn as_int(v: &Json) -> Option<i64> {
+    match v {
+        Json::Number(n) => n.as_i64(),
+        Json::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn truthy(v: Option<&Json>) -> bool {
+    match v {
+        Some(Json::Bool(b)) => *b,
+        Some(Json::String(s)) => matches!(s.to_ascii_lowercase().as_str(), "1" | "true"),
+        Some(Json::Number(n)) => n.as_i64().is_some_and(|n| n != 0),
+        _ => false,
+    }
+}
+
+fn positive(args: &ServeArgs, name: &str, default: i64) -> Result<u32, Fail> {
+    let v = args
+        .int(name)
+        .or_else(|e| fail(2, e))?
+        .unwrap_or(default);
+    u32::try_from(v)
+        .ok()
+        .filter(|v| *v >= 1)
+        .map_or_else(|| fail(2, format!("argument --{name}: must be >= 1, got {v}")), Ok)
+}
+
+fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
+    let tp = positive(args, "tensor-parallel-size", 1)?;
+    let pp = positive(args, "pipeline-parallel-size", 1)?;
+    let pcp = positive(args, "prefill-context-parallel-size", 1)?;
+    let dp = positive(args, "data-parallel-size", 1)?;
+    let ext = args.int("data-parallel-rank").or_else(|e| fail(2, e))?;
+    let headless = args.switch("headless");
+    let start = args
+        .int("data-parallel-start-rank")
+        .or_else(|e| fail(2, e))?
+        .unwrap_or(0);
+    let ranks: Vec<i64> = match ext {
+        Some(r) => vec![r],
+        None => {
+            let local = args
+                .int("data-parallel-size-local")
+                .or_else(|e| fail(2, e))?
+                .unwrap_or(i64::from(dp));
+            (start..start + local.max(0)).collect()
+        }
+    };
+    if ranks.is_empty() {
+        return fail(2, "--data-parallel-size-local must be >= 1");
+    }
+    let ranks: Vec<u32> = ranks
+        .into_iter()
+        .map(|r| {
+            u32::try_from(r)
+                .ok()
+                .filter(|r| *r < dp)
+                .map_or_else(|| fail(2, format!("DP rank {r} outside [0, {dp})")), Ok)
+        })
+        .collect::<Result<_, _>>()?;
+    if ext.is_some() && headless {
+        return fail(2, "--headless cannot be combined with --data-parallel-rank");
+    }
+    if ext.is_none() && !headless && start != 0 {
+        return fail(2, "--data-parallel-start-rank needs --headless");
+    }
+
+    // kv_transfer_config.
+    let kv = args.json("kv-transfer-config");
+    let mut role = Role::Mixed;
+    let mut connector = None;
+    let mut kv_port = None;
+    let mut engine_id = None;
+    if let Some(kv) = kv {
+        let Json::Object(kv) = kv else {
+            return fail(2, "--kv-transfer-config must be a JSON object");
+        };
+        let name = kv
+            .get("kv_connector")
+            .and_then(Json::as_str)
+            .unwrap_or_default();
+        if !CONNECTORS.contains(&name) {
+            return fail(
+                2,
+                format!(
+                    "kv_connector {name:?} is not a registered vllm-ascend P2P connector ({})",
+                    CONNECTORS.join(", ")
+                ),
+            );
+        }
+        role = match kv.get("kv_role").and_then(Json::as_str) {
+            Some("kv_producer") => Role::Prefill,
+            Some("kv_consumer") => Role::Decode,
+            other => {
+                return fail(
+                    2,
+                    format!("kv_role must be kv_producer or kv_consumer, got {other:?}"),
+                );
+            }
+        };
+        kv_port = Some(match kv.get("kv_port") {
+            None => 14579,
+            Some(v) => as_int(v)
+                .and_then(|p| u16::try_from(p).ok())
+                .map_or_else(|| fail(2, format!("kv_port {v} is not a port number")), Ok)?,
+        });
+        engine_id = match kv.get("engine_id") {
+            None | Some(Json::Null) => None,
+            Some(v) => Some(id_text(v)),
+        };
+        let extra = kv
+            .get("kv_connector_extra_config")
+            .cloned()
+            .unwrap_or(Json::Null);
+        let mut shapes = Vec::new();
+        for side in ["prefill", "decode"] {
+            let mut shape = Vec::new();
+            for key in ["dp_size", "tp_size"] {
+                match extra.get(side).and_then(|s| s.get(key)) {
+                    Some(Json::Number(n)) if n.as_u64().is_some() => {
+                        shape.push(n.as_u64().unwrap_or(0));
+                    }
+                    Some(v) => {
+                        return fail(
+                            2,
+                            format!(
+                                "kv_connector_extra_config.{side}.{key} must be an integer, got {v}"
+                            ),
+                        );
+                    }
+                    None => {
+                        return fail(
+                            2,
+                            format!("kv_connector_extra_config.{side}.{key} is missing"),
+                        );
+                    }
+                }
+            }
+            shapes.push(shape);
+        }
+        let own = match role {
+            Role::Prefill => ("prefill", &shapes[0]),
+            _ => ("decode", &shapes[1]),
+        };
+        if own.1[0] != u64::from(dp) || own.1[1] != u64::from(tp) {
+            return fail(
+                2,
+                format!(
+                    "kv_connector_extra_config.{side} is dp_size={} tp_size={} but this {} runs \
+                     --data-parallel-size {dp} --tensor-parallel-size {tp} (vllm-ascend check_kv_extra_config)",
+                    own.1[0],
+                    own.1[1],
+                    if role == Role::Prefill { "kv_producer" } else { "kv_consumer" },
+                    side = own.0
+                ),
+            );
+        }
+        if name != "MooncakeLayerwiseConnector" && shapes[0][1] < shapes[1][1] {
+            return fail(
+                2,
+                format!(
+                    "prefill tp_size {} < decode tp_size {}: {name} requires prefill TP >= decode TP",
+                    shapes[0][1], shapes[1][1]
+                ),
+            );
+        }
+        if let Some(pp) = extra.get("decode").and_then(|d| d.get("pp_size"))
+            && as_int(pp) != Some(1)
+        {
+            return fail(2, "kv_connector_extra_config.decode.pp_size must be 1");
+        }
+        connector = Some(name.to_string());
+    }
+
+    // additional_config role rules.
+    let additional = args.json("additional-config").cloned().unwrap_or(Json::Null);
+    if !(additional.is_object() || additional.is_null()) {
+        return fail(2, "--additional-config must be a JSON object");
+    }
+    let nested = |key: &str| {
+        truthy(additional.get(key))
+            || truthy(
+                additional
+                    .get("scheduler_config")
+                    .and_then(|s| s.get(key)),
+            )
+    };
+    let balance = nested("enable_balance_scheduling")
+        || env_nonempty("VLLM_ASCEND_BALANCE_SCHEDULING").is_some_and(|v| v.trim() == "1");
+    if balance && role != Role::Mixed {
+        return fail(
+            2,
+            format!(
+                "balance scheduling is not allowed with kv_role {} (PD-mixed only)",
+                if role == Role::Prefill { "kv_producer" } else { "kv_consumer" }
+            ),
+        );
+    }
+    if nested("recompute_scheduler_enable") && role == Role::Mixed {
+        return fail(
+            2,
+            "recompute_scheduler_enable requires a kv_transfer_config with kv_role kv_consumer",
+        );
+    }
+    if nested("recompute_scheduler_enable") && role == Role::Prefill {
+        eprintln!("vllm stand-in: warning: recompute_scheduler_enable is ignored on kv_producer");
+    }
+
+    // speculative_config.
+    if let Some(spec) = args.json("speculative-config") {
+        if !spec.is_object() {
+            return fail(2, "--speculative-config must be a JSON object");
+        }
+        if let Some(n) = spec.get("num_speculative_tokens") {
+            match n.as_i64() {
+                Some(n) if n >= 1 && n + 1 <= 16 => {}
+                _ => {
+                    return fail(
+                        2,
+                        format!(
+                            "num_speculative_tokens {n} out of range: needs >= 1 and num_speculative_tokens + 1 <= 16 (FIA operator)"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    for name in ["compilation-config", "model-loader-extra-config"] {
+        if let Some(v) = args.json(name)
+            && !(v.is_object() || v.is_number())
+        {
+            return fail(2, format!("--{name} must be a JSON object"));
+        }
+    }
+
+    let api_port = args.port("port").or_else(|e| fail(2, e))?.unwrap_or(8000);
+    let rpc_port = args.port("data-parallel-rpc-port").or_else(|e| fail(2, e))?;
+    let served_name = args
+        .values
+        .get("served-model-name")
+        .and_then(|v| v.first().cloned())
+        .or_else(|| args.model.clone())
+        .unwrap_or_else(|| "model".into());
+    let block_size = args
+        .int("block-size")
+        .or_else(|e| fail(2, e))?
+        .and_then(|b| u32::try_from(b).ok())
+        .unwrap_or(128)
+        .max(1);
+    Ok(Plan {
+        role,
+        connector,
+        kv_port,
+        engine_id,
+        tp,
+        world: tp * pp * pcp,
+        dp,
+        ranks,
+        external: ext.is_some(),
+        headless,
+        dp_address: args.value("data-parallel-address").map(str::to_string),
+        rpc_port,
+        api_port,
+        host: args.value("host").map(str::to_string),
+        served_name,
+        max_model_len: args.int("max-model-len").or_else(|e| fail(2, e))?,
+        block_size,
+    })
+}
+
+fn devices(plan: &Plan) -> Result<Vec<u32>, Fail> {
+    let npus = env_u64("PD_STANDIN_NPUS", 16);
+    let need = plan.world as usize * plan.ranks.len();
+    let Some(raw) = env::var("ASCEND_RT_VISIBLE_DEVICES").ok() else {
+        if need as u64 > npus {
+            return fail(
+                6,
+                format!("this process needs {need} NPUs but the node has {npus}"),
+            );
+        }
+        return Ok((0..need as u32).collect());
+    };
+    let mut list = Vec::new();
+    for part in raw.split(',') {
+        let part = part.trim();
+        let d: u32 = part.parse().map_or_else(
+            |_| {
+                fail(
+                    6,
+                    format!("ASCEND_RT_VISIBLE_DEVICES={raw:?}: {part:?} is not a device id"),
+                )
+            },
+            Ok,
+        )?;
+        if u64::from(d) >= npus {
+            return fail(
+                6,
+                format!("ASCEND_RT_VISIBLE_DEVICES={raw}: device {d} does not exist (node has {npus} NPUs)"),
+            );
+        }
+        if list.contains(&d) {
+            return fail(6, format!("ASCEND_RT_VISIBLE_DEVICES={raw}: device {d} listed twice"));
+        }
+        list.push(d);
+    }
+    if list.len() != need {
+        return fail(
+            6,
+            format!(
+                "ASCEND_RT_VISIBLE_DEVICES={raw} has {} devices but TP {} x {} local rank(s) needs {need}",
+                list.len(),
+                plan.world,
+                plan.ranks.len()
+            ),
+        );
+    }
+    Ok(list)
+}
+
+fn join(v: &[u32]) -> String {
+    v.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// Checks the process against the expectation file; returns the node index.
+fn check_expectation(
+    plan: &Plan,
+    devs: &[u32],
+    ip: &str,
+    exp: &Expectation,
+) -> Result<usize, Fail> {
+    let mut expected_devs = Vec::new();
+    let mut node = None;
+    for (k, &rank) in plan.ranks.iter().enumerate() {
+        let Some(e) = exp.find(ip, rank) else {
+            let here: Vec<String> = exp
+                .ranks
+                .iter()
+                .filter(|r| r.node_ip == ip)
+                .map(|r| format!("{} rank {}", r.role, r.dp_rank))
+                .collect();
+            return fail(
+                3,
+                format!(
+                    "node {ip} rank {rank}: the layout places no such rank on this node (it places: {})",
+                    if here.is_empty() { "nothing".into() } else { here.join(", ") }
+                ),
+            );
+        };
+        node = Some(e.node);
+        let at = format!("node {} ({ip}) rank {rank}", e.node);
+        let mismatch = |what: &str, found: String, want: String| -> Result<(), Fail> {
+            fail(3, format!("{at}: {what} is {found} but the layout says {want}"))
+        };
+        if e.role != plan.role.name() {
+            mismatch("role", plan.role.name().into(), e.role.clone())?;
+        }
+        if e.dp_size != plan.dp {
+            mismatch("--data-parallel-size", plan.dp.to_string(), e.dp_size.to_string())?;
+        }
+        if e.tp != plan.tp {
+            mismatch("--tensor-parallel-size", plan.tp.to_string(), e.tp.to_string())?;
+        }
+        if plan.dp > 1 || plan.dp_address.is_some() {
+            let found = plan.dp_address.clone().unwrap_or_else(|| "unset".into());
+            if found != e.dp_master_ip {
+                mismatch("--data-parallel-address", found, e.dp_master_ip.clone())?;
+            }
+        }
+        if let Some(want) = e.rpc_port
+            && (plan.dp > 1 || plan.rpc_port.is_some())
+            && plan.rpc_port != Some(want)
+        {
+            mismatch(
+                "--data-parallel-rpc-port",
+                plan.rpc_port.map_or("unset".into(), |p| p.to_string()),
+                want.to_string(),
+            )?;
+        }
+        if e.kv_port != plan.kv_port {
+            let show = |p: Option<u16>| p.map_or("none".into(), |p| p.to_string());
+            mismatch("kv_port", show(plan.kv_port), show(e.kv_port))?;
+        }
+        if let Some(want) = e.engine_id.as_ref().filter(|v| !v.is_null()) {
+            let want = id_text(want);
+            if plan.engine_id.as_deref() != Some(want.as_str()) {
+                mismatch(
+                    "engine_id",
+                    plan.engine_id.clone().unwrap_or_else(|| "unset".into()),
+                    want,
+                )?;
+            }
+        }
+        if k == 0 {
+            let found = (!plan.headless).then_some(plan.api_port);
+            if found != e.api_port {
+                let show = |p: Option<u16>| p.map_or("none (headless)".into(), |p| p.to_string());
+                mismatch("API port", show(found), show(e.api_port))?;
+            }
+        }
+        expected_devs.extend(e.devices.iter().copied());
+    }
+    if expected_devs != devs {
+        let first = plan.ranks.first().copied().unwrap_or(0);
+        return fail(
+            3,
+            format!(
+                "node {} ({ip}) rank {first}: ASCEND_RT_VISIBLE_DEVICES is {} but the layout says {}",
+                node.unwrap_or(0),
+                join(devs),
+                join(&expected_devs)
+            ),
+        );
+    }
+    Ok(node.unwrap_or(0))
+}
+
+fn bind(ip: &str, port: u16, what: &str) -> Result<TcpListener, Fail> {
+    TcpListener::bind(http::host_port(ip, port))
+        .or_else(|e| fail(5, format!("cannot bind {}:{port} ({what}): {e}", ip)))
+}
+
+/// Accepts and drops connections forever.
+fn drain(listener: TcpListener) {
+    thread::spawn(move || {
+        for s in listener.incoming() {
+            drop(s);
+        }
+    });
+}
+
+fn dp_master(plan: &Plan, ip: &str) -> Result<Vec<TcpListener>, Fail> {
+    if plan.dp <= 1 {
+        return Ok(Vec::new());
+    }
+    let addr = plan.dp_address.clone().unwrap_or_else(|| ip.to_string());
+    let port = plan.rpc_port.unwrap_or(29550);
+    let is_master = if plan.external {
+        plan.ranks.first() == Some(&0)
+    } else {
+        !plan.headless
+    };
+    if is_master {
+        let l = bind(&addr, port, "DP RPC port on the DP master")?;
+        return Ok(vec![l]);
+    }
+    let timeout_s: f64 = env_nonempty("PD_STANDIN_MASTER_TIMEOUT")
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(20.0);
+    let deadline = Instant::now() + Duration::from_secs_f64(timeout_s.max(0.0));
+    loop {
+        if http::connect(&addr, port, Duration::from_millis(500)).is_ok() {
+            return Ok(Vec::new());
+        }
+        if Instant::now() >= deadline {
+            return fail(
+                4,
+                format!("DP master {}:{port} unreachable after {timeout_s}s", addr),
+            );
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn kv_binds(plan: &Plan, ip: &str) -> Result<Vec<TcpListener>, Fail> {
+    let (Some(conn), Some(kv)) = (plan.connector.as_deref(), plan.kv_port) else {
+        return Ok(Vec::new());
+    };
+    let binds = match conn {
+        "MooncakeLayerwiseConnector" => plan.role == Role::Decode,
+        _ => plan.role == Role::Prefill,
+    };
+    if !binds {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for &r in &plan.ranks {
+        let first = u32::from(kv) + r * plan.tp;
+        for p in first..first + plan.tp {
+            let port = u16::try_from(p)
+                .map_or_else(|_| fail(2, format!("kv handshake port {p} exceeds 65535")), Ok)?;
+            let l = bind(ip, port, &format!("kv handshake port of DP rank {r}"))?;
+            if p == first {
+                drain(l);
+            } else {
+                out.push(l);
+            }
+        }
+    }
+    Ok(out)
+}
+
+struct State {
+    plan: Plan,
+    ip: String,
+    counter: Mutex<u64>,
+    counter_path: Option<PathBuf>,
+    seq: Mutex<u64>,
+}
+
+impl State {
+    fn write_counter(&self, n: u64) {
+        if let Some(path) = &self.counter_path {
+            let tmp = path.with_extension("served.tmp");
+            if std::fs::write(&tmp, format!("{n}\n")).is_ok() {
+                let _ = std::fs::rename(&tmp, path);
+            }
+        }
+    }
+
+    fn served(&self) {
+        let mut c = self.counter.lock().unwrap_or_else(|e| e.into_inner());
+        *c += 1;
+        self.write_counter(*c);
+    }
+
+    fn next_id(&self) -> u64 {
+        let mut s = self.seq.lock().unwrap_or_else(|e| e.into_inner());
+        *s += 1;
+        *s
+    }
+}
+
+fn prompt_len(body: &Json) -> usize {
+    let text = match body.get("prompt") {
+        Some(Json::String(s)) => s.len(),
+        Some(v @ Json::Array(_)) => v.to_string().len(),
+        _ => body.get("messages").map_or(0, |m| m.to_string().len()),
+    };
+    (text / 4).max(1)
+}
+
+fn completion(state: &State, req: &Request, chat: bool) -> Response {
+    let body: Json = match serde_json::from_slice(&req.body) {
+        Ok(v @ Json::Object(_)) => v,
+        _ => return Response::error(400, "request body is not a JSON object"),
+    };
+    let plan = &state.plan;
+    let prompt_tokens = prompt_len(&body);
+    let mut max_tokens = body
+        .get("max_tokens")
+        .or_else(|| body.get("max_completion_tokens"))
+        .and_then(Json::as_u64)
+        .unwrap_or(16)
+        .clamp(1, 64);
+    let mut extra = serde_json::Map::new();
+    match plan.role {
+        Role::Prefill => {
+            max_tokens = 1;
+            let rank = plan.ranks.first().copied().unwrap_or(0);
+            let port = u32::from(plan.kv_port.unwrap_or(0)) + rank * plan.tp;
+            let blocks = prompt_tokens.div_ceil(plan.block_size as usize).max(1);
+            extra.insert(
+                "kv_transfer_params".into(),
+                json!({
+                    "do_remote_decode": false,
+                    "do_remote_prefill": true,
+                    "remote_engine_id": plan.engine_id,
+                    "remote_host": state.ip,
+                    "remote_port": port,
+                    "remote_block_ids": (0..blocks).collect::<Vec<_>>(),
+                    "tp_size": plan.tp,
+                }),
+            );
+        }
+        Role::Decode => {
+            let params = body.get("kv_transfer_params");
+            let host = params
+                .and_then(|p| p.get("remote_host"))
+                .and_then(Json::as_str);
+            let port = params
+                .and_then(|p| p.get("remote_port"))
+                .and_then(as_int)
+                .and_then(|p| u16::try_from(p).ok());
+            let live = match (host, port) {
+                (Some(h), Some(p)) => http::connect(h, p, Duration::from_secs(2))
+                    .map(|s: TcpStream| drop(s))
+                    .map_err(|e| format!("{h}:{p}: {e}")),
+                _ => Err(format!(
+                    "got {}",
+                    params.map_or("no kv_transfer_params".into(), Json::to_string)
+                )),
+            };
+            if let Err(why) = live {
+                return Response::error(
+                    400,
+                    &format!("kv_transfer_params do not point at a live prefill rank ({why})"),
+                );
+            }
+        }
+        Role::Mixed => {}
+    }
+    let id = state.next_id();
+    let text: String = (0..max_tokens).map(|i| format!(" t{i}")).collect();
+    let model = body
+        .get("model")
+        .and_then(Json::as_str)
+        .unwrap_or(&plan.served_name)
+        .to_string();
+    let choice = if chat {
+        json!({"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"})
+    } else {
+        json!({"index": 0, "text": text, "logprobs": null, "finish_reason": "length"})
+    };
+    let mut out = serde_json::Map::new();
+    out.insert(
+        "id".into(),
+        json!(format!("{}-{id}", if chat { "chatcmpl" } else { "cmpl" })),
+    );
+    out.insert(
+        "object".into(),
+        json!(if chat {
+            "chat.completion"
+        } else {
+            "text_completion"
+        }),
+    );
+    out.insert("created".into(), json!(0));
+    out.insert("model".into(), json!(model));
+    out.insert("choices".into(), json!([choice]));
+    out.insert(
+        "usage".into(),
+        json!({"prompt_tokens": prompt_tokens, "completion_tokens": max_tokens,
+               "total_tokens": prompt_tokens as u64 + max_tokens}),
+    );
+    out.extend(extra);
+    state.served();
+    if body.get("stream").and_then(Json::as_bool) == Some(true) {
+        let mut chunk = out.clone();
+        chunk.insert(
+            "object".into(),
+            json!(if chat {
+                "chat.completion.chunk"
+            } else {
+                "text_completion"
+            }),
+        );
+        if chat {
+            chunk.insert(
+                "choices".into(),
+                json!([{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": "length"}]),
+            );
+        }
+        let sse = format!("data: {}\n\ndata: [DONE]\n\n", Json::Object(chunk));
+        return Response {
+            status: 200,
+            content_type: "text/event-stream".into(),
+            body: sse.into_bytes(),
+        };
+    }
+    Response::json(200, &Json::Object(out))
+}
+
+fn handle(state: &State, req: &Request) -> Response {
+    match (req.method.as_str(), req.path.as_str()) {
+        ("GET", "/health" | "/ping") => Response {
+            status: 200,
+            content_type: "text/plain".into(),
+            body: Vec::new(),
+        },
+        ("GET", "/version") => Response::json(200, &json!({"version": VERSION})),
+        ("GET", "/v1/models") => Response::json(
+            200,
+            &json!({"object": "list", "data": [{
+                "id": state.plan.served_name, "object": "model", "owned_by": "vllm",
+                "max_model_len": state.plan.max_model_len,
+            }]}),
+        ),
+        ("POST", "/v1/completions") => completion(state, req, false),
+        ("POST", "/v1/chat/completions") => completion(state, req, true),
+        ("POST", "/reset_prefix_cache") => Response::json(200, &json!({})),
+        (_, "/health" | "/v1/models" | "/v1/completions" | "/v1/chat/completions") => {
+            Response::error(405, "method not allowed")
+        }
+        _ => Response::error(404, "not found"),
+    }
+}
+
+fn start_fault_timer() {
+    if let Some(ms) = env_nonempty("PD_STANDIN_FAIL_AFTER_MS").and_then(|v| v.trim().parse().ok())
+    {
+        thread::spawn(move || {
+            thread::sleep(Duration::from_millis(ms));
+            eprintln!("vllm stand-in: PD_STANDIN_FAIL_AFTER_MS={ms} elapsed, failing");
+            exit(9);
+        });
+    }
+}
+
+fn serve(argv: &[String]) -> Result<(), Fail> {
+    start_fault_timer();
+    let args = serve_flags::parse(argv).or_else(|e| fail(2, e))?;
+    let plan = plan(&args)?;
+    let devs = devices(&plan)?;
+    let ip = env_nonempty("PD_STANDIN_NODE_IP")
+        .or_else(|| plan.host.clone().filter(|h| !is_wildcard(h)))
+        .unwrap_or_else(|| "127.0.0.1".into());
+    let mut node_name = env_nonempty("PD_STANDIN_NODE");
+    if let Some(path) = env_nonempty("PD_STANDIN_EXPECT") {
+        let text = std::fs::read_to_string(&path)
+            .or_else(|e| fail(3, format!("cannot read PD_STANDIN_EXPECT={path}: {e}")))?;
+        let exp = Expectation::parse(&text)
+            .or_else(|e| fail(3, format!("PD_STANDIN_EXPECT={path}: {e}")))?;
+        let node = check_expectation(&plan, &devs, &ip, &exp)?;
+        node_name.get_or_insert_with(|| node.to_string());
+    }
+    let node_name = node_name.unwrap_or_else(|| ip.clone());
+    let first_rank = plan.ranks.first().copied().unwrap_or(0);
+
+    let master = dp_master(&plan, &ip)?;
+    let kv = kv_binds(&plan, &ip)?;
+    let api_ip = if env_nonempty("PD_STANDIN_NODE_IP").is_some() {
+        ip.clone()
+    } else {
+        plan.host.clone().unwrap_or_else(|| "0.0.0.0".into())
+    };
+    let api = if plan.headless {
+        None
+    } else {
+        Some(bind(&api_ip, plan.api_port, "API port")?)
+    };
+    for l in master {
+        drain(l);
+    }
+    let counter_path = env_nonempty("PD_STANDIN_STATE_DIR")
+        .map(|d| PathBuf::from(d).join(format!("{node_name}-{first_rank}.served")));
+    eprintln!(
+        "vllm stand-in: {} node {node_name} ranks [{}] of DP{} TP{} devices [{}] on {ip}{}",
+        plan.role.name(),
+        join(&plan.ranks),
+        plan.dp,
+        plan.tp,
+        join(&devs),
+        api.as_ref()
+            .map_or(" (headless)".into(), |_| format!(", API {api_ip}:{}", plan.api_port)),
+    );
+    let state = Arc::new(State {
+        plan,
+        ip,
+        counter: Mutex::new(0),
+        counter_path,
+        seq: Mutex::new(0),
+    });
+    state.write_counter(0);
+    let _kv = kv;
+    match api {
+        Some(listener) => {
+            let s = Arc::clone(&state);
+            http::serve(listener, Arc::new(move |req: &Request| handle(&s, req)));
+        }
+        None => loop {
+            thread::sleep(Duration::from_secs(3600));
+        },
+    }
+    Ok(())
+}
+
+/// `vllm bench serve`: one real request, then a fake result.
+fn bench(argv: &[String]) -> Result<(), Fail> {
+    let mut host = "127.0.0.1".to_string();
+    let mut port: u16 = 8000;
+    let mut endpoint = "/v1/completions".to_string();
+    let mut model = None;
+    let mut num_prompts = 1u64;
+    let mut i = 0;
+    while i < argv.len() {
+        let (flag, inline) = match argv[i].split_once('=') {
+            Some((f, v)) => (f.replace('_', "-"), Some(v.to_string())),
+            None => (argv[i].replace('_', "-"), None),
+        };
+        let val = inline.or_else(|| argv.get(i + 1).cloned());
+        let consumed = match flag.as_str() {
+            "--host" => val.map(|v| host = v),
+            "--port" => val.and_then(|v| v.parse().ok()).map(|v| port = v),
+            "--endpoint" => val.map(|v| endpoint = v),
+            "--model" | "--served-model-name" => val.map(|v| model = Some(v)),
+            "--num-prompts" => val.and_then(|v| v.parse().ok()).map(|v| num_prompts = v),
+            "--base-url" => val.map(|v| {
+                let rest = v.split("://").nth(1).unwrap_or(&v).trim_end_matches('/');
+                if let Some((h, p)) = rest.rsplit_once(':') {
+                    host = h.to_string();
+                    port = p.parse().unwrap_or(port);
+                }
+            }),
+            _ => None,
+        };
+        i += 1;
+        if consumed.is_some() && !argv[i - 1].contains('=') {
+            i += 1;
+        }
+    }
+    let chat = endpoint.contains("chat");
+    let mut body = json!({"max_tokens": 4, "stream": false});
+    if let Some(m) = &model {
+        body["model"] = json!(m);
+    }
+    if chat {
+        body["messages"] = json!([{"role": "user", "content": "rehearsal"}]);
+    } else {
+        body["prompt"] = json!("rehearsal");
+    }
+    let started = Instant::now();
+    let resp = http::post_json(&host, port, &endpoint, &body, Duration::from_secs(30))
+        .or_else(|e| fail(1, format!("bench request to {host}:{port}{endpoint} failed: {e}")))?;
+    if resp.status != 200 {
+        return fail(
+            1,
+            format!(
+                "bench request to {host}:{port}{endpoint} returned {}: {}",
+                resp.status,
+                resp.text()
+            ),
+        );
+    }
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    println!("============ Serving Benchmark Result ============");
+    println!("{:<40}{:<10}", "Successful requests:", 1);
+    println!("{:<40}{:<10}", "Requested prompts (stand-in sent 1):", num_prompts);
+    println!("{:<40}{:<10.2}", "Benchmark duration (s):", ms / 1000.0);
+    println!("{:<40}{:<10.2}", "Mean TTFT (ms):", ms);
+    println!("{:<40}{:<10.2}", "Mean TPOT (ms):", ms / 4.0);
+    println!("==================================================");
+    Ok(())
+}

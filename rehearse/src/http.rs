@@ -1,0 +1,277 @@
+//! A minimal HTTP/1.1 server and client on std: one request per connection
+//! (`Connection: close`), `Content-Length` or chunked bodies. Enough for
+//! `curl`, Python's `httpx`/`aiohttp` and the stand-ins talking to each other.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+/// Largest body accepted.
+const MAX_BODY: usize = 64 << 20;
+
+/// A parsed request.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// `GET`, `POST`, ….
+    pub method: String,
+    /// Path without the query string.
+    pub path: String,
+    /// Headers, names lowercased.
+    pub headers: Vec<(String, String)>,
+    /// Body bytes.
+    pub body: Vec<u8>,
+}
+
+/// A response.
+#[derive(Clone, Debug, Default)]
+pub struct Response {
+    /// Status code.
+    pub status: u16,
+    /// `Content-Type`.
+    pub content_type: String,
+    /// Body bytes.
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// A JSON response.
+    pub fn json(status: u16, v: &serde_json::Value) -> Response {
+        Response {
+            status,
+            content_type: "application/json".into(),
+            body: v.to_string().into_bytes(),
+        }
+    }
+
+    /// A `{"error": msg}` response.
+    pub fn error(status: u16, msg: &str) -> Response {
+        Response::json(
+            status,
+            &serde_json::json!({"error": {"message": msg, "code": status}}),
+        )
+    }
+
+    /// The body as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+fn bad(msg: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg.to_string())
+}
+
+/// Reads headers then the body. `first` is the request or status line.
+fn read_message<R: BufRead>(r: &mut R) -> io::Result<(String, Vec<(String, String)>, Vec<u8>)> {
+    let mut first = String::new();
+    if r.read_line(&mut first)? == 0 {
+        return Err(bad("connection closed before a message"));
+    }
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line)? == 0 {
+            break;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+        }
+        if headers.len() > 200 {
+            return Err(bad("too many headers"));
+        }
+    }
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    let mut body = Vec::new();
+    if header("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked")) {
+        loop {
+            let mut size = String::new();
+            r.read_line(&mut size)?;
+            let hex = size.trim().split(';').next().unwrap_or("");
+            let n = usize::from_str_radix(hex, 16).map_err(|_| bad("bad chunk size"))?;
+            if n == 0 {
+                let mut trailer = String::new();
+                while r.read_line(&mut trailer)? > 0 && !trailer.trim().is_empty() {
+                    trailer.clear();
+                }
+                break;
+            }
+            if body.len() + n > MAX_BODY {
+                return Err(bad("body too large"));
+            }
+            let start = body.len();
+            body.resize(start + n, 0);
+            r.read_exact(&mut body[start..])?;
+            let mut crlf = String::new();
+            r.read_line(&mut crlf)?;
+        }
+    } else if let Some(len) = header("content-length") {
+        let n: usize = len.parse().map_err(|_| bad("bad content-length"))?;
+        if n > MAX_BODY {
+            return Err(bad("body too large"));
+        }
+        body.resize(n, 0);
+        r.read_exact(&mut body)?;
+    }
+    Ok((first.trim_end().to_string(), headers, body))
+}
+
+/// Reads one request.
+pub fn read_request<R: BufRead>(r: &mut R) -> io::Result<Request> {
+    let (first, headers, body) = read_message(r)?;
+    let mut parts = first.split_whitespace();
+    let method = parts.next().unwrap_or("").to_string();
+    let target = parts.next().unwrap_or("/");
+    let path = target.split('?').next().unwrap_or("/").to_string();
+    Ok(Request {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}
+
+/// Writes a response and closes the exchange.
+pub fn write_response<W: Write>(w: &mut W, resp: &Response) -> io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        resp.status,
+        reason(resp.status),
+        resp.content_type,
+        resp.body.len()
+    );
+    w.write_all(head.as_bytes())?;
+    w.write_all(&resp.body)?;
+    w.flush()
+}
+
+/// Handler type of [`serve`].
+pub type Handler = Arc<dyn Fn(&Request) -> Response + Send + Sync>;
+
+/// Accepts forever, one thread per connection.
+pub fn serve(listener: TcpListener, handler: Handler) {
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        let h = Arc::clone(&handler);
+        thread::spawn(move || {
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
+            let Ok(read_half) = stream.try_clone() else {
+                return;
+            };
+            let mut reader = BufReader::new(read_half);
+            let mut writer = stream;
+            let resp = match read_request(&mut reader) {
+                Ok(req) => h(&req),
+                Err(e) => Response::error(400, &format!("bad request: {e}")),
+            };
+            let _ = write_response(&mut writer, &resp);
+        });
+    }
+}
+
+/// Formats `host:port` for a URL/socket (brackets IPv6).
+pub fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// Connects with a timeout to the first resolved address.
+pub fn connect(host: &str, port: u16, timeout: Duration) -> io::Result<TcpStream> {
+    let mut last = bad("no address");
+    for addr in host_port(host, port).to_socket_addrs()? {
+        match TcpStream::connect_timeout(&addr, timeout) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// One request; `body` `None` sends no body.
+pub fn request(
+    method: &str,
+    host: &str,
+    port: u16,
+    path: &str,
+    body: Option<&[u8]>,
+    timeout: Duration,
+) -> io::Result<Response> {
+    let mut stream = connect(host, port, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    let body = body.unwrap_or(&[]);
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: */*\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        host_port(host, port),
+        body.len()
+    );
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)?;
+    stream.flush()?;
+    let mut reader = BufReader::new(stream);
+    let (first, headers, mut body) = read_message(&mut reader)?;
+    let has_len = headers
+        .iter()
+        .any(|(k, _)| k == "content-length" || k == "transfer-encoding");
+    if !has_len {
+        reader.read_to_end(&mut body)?;
+    }
+    let status = first
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| bad("bad status line"))?;
+    let content_type = headers
+        .iter()
+        .find(|(k, _)| k == "content-type")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    Ok(Response {
+        status,
+        content_type,
+        body,
+    })
+}
+
+/// `POST` a JSON body.
+pub fn post_json(
+    host: &str,
+    port: u16,
+    path: &str,
+    body: &serde_json::Value,
+    timeout: Duration,
+) -> io::Result<Response> {
+    let bytes = body.to_string().into_bytes();
+    request("POST", host, port, path, Some(&bytes), timeout)
+}
+
+/// `GET`.
+pub fn get(host: &str, port: u16, path: &str, timeout: Duration) -> io::Result<Response> {
+    request("GET", host, port, path, None, timeout)
+}
