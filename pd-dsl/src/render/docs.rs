@@ -305,7 +305,8 @@ pub fn index_readme(layouts: &[&Layout], scenario_guide: Option<&str>) -> String
     s.push_str(SCENARIO_GUIDE_MARK);
     s.push('\n');
     if let Some(g) = scenario_guide {
-        s.push_str("\n## 场景指南 · Scenario guide\n\n");
+        // The guide brings its own heading.
+        s.push('\n');
         s.push_str(g.trim());
         s.push('\n');
     }

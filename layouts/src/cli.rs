@@ -1,0 +1,398 @@
+//! The `catalog` command line. Thin: parsing and printing only; everything it
+//! does is a library function of `pd_dsl::render` that tests call directly.
+//!
+//! ```text
+//! catalog [--out DIR]            write the whole catalog (default `catalog/`)
+//! catalog --check [--out DIR]    exit 1 naming every stale, missing or extra file
+//! catalog list [--format json]   every layout: name, model, hardware, topology, nodes, NPUs, image, verified, recorded
+//! catalog show NAME [--format json]
+//!                                one layout's nodes; the JSON is the stable interface
+//!                                documented on `pd_dsl::render::view` (`LayoutView`)
+//! catalog render NAME [--out DIR]
+//!                                write one layout's directory (`DIR/NAME/`) atomically
+//! ```
+//!
+//! Exit codes: 0 success; 1 the catalog on disk is stale (`--check`);
+//! 2 usage error or unknown layout name; 3 the registered catalog is invalid;
+//! 4 rendering or writing failed. Errors never panic.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use pd_dsl::Layout;
+use pd_dsl::render::{self, view};
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit code: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: `--check` found stale files.
+pub const EXIT_STALE: u8 = 1;
+/// Exit code: usage error or unknown layout name.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code: the registered catalog does not build.
+pub const EXIT_CATALOG: u8 = 3;
+/// Exit code: rendering or writing failed.
+pub const EXIT_RENDER: u8 = 4;
+
+const EXIT_CODES: &str = "Exit codes: 0 success; 1 catalog stale (--check); 2 usage error or unknown layout; 3 registered catalog invalid; 4 render or write failed";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "catalog",
+    about = "Render the pd-dsl catalog: every layout's scripts and docs, plus the index",
+    after_help = EXIT_CODES
+)]
+struct Cli {
+    /// Catalog directory to write or check.
+    #[arg(long, value_name = "DIR", default_value = "catalog")]
+    out: PathBuf,
+    /// Do not write: exit 1 naming every stale, missing or extra file.
+    #[arg(long)]
+    check: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List every layout.
+    List {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Show one layout's nodes, ranks and proxy.
+    Show {
+        /// Layout name, e.g. `deepseek-v4-flash-w8a8-mtp/a3-1p3d`.
+        name: String,
+        /// Output format (`json` is a stable interface).
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Write one layout's directory.
+    Render {
+        /// Layout name.
+        name: String,
+        /// Catalog directory; the layout goes to `DIR/NAME/`.
+        #[arg(long, value_name = "DIR", default_value = "catalog")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+}
+
+/// Entry point of the binary: parses the process arguments and runs.
+pub fn main_with(layouts: Result<Vec<Layout>, String>) -> ExitCode {
+    main_with_guide(layouts, None)
+}
+
+/// [`main_with`], with a scenario guide (markdown) for the catalog index.
+pub fn main_with_guide(layouts: Result<Vec<Layout>, String>, guide: Option<String>) -> ExitCode {
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let code = run(
+        std::env::args_os(),
+        layouts,
+        guide.as_deref(),
+        &mut stdout.lock(),
+        &mut stderr.lock(),
+    );
+    ExitCode::from(code)
+}
+
+/// Runs the command line `args` (the first is the program name) against
+/// `layouts`, writing to `out` and `err`; returns the exit code.
+/// `scenario_guide` is markdown placed in the catalog index, if any.
+pub fn run<I, T>(
+    args: I,
+    layouts: Result<Vec<Layout>, String>,
+    scenario_guide: Option<&str>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let text = e.render().to_string();
+            return if e.use_stderr() {
+                let _ = write!(err, "{text}");
+                EXIT_USAGE
+            } else {
+                let _ = write!(out, "{text}");
+                EXIT_OK
+            };
+        }
+    };
+    let layouts = match layouts {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = writeln!(err, "error: the registered catalog is invalid:\n{e}");
+            return EXIT_CATALOG;
+        }
+    };
+    let result = match cli.command {
+        None if cli.check => check(&cli.out, &layouts, scenario_guide, out, err),
+        None => write_all(&cli.out, &layouts, scenario_guide, out),
+        Some(Command::List { format }) => list(&layouts, format, out),
+        Some(Command::Show { name, format }) => {
+            find(&layouts, &name).and_then(|l| show(l, format, out))
+        }
+        Some(Command::Render { name, out: dir }) => {
+            find(&layouts, &name).and_then(|l| render_one(l, &dir, out))
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err((code, message)) => {
+            let _ = writeln!(err, "error: {message}");
+            code
+        }
+    }
+}
+
+type CliResult = Result<u8, (u8, String)>;
+
+fn render_failed(e: impl std::fmt::Display) -> (u8, String) {
+    (EXIT_RENDER, e.to_string())
+}
+
+fn find<'a>(layouts: &'a [Layout], name: &str) -> Result<&'a Layout, (u8, String)> {
+    layouts.iter().find(|l| l.name() == name).ok_or_else(|| {
+        let hint = pd_dsl::rules::did_you_mean(name, layouts.iter().map(|l| l.name()));
+        (
+            EXIT_USAGE,
+            format!("no layout named `{name}`{hint}\nrun `catalog list` to see every layout"),
+        )
+    })
+}
+
+fn write_all(
+    dir: &Path,
+    layouts: &[Layout],
+    guide: Option<&str>,
+    out: &mut dyn Write,
+) -> CliResult {
+    let artifacts = render::render_catalog_with(layouts, guide).map_err(render_failed)?;
+    render::write_catalog(dir, &artifacts).map_err(render_failed)?;
+    let nodes: usize = layouts.iter().map(Layout::node_count).sum();
+    let npus: usize = layouts.iter().map(Layout::npus_used).sum();
+    let verified = layouts.iter().filter(|l| l.verified).count();
+    let _ = writeln!(
+        out,
+        "wrote {} files to {}: {} layouts, {nodes} nodes, {npus} NPUs, {verified} verified on their image",
+        artifacts.len(),
+        dir.display(),
+        layouts.len(),
+    );
+    let rows: Vec<Vec<String>> = layouts
+        .iter()
+        .map(|l| {
+            vec![
+                format!("  {}", l.name()),
+                l.topology_text(),
+                format!("{} nodes", l.node_count()),
+                format!("{} NPUs", l.npus_used()),
+                if l.verified { "verified".into() } else { "not verified".into() },
+            ]
+        })
+        .collect();
+    let _ = write!(out, "{}", table(&rows));
+    Ok(EXIT_OK)
+}
+
+fn check(
+    dir: &Path,
+    layouts: &[Layout],
+    guide: Option<&str>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> CliResult {
+    let artifacts = render::render_catalog_with(layouts, guide).map_err(render_failed)?;
+    let stale = render::check_catalog(dir, &artifacts);
+    if stale.is_empty() {
+        let _ = writeln!(out, "{} is fresh ({} files)", dir.display(), artifacts.len());
+        return Ok(EXIT_OK);
+    }
+    for s in &stale {
+        let _ = writeln!(err, "stale: {} ({})", dir.join(&s.path).display(), s.kind);
+    }
+    let _ = writeln!(
+        err,
+        "error: {} is stale: {} file(s) missing, different or extra; run `cargo run --bin catalog` to refresh it",
+        dir.display(),
+        stale.len()
+    );
+    Ok(EXIT_STALE)
+}
+
+fn list(layouts: &[Layout], format: Format, out: &mut dyn Write) -> CliResult {
+    let rows: Vec<view::IndexEntry> = layouts.iter().map(view::index_entry).collect();
+    match format {
+        Format::Json => {
+            let text = serde_json::to_string_pretty(&rows).map_err(render_failed)?;
+            let _ = writeln!(out, "{text}");
+        }
+        Format::Table => {
+            let mut t = vec![
+                [
+                    "NAME", "MODEL", "HARDWARE", "TOPOLOGY", "NODES", "NPUS", "IMAGE", "VERIFIED",
+                    "RECORDED",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ];
+            t.extend(rows.iter().map(|r| {
+                vec![
+                    r.name.clone(),
+                    r.model.to_owned(),
+                    r.hardware.to_owned(),
+                    r.topology.clone(),
+                    r.nodes.to_string(),
+                    r.npus.to_string(),
+                    r.image.clone(),
+                    r.verified.to_string(),
+                    r.recorded.clone(),
+                ]
+            }));
+            let _ = write!(out, "{}", table(&t));
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+fn show(layout: &Layout, format: Format, out: &mut dyn Write) -> CliResult {
+    let v = view::layout_view(layout);
+    if format == Format::Json {
+        let text = serde_json::to_string_pretty(&v).map_err(render_failed)?;
+        let _ = writeln!(out, "{text}");
+        return Ok(EXIT_OK);
+    }
+    let _ = writeln!(out, "{}", v.name);
+    let _ = writeln!(
+        out,
+        "model {} · hardware {} · image {} · verified {} · connector {}",
+        v.model,
+        v.hardware,
+        v.image,
+        v.verified,
+        v.connector.unwrap_or("none (mixed)")
+    );
+    let _ = writeln!(out, "verification: {}", layout.verification_text());
+    let mut t = vec![
+        [
+            "NODE", "ROLE", "ENGINE", "RANKS", "DEVICES", "API PORTS", "KV SPAN", "ENGINE ID",
+            "DP MASTER",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for n in &v.nodes {
+        let first = n.ranks.first();
+        let last = n.ranks.last();
+        let ranks = match (first, last) {
+            (Some(a), Some(b)) => format!("{}-{} of {}", a.dp_rank, b.dp_rank, n.dp_size),
+            _ => "-".into(),
+        };
+        let devices = match (
+            first.and_then(|r| r.devices.first()),
+            last.and_then(|r| r.devices.last()),
+        ) {
+            (Some(a), Some(b)) => format!("{a}-{b} (tp{})", n.tp_size),
+            _ => "-".into(),
+        };
+        let ports: Vec<u32> = n.ranks.iter().filter_map(|r| r.api_port).collect();
+        let ports = match (ports.first(), ports.last()) {
+            (Some(a), Some(b)) if a != b => format!("{a}-{b}"),
+            (Some(a), _) => a.to_string(),
+            _ => "headless".into(),
+        };
+        let kv = match (
+            first.and_then(|r| r.kv_span),
+            last.and_then(|r| r.kv_span),
+        ) {
+            (Some((a, _)), Some((_, b))) => format!("{a}-{b}"),
+            _ => "-".into(),
+        };
+        t.push(vec![
+            n.index.to_string(),
+            n.role.to_string(),
+            n.engine.to_string(),
+            ranks,
+            devices,
+            ports,
+            kv,
+            n.engine_id.map_or("-".into(), |i| i.to_string()),
+            format!("node {}", n.dp_master),
+        ]);
+    }
+    let _ = write!(out, "{}", table(&t));
+    if let Some(p) = &v.proxy {
+        let _ = writeln!(
+            out,
+            "proxy: {} on node {}, port {}, {} prefill + {} decode endpoints",
+            p.script,
+            p.node,
+            p.port,
+            p.prefill.len(),
+            p.decode.len()
+        );
+    }
+    Ok(EXIT_OK)
+}
+
+fn render_one(layout: &Layout, dir: &Path, out: &mut dyn Write) -> CliResult {
+    let artifacts = render::render_layout(layout).map_err(render_failed)?;
+    let prefix = Path::new(layout.name());
+    let local: Vec<render::Artifact> = artifacts
+        .into_iter()
+        .map(|mut a| {
+            if let Ok(rest) = a.path.strip_prefix(prefix) {
+                a.path = rest.to_path_buf();
+            }
+            a
+        })
+        .collect();
+    let target = dir.join(layout.name());
+    render::write_catalog(&target, &local).map_err(render_failed)?;
+    let _ = writeln!(out, "wrote {} files to {}", local.len(), target.display());
+    Ok(EXIT_OK)
+}
+
+/// Left-aligned columns separated by two spaces.
+fn table(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut s = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (c, cell) in r.iter().enumerate() {
+            if c + 1 == r.len() {
+                line.push_str(cell);
+            } else {
+                let pad = widths[c].saturating_sub(cell.chars().count()) + 2;
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            }
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    s
+}
