@@ -810,7 +810,15 @@ impl Cx {
         };
         s.site = self.span_site(b.span);
         let f = self.fields(&b.entries, SERVE_FIELDS, what);
-        for (key, e) in f {
+        // In source order, so errors read top to bottom.
+        let mut ordered: Vec<(&String, &Entry)> = f.iter().map(|(k, e)| (k, *e)).collect();
+        ordered.sort_by_key(|(_, e)| {
+            b.entries
+                .iter()
+                .position(|x| std::ptr::eq(x, *e))
+                .unwrap_or(usize::MAX)
+        });
+        for (key, e) in ordered {
             let v = &e.value;
             let k = key.as_str();
             match k {

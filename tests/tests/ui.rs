@@ -1,0 +1,55 @@
+//! `layout!` compile-fail and pass cases (trybuild), and the guard that every
+//! rule has its compile-fail case.
+
+use std::path::Path;
+
+/// Rules no layout can break today, with the reason. Each entry is
+/// re-checked below so it leaves this list as soon as it becomes reachable.
+const UNREACHABLE: &[(&str, &str)] = &[(
+    "speculative_needs_mtp",
+    "every model in the model table carries an MTP layer, so no layout can put MTP on weights without one",
+)];
+
+#[test]
+fn ui() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("ui/fail/*.rs");
+    t.pass("ui/pass/*.rs");
+}
+
+#[test]
+fn every_rule_has_a_compile_fail_case() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/fail");
+    let mut missing = Vec::new();
+    for rule in pd_dsl::Rule::ALL {
+        let name = rule.name();
+        let case = dir.join(format!("{name}.rs"));
+        let stderr = dir.join(format!("{name}.stderr"));
+        if UNREACHABLE.iter().any(|(n, _)| *n == name) {
+            assert!(!case.exists(), "`{name}` has a case; drop it from UNREACHABLE");
+            continue;
+        }
+        if !case.exists() || !stderr.exists() {
+            missing.push(name);
+            continue;
+        }
+        let text = std::fs::read_to_string(&stderr).unwrap_or_default();
+        assert!(
+            text.contains(&format!("[rule `{name}`]")),
+            "tests/ui/fail/{name}.stderr does not report rule `{name}`"
+        );
+    }
+    assert!(
+        missing.is_empty(),
+        "rules without a compile-fail case tests/ui/fail/<rule>.rs: {missing:?}"
+    );
+    for (name, _) in UNREACHABLE {
+        assert!(pd_dsl::Rule::from_name(name).is_some(), "`{name}` is not a rule");
+    }
+}
+
+/// `speculative_needs_mtp` is unreachable while every model has an MTP layer.
+#[test]
+fn speculative_needs_mtp_is_unreachable() {
+    assert!(pd_dsl::tables::MODELS.iter().all(|m| m.mtp));
+}

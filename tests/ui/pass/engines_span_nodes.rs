@@ -1,0 +1,21 @@
+//! Engines spanning nodes on 950DT: each prefill engine DP4 x TP4 takes two nodes.
+use pd_dsl::layout;
+
+fn main() {
+    let spec = layout! {
+        name: "demo/950dt-2p1d",
+        model: deepseek_v3_1_w8a8c8_mxfp8,
+        hardware: ascend_950dt,
+        image: "v0.21.0rc1",
+        topology: <prefill 2 x dp4tp4; decode 1 x dp8tp1;>,
+        connector: mooncake_v1 { kv_port: { prefill: 30000, decode: 30100 } },
+        ports: { api: 7100, dp_rpc: 12321 },
+        proxy: { port: 1999 },
+        provenance: { recorded: "2026-06-27" },
+    };
+    let Ok(layout) = pd_dsl::check(&spec) else {
+        std::process::exit(1)
+    };
+    assert_eq!(layout.node_count(), 5);
+    assert_eq!(layout.placement.engines[0].nodes, [0, 1]);
+}

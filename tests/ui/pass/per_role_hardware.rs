@@ -1,0 +1,20 @@
+//! Hardware named per role (one family).
+use pd_dsl::layout;
+
+fn main() {
+    let spec = layout! {
+        name: "demo/a3-per-role",
+        model: deepseek_v4_flash_w8a8_mtp,
+        hardware: { prefill: a3, decode: a3 },
+        image: "v0.21.0rc1",
+        topology: <prefill 1 x dp4tp4; decode 1 x dp16tp1;>,
+        connector: mooncake_hybrid { kv_port: { prefill: 36100, decode: 36200 } },
+        ports: { api: 7100, dp_rpc: 12321 },
+        proxy: { port: 1999 },
+        provenance: { recorded: "2026-06-27" },
+    };
+    let Ok(layout) = pd_dsl::check(&spec) else {
+        std::process::exit(1)
+    };
+    assert_eq!(layout.hardware.id, "a3");
+}
