@@ -349,3 +349,17 @@ fn list_files(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// Parses a `.json` or `.yaml` artifact, so tests and tools can assert that
+/// every structured file is well formed. Other files pass.
+pub fn parse_check(artifact: &Artifact) -> Result<(), String> {
+    match artifact.path.extension().and_then(|e| e.to_str()) {
+        Some("json") => serde_json::from_str::<serde_json::Value>(&artifact.contents)
+            .map(drop)
+            .map_err(|e| format!("{}: {e}", artifact.path.display())),
+        Some("yaml" | "yml") => serde_saphyr::from_str::<serde_json::Value>(&artifact.contents)
+            .map(drop)
+            .map_err(|e| format!("{}: {e}", artifact.path.display())),
+        _ => Ok(()),
+    }
+}
