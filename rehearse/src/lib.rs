@@ -95,7 +95,7 @@ pub mod expect;
 pub mod http;
 pub mod serve_flags;
 
-pub use expect::{ExpectedRank, Expectation};
+pub use expect::{Expectation, ExpectedRank};
 
 use std::path::{Path, PathBuf};
 

@@ -313,12 +313,13 @@ fn kind_of(name: &str) -> Option<Kind> {
 }
 
 fn looks_like_flag(s: &str) -> bool {
-    s.starts_with('-') && s.len() > 1 && !s[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.')
+    s.starts_with('-')
+        && s.len() > 1
+        && !s[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.')
 }
 
 fn parse_json_value(flag: &str, text: &str) -> Result<Json, String> {
-    serde_json::from_str(text)
-        .map_err(|e| format!("argument --{flag}: invalid JSON ({e}): {text}"))
+    serde_json::from_str(text).map_err(|e| format!("argument --{flag}: invalid JSON ({e}): {text}"))
 }
 
 /// A dotted sub-key's value: JSON when it parses, else the string.
@@ -344,7 +345,12 @@ fn set_dotted(root: &mut Json, path: &[&str], v: Json) {
     }
 }
 
-fn take(args: &[String], i: &mut usize, inline: &Option<String>, name: &str) -> Result<String, String> {
+fn take(
+    args: &[String],
+    i: &mut usize,
+    inline: &Option<String>,
+    name: &str,
+) -> Result<String, String> {
     if let Some(v) = inline {
         return Ok(v.clone());
     }
@@ -378,8 +384,9 @@ pub fn parse(args: &[String]) -> Result<ServeArgs, String> {
             None => (raw, None),
         };
         // `-O3`, `-O.key=val`, `-O=…` forms.
-        let (name, dotted): (String, Option<String>) = if let Some(rest) =
-            flag_part.strip_prefix("-O").filter(|_| !flag_part.starts_with("--"))
+        let (name, dotted): (String, Option<String>) = if let Some(rest) = flag_part
+            .strip_prefix("-O")
+            .filter(|_| !flag_part.starts_with("--"))
         {
             if let Some(path) = rest.strip_prefix('.') {
                 ("compilation-config".into(), Some(path.to_string()))
@@ -415,7 +422,10 @@ pub fn parse(args: &[String]) -> Result<ServeArgs, String> {
             },
         };
         if dotted.is_some() && kind != J {
-            return Err(format!("unknown flag --{name}.{}", dotted.unwrap_or_default()));
+            return Err(format!(
+                "unknown flag --{name}.{}",
+                dotted.unwrap_or_default()
+            ));
         }
         match kind {
             S => {

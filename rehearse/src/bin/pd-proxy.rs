@@ -123,7 +123,10 @@ fn parse(argv: &[String]) -> Result<(String, u16, Proxy), String> {
             .unwrap_or_else(|| d.to_string())
     };
     let list = |k: &str, d: &str| -> Vec<String> {
-        values.get(k).cloned().unwrap_or_else(|| vec![d.to_string()])
+        values
+            .get(k)
+            .cloned()
+            .unwrap_or_else(|| vec![d.to_string()])
     };
     let port_of = |flag: &str, v: &str| -> Result<u16, String> {
         v.parse()
@@ -293,7 +296,13 @@ impl Proxy {
             ("POST", "/v1/completions" | "/v1/chat/completions") => self.completion(req),
             ("POST", "/reset_prefix_cache") => {
                 for b in self.prefill.iter().chain(&self.decode) {
-                    let _ = http::post_json(&b.host, b.port, "/reset_prefix_cache", &json!({}), TIMEOUT);
+                    let _ = http::post_json(
+                        &b.host,
+                        b.port,
+                        "/reset_prefix_cache",
+                        &json!({}),
+                        TIMEOUT,
+                    );
                 }
                 Response::json(200, &json!({"status": "ok"}))
             }
@@ -305,11 +314,10 @@ impl Proxy {
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let (host, port, proxy) = parse(&argv).unwrap_or_else(|e| die(&e));
-    let listener = std::net::TcpListener::bind(http::host_port(&host, port))
-        .unwrap_or_else(|e| {
-            eprintln!("pd-proxy stand-in: cannot bind {host}:{port}: {e}");
-            exit(5)
-        });
+    let listener = std::net::TcpListener::bind(http::host_port(&host, port)).unwrap_or_else(|e| {
+        eprintln!("pd-proxy stand-in: cannot bind {host}:{port}: {e}");
+        exit(5)
+    });
     eprintln!(
         "pd-proxy stand-in: {host}:{port}, {} prefill and {} decode backends",
         proxy.prefill.len(),

@@ -117,14 +117,11 @@ fn truthy(v: Option<&Json>) -> bool {
 }
 
 fn positive(args: &ServeArgs, name: &str, default: i64) -> Result<u32, Fail> {
-    let v = args
-        .int(name)
-        .or_else(|e| fail(2, e))?
-        .unwrap_or(default);
-    u32::try_from(v)
-        .ok()
-        .filter(|v| *v >= 1)
-        .map_or_else(|| fail(2, format!("argument --{name}: must be >= 1, got {v}")), Ok)
+    let v = args.int(name).or_else(|e| fail(2, e))?.unwrap_or(default);
+    u32::try_from(v).ok().filter(|v| *v >= 1).map_or_else(
+        || fail(2, format!("argument --{name}: must be >= 1, got {v}")),
+        Ok,
+    )
 }
 
 fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
@@ -252,7 +249,11 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
                      --data-parallel-size {dp} --tensor-parallel-size {tp} (vllm-ascend check_kv_extra_config)",
                     own.1[0],
                     own.1[1],
-                    if role == Role::Prefill { "kv_producer" } else { "kv_consumer" },
+                    if role == Role::Prefill {
+                        "kv_producer"
+                    } else {
+                        "kv_consumer"
+                    },
                     side = own.0
                 ),
             );
@@ -275,17 +276,16 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
     }
 
     // additional_config role rules.
-    let additional = args.json("additional-config").cloned().unwrap_or(Json::Null);
+    let additional = args
+        .json("additional-config")
+        .cloned()
+        .unwrap_or(Json::Null);
     if !(additional.is_object() || additional.is_null()) {
         return fail(2, "--additional-config must be a JSON object");
     }
     let nested = |key: &str| {
         truthy(additional.get(key))
-            || truthy(
-                additional
-                    .get("scheduler_config")
-                    .and_then(|s| s.get(key)),
-            )
+            || truthy(additional.get("scheduler_config").and_then(|s| s.get(key)))
     };
     let balance = nested("enable_balance_scheduling")
         || env_nonempty("VLLM_ASCEND_BALANCE_SCHEDULING").is_some_and(|v| v.trim() == "1");
@@ -294,7 +294,11 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
             2,
             format!(
                 "balance scheduling is not allowed with kv_role {} (PD-mixed only)",
-                if role == Role::Prefill { "kv_producer" } else { "kv_consumer" }
+                if role == Role::Prefill {
+                    "kv_producer"
+                } else {
+                    "kv_consumer"
+                }
             ),
         );
     }
@@ -336,7 +340,9 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
     }
 
     let api_port = args.port("port").or_else(|e| fail(2, e))?.unwrap_or(8000);
-    let rpc_port = args.port("data-parallel-rpc-port").or_else(|e| fail(2, e))?;
+    let rpc_port = args
+        .port("data-parallel-rpc-port")
+        .or_else(|e| fail(2, e))?;
     let served_name = args
         .values
         .get("served-model-name")
@@ -397,11 +403,16 @@ fn devices(plan: &Plan) -> Result<Vec<u32>, Fail> {
         if u64::from(d) >= npus {
             return fail(
                 6,
-                format!("ASCEND_RT_VISIBLE_DEVICES={raw}: device {d} does not exist (node has {npus} NPUs)"),
+                format!(
+                    "ASCEND_RT_VISIBLE_DEVICES={raw}: device {d} does not exist (node has {npus} NPUs)"
+                ),
             );
         }
         if list.contains(&d) {
-            return fail(6, format!("ASCEND_RT_VISIBLE_DEVICES={raw}: device {d} listed twice"));
+            return fail(
+                6,
+                format!("ASCEND_RT_VISIBLE_DEVICES={raw}: device {d} listed twice"),
+            );
         }
         list.push(d);
     }
@@ -444,23 +455,38 @@ fn check_expectation(
                 3,
                 format!(
                     "node {ip} rank {rank}: the layout places no such rank on this node (it places: {})",
-                    if here.is_empty() { "nothing".into() } else { here.join(", ") }
+                    if here.is_empty() {
+                        "nothing".into()
+                    } else {
+                        here.join(", ")
+                    }
                 ),
             );
         };
         node = Some(e.node);
         let at = format!("node {} ({ip}) rank {rank}", e.node);
         let mismatch = |what: &str, found: String, want: String| -> Result<(), Fail> {
-            fail(3, format!("{at}: {what} is {found} but the layout says {want}"))
+            fail(
+                3,
+                format!("{at}: {what} is {found} but the layout says {want}"),
+            )
         };
         if e.role != plan.role.name() {
             mismatch("role", plan.role.name().into(), e.role.clone())?;
         }
         if e.dp_size != plan.dp {
-            mismatch("--data-parallel-size", plan.dp.to_string(), e.dp_size.to_string())?;
+            mismatch(
+                "--data-parallel-size",
+                plan.dp.to_string(),
+                e.dp_size.to_string(),
+            )?;
         }
         if e.tp != plan.tp {
-            mismatch("--tensor-parallel-size", plan.tp.to_string(), e.tp.to_string())?;
+            mismatch(
+                "--tensor-parallel-size",
+                plan.tp.to_string(),
+                e.tp.to_string(),
+            )?;
         }
         if plan.dp > 1 || plan.dp_address.is_some() {
             let found = plan.dp_address.clone().unwrap_or_else(|| "unset".into());
@@ -578,8 +604,10 @@ fn kv_binds(plan: &Plan, ip: &str) -> Result<Vec<TcpListener>, Fail> {
     for &r in &plan.ranks {
         let first = u32::from(kv) + r * plan.tp;
         for p in first..first + plan.tp {
-            let port = u16::try_from(p)
-                .map_or_else(|_| fail(2, format!("kv handshake port {p} exceeds 65535")), Ok)?;
+            let port = u16::try_from(p).map_or_else(
+                |_| fail(2, format!("kv handshake port {p} exceeds 65535")),
+                Ok,
+            )?;
             let l = bind(ip, port, &format!("kv handshake port of DP rank {r}"))?;
             if p == first {
                 drain(l);
@@ -778,8 +806,7 @@ fn handle(state: &State, req: &Request) -> Response {
 }
 
 fn start_fault_timer() {
-    if let Some(ms) = env_nonempty("PD_STANDIN_FAIL_AFTER_MS").and_then(|v| v.trim().parse().ok())
-    {
+    if let Some(ms) = env_nonempty("PD_STANDIN_FAIL_AFTER_MS").and_then(|v| v.trim().parse().ok()) {
         thread::spawn(move || {
             thread::sleep(Duration::from_millis(ms));
             eprintln!("vllm stand-in: PD_STANDIN_FAIL_AFTER_MS={ms} elapsed, failing");
@@ -832,8 +859,10 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
         plan.dp,
         plan.tp,
         join(&devs),
-        api.as_ref()
-            .map_or(" (headless)".into(), |_| format!(", API {api_ip}:{}", plan.api_port)),
+        api.as_ref().map_or(" (headless)".into(), |_| format!(
+            ", API {api_ip}:{}",
+            plan.api_port
+        )),
     );
     let state = Arc::new(State {
         plan,
@@ -901,8 +930,13 @@ fn bench(argv: &[String]) -> Result<(), Fail> {
         body["prompt"] = json!("rehearsal");
     }
     let started = Instant::now();
-    let resp = http::post_json(&host, port, &endpoint, &body, Duration::from_secs(30))
-        .or_else(|e| fail(1, format!("bench request to {host}:{port}{endpoint} failed: {e}")))?;
+    let resp =
+        http::post_json(&host, port, &endpoint, &body, Duration::from_secs(30)).or_else(|e| {
+            fail(
+                1,
+                format!("bench request to {host}:{port}{endpoint} failed: {e}"),
+            )
+        })?;
     if resp.status != 200 {
         return fail(
             1,
@@ -916,7 +950,10 @@ fn bench(argv: &[String]) -> Result<(), Fail> {
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     println!("============ Serving Benchmark Result ============");
     println!("{:<40}{:<10}", "Successful requests:", 1);
-    println!("{:<40}{:<10}", "Requested prompts (stand-in sent 1):", num_prompts);
+    println!(
+        "{:<40}{:<10}",
+        "Requested prompts (stand-in sent 1):", num_prompts
+    );
     println!("{:<40}{:<10.2}", "Benchmark duration (s):", ms / 1000.0);
     println!("{:<40}{:<10.2}", "Mean TTFT (ms):", ms);
     println!("{:<40}{:<10.2}", "Mean TPOT (ms):", ms / 4.0);

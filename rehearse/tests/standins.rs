@@ -1,0 +1,824 @@
+//! End-to-end tests of the stand-in binaries. Every wait is bounded and every
+//! child is killed by a guard on every path.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use pd_rehearse::http;
+use serde_json::{Value as Json, json};
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+const VLLM: &str = env!("CARGO_BIN_EXE_vllm");
+const PROXY: &str = env!("CARGO_BIN_EXE_pd-proxy");
+const NPU_SMI: &str = env!("CARGO_BIN_EXE_npu-smi");
+const HCCN: &str = env!("CARGO_BIN_EXE_hccn_tool");
+
+/// Kills and reaps its child on drop.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Guard {
+    /// Waits for exit up to `limit`; `None` if still running.
+    fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Ok(Some(s)) = self.0.try_wait() {
+                return Some(s);
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    fn stderr(&mut self) -> String {
+        let mut s = String::new();
+        if let Some(e) = self.0.stderr.as_mut() {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A base for `n` consecutive free ports.
+fn free_span(n: u16) -> u16 {
+    for _ in 0..50 {
+        let base = free_port();
+        if base.checked_add(n).is_none() {
+            continue;
+        }
+        if (base..base + n).all(|p| TcpListener::bind(("127.0.0.1", p)).is_ok()) {
+            return base;
+        }
+    }
+    panic!("no free span of {n} ports");
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pd-rehearse-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn spawn(bin: &str, args: &[String], env: &[(&str, String)]) -> Guard {
+    let mut c = Command::new(bin);
+    c.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .env_remove("ASCEND_RT_VISIBLE_DEVICES")
+        .env_remove("PD_STANDIN_NODE_IP")
+        .env_remove("PD_STANDIN_EXPECT")
+        .env_remove("PD_STANDIN_STATE_DIR")
+        .env_remove("PD_STANDIN_FAIL_AFTER_MS");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    Guard(c.spawn().unwrap())
+}
+
+/// Runs to completion (bounded): (exit code, stdout, stderr).
+fn run(bin: &str, args: &[String], env: &[(&str, String)]) -> (Option<i32>, String, String) {
+    let mut c = Command::new(bin);
+    c.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env_remove("ASCEND_RT_VISIBLE_DEVICES")
+        .env_remove("PD_STANDIN_NODE_IP")
+        .env_remove("PD_STANDIN_EXPECT");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut g = Guard(c.spawn().unwrap());
+    let status = g
+        .wait_exit(Duration::from_secs(10))
+        .expect("process did not exit");
+    let mut out = String::new();
+    if let Some(o) = g.0.stdout.as_mut() {
+        let _ = o.read_to_string(&mut out);
+    }
+    (status.code(), out, g.stderr())
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+/// Polls `GET path` until 200 or the deadline.
+fn wait_ready(host: &str, port: u16, path: &str, g: &mut Guard) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(st)) = g.0.try_wait() {
+            panic!("exited early with {st}: {}", g.stderr());
+        }
+        if let Ok(r) = http::get(host, port, path, Duration::from_millis(500))
+            && r.status == 200
+        {
+            return;
+        }
+        thread::sleep(Duration::from_millis(30));
+    }
+    panic!("{host}:{port}{path} never answered");
+}
+
+fn kv_config(
+    connector: &str,
+    role: &str,
+    kv_port: u16,
+    id: &str,
+    p: (u32, u32),
+    d: (u32, u32),
+) -> String {
+    json!({
+        "kv_connector": connector, "kv_role": role, "kv_port": kv_port.to_string(), "engine_id": id,
+        "kv_connector_extra_config": {
+            "prefill": {"dp_size": p.0, "tp_size": p.1},
+            "decode": {"dp_size": d.0, "tp_size": d.1},
+        }
+    })
+    .to_string()
+}
+
+/// The argv of one external-DP rank, shaped like the generated templates.
+fn rank_argv(port: u16, dp: u32, rank: u32, rpc: u16, tp: u32, kv: Option<String>) -> Vec<String> {
+    let mut a = s(&["serve", "/models/dsv3", "--host", "0.0.0.0"]);
+    a.extend(s(&[
+        "--port",
+        &port.to_string(),
+        "--data-parallel-size",
+        &dp.to_string(),
+        "--data-parallel-rank",
+        &rank.to_string(),
+        "--data-parallel-address",
+        "127.0.0.1",
+        "--data-parallel-rpc-port",
+        &rpc.to_string(),
+        "--tensor-parallel-size",
+        &tp.to_string(),
+        "--enable-expert-parallel",
+        "--seed",
+        "1024",
+        "--served-model-name",
+        "dsv3",
+        "--max-model-len",
+        "8192",
+        "--max_num_batched_tokens",
+        "2048",
+        "--max-num-seqs=16",
+        "--gpu-memory-utilization",
+        "0.9",
+        "--quantization",
+        "ascend",
+        "--trust-remote-code",
+        "--no-enable-prefix-caching",
+        "--async-scheduling",
+        "--speculative-config",
+        r#"{"num_speculative_tokens": 1, "method": "mtp"}"#,
+        "--compilation-config",
+        r#"{"cudagraph_mode": "FULL_DECODE_ONLY"}"#,
+        "--compilation-config.cudagraph_capture_sizes",
+        "[4,8]",
+        "--additional-config",
+        r#"{"torchair_graph_config": {"enabled": false}}"#,
+    ]));
+    if let Some(kv) = kv {
+        a.push("--kv-transfer-config".into());
+        a.push(kv);
+    }
+    a
+}
+
+fn devices(from: u32, tp: u32) -> String {
+    (from..from + tp)
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[test]
+fn unknown_flag_is_rejected_and_good_argv_accepted() {
+    let (code, _, err) = run(
+        VLLM,
+        &s(&["serve", "/m", "--port", "1", "--bogus-flag", "3"]),
+        &[],
+    );
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("vllm stand-in: unknown flag --bogus-flag"),
+        "{err}"
+    );
+    let (code, _, err) = run(VLLM, &s(&["serve", "/m", "--port"]), &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("expected one argument"), "{err}");
+
+    let port = free_port();
+    let mut argv = rank_argv(port, 1, 0, free_port(), 2, None);
+    argv.extend(s(&[
+        "-O.level=3",
+        "--no-disable-hybrid-kv-cache-manager",
+        "--block-size",
+        "128",
+    ]));
+    let mut g = spawn(VLLM, &argv, &[("ASCEND_RT_VISIBLE_DEVICES", "2,3".into())]);
+    wait_ready("127.0.0.1", port, "/health", &mut g);
+    let models = http::get("127.0.0.1", port, "/v1/models", Duration::from_secs(2)).unwrap();
+    assert!(models.text().contains("\"dsv3\""), "{}", models.text());
+    let r = http::post_json(
+        "127.0.0.1",
+        port,
+        "/v1/chat/completions",
+        &json!({"model": "dsv3", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 3}),
+        Duration::from_secs(2),
+    )
+    .unwrap();
+    assert_eq!(r.status, 200);
+    let v: Json = serde_json::from_slice(&r.body).unwrap();
+    assert!(v["choices"][0]["message"]["content"].is_string());
+}
+
+#[test]
+fn config_rules_are_checked() {
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        // Producer whose prefill shape is not its own.
+        (
+            rank_argv(1, 1, 0, 2, 1, Some(kv_config("MooncakeConnectorV1", "kv_producer", 30000, "0", (2, 1), (1, 1)))),
+            "check_kv_extra_config",
+        ),
+        // Consumer: decode shape must be its own.
+        (
+            rank_argv(1, 1, 0, 2, 1, Some(kv_config("MooncakeHybridConnector", "kv_consumer", 30000, "1", (1, 1), (4, 1)))),
+            "kv_connector_extra_config.decode is dp_size=4",
+        ),
+        (
+            rank_argv(1, 1, 0, 2, 1, Some(kv_config("MooncakeConnector", "kv_producer", 30000, "0", (1, 1), (1, 1)))),
+            "not a registered",
+        ),
+        (
+            rank_argv(1, 1, 0, 2, 1, Some(kv_config("MooncakeConnectorV1", "kv_both", 30000, "0", (1, 1), (1, 1)))),
+            "kv_role must be",
+        ),
+        (
+            rank_argv(1, 1, 0, 2, 1, Some(r#"{"kv_connector":"MooncakeConnectorV1","kv_role":"kv_producer","kv_port":"3x","kv_connector_extra_config":{"prefill":{"dp_size":1,"tp_size":1},"decode":{"dp_size":1,"tp_size":1}}}"#.into())),
+            "kv_port",
+        ),
+        (
+            rank_argv(1, 1, 0, 2, 1, Some(r#"{"kv_connector":"MooncakeConnectorV1","kv_role":"kv_producer","kv_port":"30000","kv_connector_extra_config":{"prefill":{"dp_size":1,"tp_size":1}}}"#.into())),
+            "decode.dp_size is missing",
+        ),
+        (
+            rank_argv(1, 1, 0, 2, 1, Some("{not json".into())),
+            "invalid JSON",
+        ),
+    ];
+    for (argv, want) in cases {
+        let (code, _, err) = run(VLLM, &argv, &[]);
+        assert_eq!(code, Some(2), "{want}: {err}");
+        assert!(err.contains(want), "want {want:?} in {err}");
+    }
+    // Speculative tokens, balance scheduling in PD, recompute without kv.
+    let mut a = rank_argv(1, 1, 0, 2, 1, None);
+    a.extend(s(&[
+        "--speculative-config",
+        r#"{"num_speculative_tokens": 16, "method": "mtp"}"#,
+    ]));
+    let (code, _, err) = run(VLLM, &a, &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("num_speculative_tokens + 1 <= 16"), "{err}");
+    let mut a = rank_argv(
+        1,
+        1,
+        0,
+        2,
+        1,
+        Some(kv_config(
+            "MooncakeConnectorV1",
+            "kv_consumer",
+            30000,
+            "1",
+            (1, 1),
+            (1, 1),
+        )),
+    );
+    a.extend(s(&[
+        "--additional-config",
+        r#"{"scheduler_config": {"enable_balance_scheduling": true}}"#,
+    ]));
+    let (code, _, err) = run(VLLM, &a, &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("balance scheduling is not allowed"), "{err}");
+    let (code, _, err) = run(
+        VLLM,
+        &rank_argv(
+            1,
+            1,
+            0,
+            2,
+            1,
+            Some(kv_config(
+                "MooncakeConnectorV1",
+                "kv_producer",
+                30000,
+                "0",
+                (1, 1),
+                (1, 1),
+            )),
+        ),
+        &[("VLLM_ASCEND_BALANCE_SCHEDULING", "1".into())],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    let mut a = rank_argv(1, 1, 0, 2, 1, None);
+    a.extend(s(&[
+        "--additional-config",
+        r#"{"recompute_scheduler_enable": true}"#,
+    ]));
+    let (code, _, err) = run(VLLM, &a, &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("recompute_scheduler_enable requires"), "{err}");
+}
+
+#[test]
+fn device_list_is_checked() {
+    let argv = rank_argv(1, 1, 0, 2, 4, None);
+    let (code, _, err) = run(VLLM, &argv, &[("ASCEND_RT_VISIBLE_DEVICES", "0,1".into())]);
+    assert_eq!(code, Some(6));
+    assert!(err.contains("has 2 devices but TP 4"), "{err}");
+    let (code, _, err) = run(
+        VLLM,
+        &argv,
+        &[
+            ("ASCEND_RT_VISIBLE_DEVICES", "6,7,8,9".into()),
+            ("PD_STANDIN_NPUS", "8".into()),
+        ],
+    );
+    assert_eq!(code, Some(6));
+    assert!(err.contains("device 8 does not exist"), "{err}");
+}
+
+#[test]
+fn bind_clashes_are_real() {
+    let port = free_port();
+    let mut first = spawn(VLLM, &rank_argv(port, 1, 0, 2, 1, None), &[]);
+    wait_ready("127.0.0.1", port, "/health", &mut first);
+    let (code, _, err) = run(VLLM, &rank_argv(port, 1, 0, 2, 1, None), &[]);
+    assert_eq!(code, Some(5));
+    assert!(err.contains(&format!(":{port} (API port)")), "{err}");
+
+    // Two prefill ranks whose kv spans overlap (TP2 rank 0 from kv, TP2 rank 0 from kv+1).
+    let kv = free_span(3);
+    let (a, b) = (free_port(), free_port());
+    let cfg = |k| kv_config("MooncakeConnectorV1", "kv_producer", k, "0", (1, 2), (1, 1));
+    let mut p0 = spawn(
+        VLLM,
+        &rank_argv(a, 1, 0, 2, 2, Some(cfg(kv))),
+        &[("ASCEND_RT_VISIBLE_DEVICES", "0,1".into())],
+    );
+    wait_ready("127.0.0.1", a, "/health", &mut p0);
+    let (code, _, err) = run(
+        VLLM,
+        &rank_argv(b, 1, 0, 2, 2, Some(cfg(kv + 1))),
+        &[("ASCEND_RT_VISIBLE_DEVICES", "2,3".into())],
+    );
+    assert_eq!(code, Some(5));
+    assert!(
+        err.contains(&format!(":{} (kv handshake port", kv + 1)),
+        "{err}"
+    );
+}
+
+#[test]
+fn prefill_to_decode_through_the_proxy() {
+    let state = tmpdir("flow");
+    let kv_p = free_span(2);
+    let kv_d = free_span(1);
+    let (pa, da, proxy_port) = (free_port(), free_port(), free_port());
+    let rpc = free_port();
+    let env = |node: &str| {
+        vec![
+            ("PD_STANDIN_STATE_DIR", state.display().to_string()),
+            ("PD_STANDIN_NODE", node.to_string()),
+            ("ASCEND_RT_VISIBLE_DEVICES", "0".to_string()),
+        ]
+    };
+    let p_cfg = kv_config(
+        "MooncakeConnectorV1",
+        "kv_producer",
+        kv_p,
+        "0",
+        (1, 1),
+        (1, 1),
+    );
+    let d_cfg = kv_config(
+        "MooncakeConnectorV1",
+        "kv_consumer",
+        kv_d,
+        "1",
+        (1, 1),
+        (1, 1),
+    );
+    let mut p = spawn(VLLM, &rank_argv(pa, 1, 0, rpc, 1, Some(p_cfg)), &env("0"));
+    let mut d = spawn(VLLM, &rank_argv(da, 1, 0, rpc, 1, Some(d_cfg)), &env("1"));
+    let mut proxy = spawn(
+        PROXY,
+        &s(&[
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &proxy_port.to_string(),
+            "--prefiller-hosts",
+            "127.0.0.1",
+            "--prefiller-port",
+            &pa.to_string(),
+            "--decoder-hosts",
+            "localhost",
+            "--decoder-ports",
+            &da.to_string(),
+            "--max-retries",
+            "1",
+            "--retry-delay",
+            "0.01",
+            "--workers",
+            "1",
+            "--log-level",
+            "info",
+        ]),
+        &[],
+    );
+    wait_ready("127.0.0.1", pa, "/health", &mut p);
+    wait_ready("127.0.0.1", da, "/health", &mut d);
+    wait_ready("127.0.0.1", proxy_port, "/healthcheck", &mut proxy);
+
+    // The prefill rank reports where its KV lives.
+    let r = http::post_json(
+        "127.0.0.1",
+        pa,
+        "/v1/completions",
+        &json!({"prompt": "x", "max_tokens": 5}),
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    let v: Json = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(v["kv_transfer_params"]["remote_port"], json!(kv_p));
+    assert_eq!(v["kv_transfer_params"]["do_remote_prefill"], json!(true));
+
+    // Through the proxy: P then D, D answers with choices.
+    for _ in 0..2 {
+        let r = http::post_json(
+            "127.0.0.1",
+            proxy_port,
+            "/v1/completions",
+            &json!({"model": "dsv3", "prompt": "hello", "max_tokens": 4}),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(r.status, 200, "{}", r.text());
+        let v: Json = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!(v["choices"][0]["text"], json!(" t0 t1 t2 t3"));
+    }
+
+    // Decode refuses params that point at a dead port, and without params.
+    let dead = free_port();
+    let r = http::post_json(
+        "127.0.0.1",
+        da,
+        "/v1/completions",
+        &json!({"prompt": "x", "kv_transfer_params": {"remote_host": "127.0.0.1", "remote_port": dead}}),
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    assert_eq!(r.status, 400);
+    assert!(
+        r.text()
+            .contains("kv_transfer_params do not point at a live prefill rank"),
+        "{}",
+        r.text()
+    );
+    let r = http::post_json(
+        "127.0.0.1",
+        da,
+        "/v1/completions",
+        &json!({"prompt": "x"}),
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    assert_eq!(r.status, 400);
+
+    // Counter files: P served 3 (1 direct + 2 via proxy), D served 2.
+    let read = |f: &str| {
+        std::fs::read_to_string(state.join(f))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    assert_eq!(read("0-0.served"), "3");
+    assert_eq!(read("1-0.served"), "2");
+    let hc = http::get(
+        "127.0.0.1",
+        proxy_port,
+        "/healthcheck",
+        Duration::from_secs(2),
+    )
+    .unwrap();
+    assert!(hc.text().contains("\"request_num\":2"), "{}", hc.text());
+    let _ = std::fs::remove_dir_all(&state);
+}
+
+#[test]
+fn proxy_never_returns_an_empty_200() {
+    // Layerwise P binds nothing, so the decode rank's liveness check fails:
+    // the proxy must return 502 with D's body.
+    let kv_p = free_span(1);
+    let kv_d = free_span(1);
+    let (pa, da, proxy_port) = (free_port(), free_port(), free_port());
+    let p_cfg = kv_config(
+        "MooncakeLayerwiseConnector",
+        "kv_producer",
+        kv_p,
+        "0",
+        (1, 1),
+        (1, 1),
+    );
+    let d_cfg = kv_config(
+        "MooncakeLayerwiseConnector",
+        "kv_consumer",
+        kv_d,
+        "1",
+        (1, 1),
+        (1, 1),
+    );
+    let mut p = spawn(VLLM, &rank_argv(pa, 1, 0, 2, 1, Some(p_cfg)), &[]);
+    let mut d = spawn(VLLM, &rank_argv(da, 1, 0, 2, 1, Some(d_cfg)), &[]);
+    let mut proxy = spawn(
+        PROXY,
+        &s(&[
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &proxy_port.to_string(),
+            "--prefiller-hosts",
+            "127.0.0.1",
+            "--prefiller-ports",
+            &pa.to_string(),
+            "--decoder-hosts",
+            "127.0.0.1",
+            "--decoder-ports",
+            &da.to_string(),
+        ]),
+        &[],
+    );
+    wait_ready("127.0.0.1", pa, "/health", &mut p);
+    wait_ready("127.0.0.1", da, "/health", &mut d);
+    wait_ready("127.0.0.1", proxy_port, "/healthcheck", &mut proxy);
+    let r = http::post_json(
+        "127.0.0.1",
+        proxy_port,
+        "/v1/completions",
+        &json!({"prompt": "x"}),
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    assert_eq!(r.status, 502);
+    assert!(r.text().contains("live prefill rank"), "{}", r.text());
+
+    // Length mismatch is an argv error.
+    let (code, _, err) = run(
+        PROXY,
+        &s(&[
+            "--port",
+            "1",
+            "--prefiller-hosts",
+            "a",
+            "b",
+            "--prefiller-ports",
+            "1",
+        ]),
+        &[],
+    );
+    assert_eq!(code, Some(2));
+    assert!(err.contains("lengths must match"), "{err}");
+}
+
+#[test]
+fn dp_master_must_be_reachable() {
+    let rpc = free_port();
+    let port = free_port();
+    let started = Instant::now();
+    let (code, _, err) = run(
+        VLLM,
+        &rank_argv(port, 2, 1, rpc, 1, None),
+        &[("PD_STANDIN_MASTER_TIMEOUT", "0.5".into())],
+    );
+    assert_eq!(code, Some(4), "{err}");
+    assert!(
+        err.contains(&format!("DP master 127.0.0.1:{rpc} unreachable")),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    // With rank 0 up, rank 1 comes up.
+    let (p0, p1) = (free_port(), free_port());
+    let mut r0 = spawn(
+        VLLM,
+        &rank_argv(p0, 2, 0, rpc, 1, None),
+        &[("ASCEND_RT_VISIBLE_DEVICES", "0".into())],
+    );
+    let mut r1 = spawn(
+        VLLM,
+        &rank_argv(p1, 2, 1, rpc, 1, None),
+        &[
+            ("ASCEND_RT_VISIBLE_DEVICES", "1".into()),
+            ("PD_STANDIN_MASTER_TIMEOUT", "5".into()),
+        ],
+    );
+    wait_ready("127.0.0.1", p0, "/health", &mut r0);
+    wait_ready("127.0.0.1", p1, "/health", &mut r1);
+}
+
+fn write_expect(dir: &Path, ranks: Json) -> PathBuf {
+    let path = dir.join("expect.json");
+    std::fs::write(
+        &path,
+        json!({"version": 1, "layout": "test/1p1d", "ranks": ranks}).to_string(),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn expectation_file_is_enforced() {
+    let dir = tmpdir("expect");
+    let (api, rpc, kv) = (free_port(), free_port(), free_span(2));
+    let ip = "127.0.0.2";
+    let entry = |rank: u32, devs: Vec<u32>, api_port: Option<u16>| {
+        json!({"node": 1, "node_ip": ip, "role": "prefill", "engine": 0, "engine_id": 0,
+               "dp_size": 2, "tp": 1, "dp_rank": rank, "devices": devs, "api_port": api_port,
+               "dp_master_ip": ip, "rpc_port": rpc, "kv_port": kv})
+    };
+    let path = write_expect(
+        &dir,
+        json!([
+            entry(0, vec![0], Some(api)),
+            entry(1, vec![1], Some(api + 1))
+        ]),
+    );
+    let cfg = kv_config(
+        "MooncakeHybridConnector",
+        "kv_producer",
+        kv,
+        "0",
+        (2, 1),
+        (1, 1),
+    );
+    let mut argv = rank_argv(api, 2, 0, rpc, 1, Some(cfg));
+    let addr = argv
+        .iter()
+        .position(|a| a == "--data-parallel-address")
+        .unwrap();
+    argv[addr + 1] = ip.into();
+    let env = |devs: &str| {
+        vec![
+            ("PD_STANDIN_EXPECT", path.display().to_string()),
+            ("PD_STANDIN_NODE_IP", ip.to_string()),
+            ("PD_STANDIN_STATE_DIR", dir.display().to_string()),
+            ("ASCEND_RT_VISIBLE_DEVICES", devs.to_string()),
+        ]
+    };
+    // Wrong devices: exit 3 naming node and rank.
+    let (code, _, err) = run(VLLM, &argv, &env("1"));
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("node 1 (127.0.0.2) rank 0"), "{err}");
+    // Wrong rank for this node.
+    let mut bad = argv.clone();
+    let r = bad
+        .iter()
+        .position(|a| a == "--data-parallel-rank")
+        .unwrap();
+    bad[r + 1] = "1".into();
+    let (code, _, err) = run(VLLM, &bad, &env("0"));
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("API port"), "{err}");
+    // Matching: serves on the node IP, writes <node>-<rank>.served from the file's node index.
+    let mut g = spawn(VLLM, &argv, &env("0"));
+    wait_ready(ip, api, "/health", &mut g);
+    let r = http::post_json(
+        ip,
+        api,
+        "/v1/completions",
+        &json!({"prompt": "x"}),
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    let v: Json = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(v["kv_transfer_params"]["remote_host"], json!(ip));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("1-0.served"))
+            .unwrap()
+            .trim(),
+        "1"
+    );
+    drop(g);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn fault_injection_and_bench() {
+    let port = free_port();
+    let mut g = spawn(
+        VLLM,
+        &rank_argv(port, 1, 0, 2, 1, None),
+        &[("PD_STANDIN_FAIL_AFTER_MS", "200".into())],
+    );
+    let st = g.wait_exit(Duration::from_secs(5)).expect("did not fail");
+    assert_eq!(st.code(), Some(9));
+
+    let port = free_port();
+    let mut m = spawn(VLLM, &rank_argv(port, 1, 0, 2, 1, None), &[]);
+    wait_ready("127.0.0.1", port, "/health", &mut m);
+    let (code, out, err) = run(
+        VLLM,
+        &s(&[
+            "bench",
+            "serve",
+            "--backend",
+            "vllm",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--model",
+            "dsv3",
+            "--dataset-name",
+            "random",
+            "--num-prompts",
+            "200",
+            "--random-input-len",
+            "1024",
+        ]),
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("Serving Benchmark Result"), "{out}");
+    let (code, _, _) = run(
+        VLLM,
+        &s(&["bench", "serve", "--port", &free_port().to_string()]),
+        &[],
+    );
+    assert_eq!(code, Some(1));
+}
+
+#[test]
+fn npu_smi_and_hccn_tool() {
+    let (code, out, _) = run(
+        NPU_SMI,
+        &s(&["info", "-l"]),
+        &[("PD_STANDIN_NPUS", "8".into())],
+    );
+    assert_eq!(code, Some(0));
+    assert!(out.contains("Total Count                    : 8"), "{out}");
+    assert_eq!(out.matches("NPU ID").count(), 8);
+    let (code, out, _) = run(NPU_SMI, &s(&["info"]), &[]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("npu-smi"));
+    let (_, out, _) = run(HCCN, &s(&["-i", "3", "-link", "-g"]), &[]);
+    assert_eq!(out.trim(), "link status: UP");
+    let (_, out, _) = run(
+        HCCN,
+        &s(&["-i", "3", "-link", "-g"]),
+        &[("PD_STANDIN_LINK_DOWN", "1,3".into())],
+    );
+    assert_eq!(out.trim(), "link status: DOWN");
+    let (_, out, _) = run(HCCN, &s(&["-i", "0", "-net_health", "-g"]), &[]);
+    assert_eq!(out.trim(), "net health status: Success");
+    for q in ["-ip", "-lldp", "-gateway", "-netdetect"] {
+        let (code, out, _) = run(HCCN, &s(&["-i", "0", q, "-g"]), &[]);
+        assert_eq!(code, Some(0), "{q}");
+        assert!(!out.is_empty());
+    }
+    let (code, _, _) = run(HCCN, &s(&["-i", "0", "-bogus", "-g"]), &[]);
+    assert_eq!(code, Some(1));
+}
+
+#[test]
+fn binaries_are_located_next_to_the_test() {
+    let dir = pd_rehearse::locate().expect("stand-ins not found");
+    for p in pd_rehearse::binary_paths(&dir) {
+        assert!(p.is_file(), "{}", p.display());
+    }
+}
