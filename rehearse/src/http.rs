@@ -64,7 +64,10 @@ fn bad(msg: &str) -> io::Error {
 }
 
 /// Reads headers then the body. `first` is the request or status line.
-fn read_message<R: BufRead>(r: &mut R) -> io::Result<(String, Vec<(String, String)>, Vec<u8>)> {
+/// First line, lowercased headers, body.
+type Message = (String, Vec<(String, String)>, Vec<u8>);
+
+fn read_message<R: BufRead>(r: &mut R) -> io::Result<Message> {
     let mut first = String::new();
     if r.read_line(&mut first)? == 0 {
         return Err(bad("connection closed before a message"));

@@ -473,3 +473,119 @@ pub fn parse(args: &[String]) -> Result<ServeArgs, String> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_briefs_flags_parse() {
+        let values = [
+            "host",
+            "port",
+            "api-server-count",
+            "data-parallel-size",
+            "data-parallel-size-local",
+            "data-parallel-rank",
+            "data-parallel-start-rank",
+            "data-parallel-address",
+            "data-parallel-rpc-port",
+            "tensor-parallel-size",
+            "seed",
+            "served-model-name",
+            "max-model-len",
+            "max-num-batched-tokens",
+            "max-num-seqs",
+            "gpu-memory-utilization",
+            "block-size",
+            "quantization",
+            "tokenizer-mode",
+            "tool-call-parser",
+            "reasoning-parser",
+            "safetensors-load-strategy",
+            "dtype",
+            "kv-cache-dtype",
+        ];
+        for f in values {
+            let a = parse(&argv(&["/m", &format!("--{}", f.replace('-', "_")), "7"]));
+            assert!(a.is_ok_and(|a| a.value(f) == Some("7")), "{f}");
+        }
+        let switches = [
+            "headless",
+            "enable-expert-parallel",
+            "trust-remote-code",
+            "async-scheduling",
+            "enable-prefix-caching",
+            "enforce-eager",
+            "enable-auto-tool-choice",
+            "disable-hybrid-kv-cache-manager",
+        ];
+        for f in switches {
+            assert!(
+                parse(&argv(&["/m", &format!("--{f}")])).is_ok_and(|a| a.switch(f)),
+                "{f}"
+            );
+        }
+        for f in [
+            "no-enable-prefix-caching",
+            "no-disable-hybrid-kv-cache-manager",
+        ] {
+            let a = parse(&argv(&["/m", &format!("--{f}")]));
+            assert!(
+                a.is_ok_and(|a| !a.switch(&f[3..]) && a.switches.contains_key(&f[3..])),
+                "{f}"
+            );
+        }
+        for f in [
+            "compilation-config",
+            "speculative-config",
+            "additional-config",
+            "kv-transfer-config",
+            "model-loader-extra-config",
+        ] {
+            let a = parse(&argv(&["/m", &format!("--{f}"), r#"{"a": 1}"#]));
+            assert!(
+                a.is_ok_and(|a| a.json(f) == Some(&serde_json::json!({"a": 1}))),
+                "{f}"
+            );
+        }
+    }
+
+    #[test]
+    fn forms_and_errors() {
+        let a = parse(&argv(&[
+            "/m",
+            "-tp=4",
+            "--port=9",
+            "-O3",
+            "--compilation-config.cudagraph_mode",
+            "FULL",
+            "--served-model-name",
+            "a",
+            "b",
+            "--seed",
+            "-1",
+        ]));
+        let Ok(a) = a else { return assert!(a.is_ok()) };
+        assert_eq!(a.value("tensor-parallel-size"), Some("4"));
+        assert_eq!(a.value("port"), Some("9"));
+        assert_eq!(a.value("seed"), Some("-1"));
+        assert_eq!(a.values.get("served-model-name").map(Vec::len), Some(2));
+        assert_eq!(
+            a.json("compilation-config"),
+            Some(&serde_json::json!({"level": 3, "cudagraph_mode": "FULL"}))
+        );
+        assert_eq!(a.model.as_deref(), Some("/m"));
+        assert_eq!(
+            parse(&argv(&["/m", "--nope"])).err().as_deref(),
+            Some("unknown flag --nope")
+        );
+        assert!(parse(&argv(&["/m", "--no-port"])).is_err());
+        assert!(parse(&argv(&["/m", "/n"])).is_err());
+        assert!(parse(&argv(&["/m", "--kv-transfer-config", "{bad"])).is_err());
+    }
+}

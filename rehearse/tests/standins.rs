@@ -206,13 +206,6 @@ fn rank_argv(port: u16, dp: u32, rank: u32, rpc: u16, tp: u32, kv: Option<String
     a
 }
 
-fn devices(from: u32, tp: u32) -> String {
-    (from..from + tp)
-        .map(|d| d.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 #[test]
 fn unknown_flag_is_rejected_and_good_argv_accepted() {
     let (code, _, err) = run(
@@ -821,4 +814,75 @@ fn binaries_are_located_next_to_the_test() {
     for p in pd_rehearse::binary_paths(&dir) {
         assert!(p.is_file(), "{}", p.display());
     }
+}
+
+#[test]
+fn mixed_native_dp_over_two_nodes() {
+    let (api, rpc) = (free_port(), free_port());
+    let common = |extra: &[&str]| {
+        let mut a = s(&[
+            "serve",
+            "/models/dsv3",
+            "--host",
+            "0.0.0.0",
+            "--data-parallel-size",
+            "4",
+            "--data-parallel-size-local",
+            "2",
+            "--data-parallel-address",
+            "127.0.0.1",
+            "--data-parallel-rpc-port",
+            &rpc.to_string(),
+            "--tensor-parallel-size",
+            "4",
+        ]);
+        a.extend(s(extra));
+        a
+    };
+    let dir = tmpdir("mixed");
+    let entry = |node: usize, ip: &str, rank: u32, api_port: Option<u16>| {
+        let first = (rank % 2) * 4;
+        json!({"node": node, "node_ip": ip, "role": "mixed", "dp_size": 4, "tp": 4, "dp_rank": rank,
+               "devices": (first..first + 4).collect::<Vec<_>>(), "api_port": api_port,
+               "dp_master_ip": "127.0.0.1", "rpc_port": rpc, "kv_port": null})
+    };
+    let path = write_expect(
+        &dir,
+        json!([
+            entry(0, "127.0.0.1", 0, Some(api)),
+            entry(0, "127.0.0.1", 1, None),
+            entry(1, "127.0.0.3", 2, None),
+            entry(1, "127.0.0.3", 3, None)
+        ]),
+    );
+    let env = |ip: &str| {
+        vec![
+            ("PD_STANDIN_NODE_IP", ip.to_string()),
+            ("PD_STANDIN_EXPECT", path.display().to_string()),
+            ("PD_STANDIN_STATE_DIR", dir.display().to_string()),
+            ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7".to_string()),
+        ]
+    };
+    let mut head = spawn(
+        VLLM,
+        &common(&["--port", &api.to_string()]),
+        &env("127.0.0.1"),
+    );
+    let mut worker = spawn(
+        VLLM,
+        &common(&["--headless", "--data-parallel-start-rank", "2"]),
+        &env("127.0.0.3"),
+    );
+    wait_ready("127.0.0.1", api, "/health", &mut head);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !dir.join("1-2.served").exists() {
+        assert!(
+            Instant::now() < deadline,
+            "headless node never came up: {}",
+            worker.stderr()
+        );
+        thread::sleep(Duration::from_millis(30));
+    }
+    assert!(worker.0.try_wait().unwrap().is_none());
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -319,7 +319,7 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         }
         if let Some(n) = spec.get("num_speculative_tokens") {
             match n.as_i64() {
-                Some(n) if n >= 1 && n + 1 <= 16 => {}
+                Some(n) if (1..16).contains(&n) => {}
                 _ => {
                     return fail(
                         2,
