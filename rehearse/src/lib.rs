@@ -32,9 +32,9 @@
 //! decimal number of completion requests it answered with 200 (starting at `0`, rewritten atomically
 //! after each one). `<rank>` is the process's `--data-parallel-rank` (external DP), else its
 //! `--data-parallel-start-rank` (native DP, default 0). A file that exists means "this process came up".
-A headless process (native DP, non-first node of a mixed engine) writes `0` and never serves; under
-native DP the API process answers for all its engine's ranks, so "every rank served ≥ 1" applies to
-the processes that have an API port.
+//! A headless process (native DP, non-first node of a mixed engine) writes `0` and never serves; under
+//! native DP the API process answers for all its engine's ranks, so "every rank served ≥ 1" applies to
+//! the processes that have an API port.
 //!
 //! # Exit codes of `vllm serve`
 //!
