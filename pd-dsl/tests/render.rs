@@ -2,6 +2,8 @@
 //! from JSON specs, checked by the same rules as `layout!`), plus the
 //! renderer's write/check behaviour.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 use pd_dsl::render::{self, Artifact, StaleKind};
 use pd_dsl::{Layout, LayoutSpec};
 
