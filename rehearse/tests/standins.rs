@@ -8,6 +8,7 @@ use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -48,26 +49,26 @@ impl Guard {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+/// Ports handed out by this test process: a private counter below the
+/// ephemeral range, so two tests never get the same port (the OS may hand a
+/// just-released ephemeral port to a concurrent test).
+static NEXT_PORT: AtomicU32 = AtomicU32::new(0);
 
 /// A base for `n` consecutive free ports.
 fn free_span(n: u16) -> u16 {
-    for _ in 0..50 {
-        let base = free_port();
-        if base.checked_add(n).is_none() {
-            continue;
-        }
-        if (base..base + n).all(|p| TcpListener::bind(("127.0.0.1", p)).is_ok()) {
+    let start = 21000 + (std::process::id() % 150) * 60;
+    for _ in 0..200 {
+        let off = NEXT_PORT.fetch_add(u32::from(n), Ordering::Relaxed);
+        let base = u16::try_from(start + off % 9000).unwrap();
+        if (base..base + n).all(|p| TcpListener::bind(("0.0.0.0", p)).is_ok()) {
             return base;
         }
     }
     panic!("no free span of {n} ports");
+}
+
+fn free_port() -> u16 {
+    free_span(1)
 }
 
 fn tmpdir(name: &str) -> PathBuf {
