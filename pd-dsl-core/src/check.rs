@@ -446,7 +446,7 @@ fn lookup_tables(
                 spec.image.site,
                 "image",
                 format!(
-                    "found image `{}` on {}, expected an image that ships a {} build: {} has none (installation.md, image workflow)",
+                    "found image `{}` on {}, expected an image built for {}: {} ships none for it (installation.md, image workflow)",
                     img.tag, hw.product, hw.product, img.tag
                 ),
             );
@@ -1175,7 +1175,7 @@ fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
                 Rule::FlagFormat,
                 f.name.site,
                 field.clone(),
-                format!("found flag {name:?}, expected `--kebab-case`{}: one spelling lets the rules find derived and duplicate flags", if is_flag(&dashed) { format!("; did you mean `{dashed}`?") } else { String::new() }),
+                format!("found flag {name:?}, expected `--kebab-case`: one spelling lets the rules find derived and duplicate flags{}", if is_flag(&dashed) { format!("; did you mean `{dashed}`?") } else { String::new() }),
             );
             continue;
         }

@@ -26,7 +26,10 @@ fn every_rule_has_a_compile_fail_case() {
         let case = dir.join(format!("{name}.rs"));
         let stderr = dir.join(format!("{name}.stderr"));
         if UNREACHABLE.iter().any(|(n, _)| *n == name) {
-            assert!(!case.exists(), "`{name}` has a case; drop it from UNREACHABLE");
+            assert!(
+                !case.exists(),
+                "`{name}` has a case; drop it from UNREACHABLE"
+            );
             continue;
         }
         if !case.exists() || !stderr.exists() {
@@ -44,7 +47,10 @@ fn every_rule_has_a_compile_fail_case() {
         "rules without a compile-fail case tests/ui/fail/<rule>.rs: {missing:?}"
     );
     for (name, _) in UNREACHABLE {
-        assert!(pd_dsl::Rule::from_name(name).is_some(), "`{name}` is not a rule");
+        assert!(
+            pd_dsl::Rule::from_name(name).is_some(),
+            "`{name}` is not a rule"
+        );
     }
 }
 
