@@ -93,6 +93,11 @@
 //! every other process connects to it, retrying, within the timeout. A kv producer (V1, Hybrid) or
 //! a kv consumer (Layerwise) binds every port of its ranks' handshake spans
 //! `[kv_port + r·tp, kv_port + (r+1)·tp − 1]` on the node IP. The API port is bound last.
+//!
+//! A decode rank answers a completion only when the request carries `kv_transfer_params` whose
+//! `remote_host:remote_port` accepts a TCP connection (a live prefill rank's first handshake port);
+//! under `MooncakeLayerwiseConnector` (push mode, P connects to D) any `kv_transfer_params` object
+//! is enough. Otherwise it answers 400 `kv_transfer_params do not point at a live prefill rank`.
 
 pub mod expect;
 pub mod http;

@@ -534,62 +534,78 @@ fn prefill_to_decode_through_the_proxy() {
     let _ = std::fs::remove_dir_all(&state);
 }
 
+/// A fake backend answering every request with `status` and `body`.
+fn fake_backend(status: u16, body: &'static str) -> u16 {
+    let port = free_port();
+    let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    thread::spawn(move || {
+        http::serve(
+            listener,
+            std::sync::Arc::new(move |_: &http::Request| http::Response {
+                status,
+                content_type: "text/plain".into(),
+                body: body.as_bytes().to_vec(),
+            }),
+        )
+    });
+    port
+}
+
 #[test]
 fn proxy_never_returns_an_empty_200() {
-    // Layerwise P binds nothing, so the decode rank's liveness check fails:
-    // the proxy must return 502 with D's body.
     let kv_p = free_span(1);
-    let kv_d = free_span(1);
-    let (pa, da, proxy_port) = (free_port(), free_port(), free_port());
+    let pa = free_port();
     let p_cfg = kv_config(
-        "MooncakeLayerwiseConnector",
+        "MooncakeConnectorV1",
         "kv_producer",
         kv_p,
         "0",
         (1, 1),
         (1, 1),
     );
-    let d_cfg = kv_config(
-        "MooncakeLayerwiseConnector",
-        "kv_consumer",
-        kv_d,
-        "1",
-        (1, 1),
-        (1, 1),
-    );
     let mut p = spawn(VLLM, &rank_argv(pa, 1, 0, 2, 1, Some(p_cfg)), &[]);
-    let mut d = spawn(VLLM, &rank_argv(da, 1, 0, 2, 1, Some(d_cfg)), &[]);
-    let mut proxy = spawn(
-        PROXY,
-        &s(&[
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &proxy_port.to_string(),
-            "--prefiller-hosts",
-            "127.0.0.1",
-            "--prefiller-ports",
-            &pa.to_string(),
-            "--decoder-hosts",
-            "127.0.0.1",
-            "--decoder-ports",
-            &da.to_string(),
-        ]),
-        &[],
-    );
     wait_ready("127.0.0.1", pa, "/health", &mut p);
-    wait_ready("127.0.0.1", da, "/health", &mut d);
-    wait_ready("127.0.0.1", proxy_port, "/healthcheck", &mut proxy);
-    let r = http::post_json(
-        "127.0.0.1",
-        proxy_port,
-        "/v1/completions",
-        &json!({"prompt": "x"}),
-        Duration::from_secs(10),
-    )
-    .unwrap();
-    assert_eq!(r.status, 502);
-    assert!(r.text().contains("live prefill rank"), "{}", r.text());
+    for (status, body, want) in [
+        (500, "boom", "boom"),
+        (200, "", "returned 200"),
+        (400, "bad", "bad"),
+    ] {
+        let da = fake_backend(status, body);
+        let proxy_port = free_port();
+        let mut proxy = spawn(
+            PROXY,
+            &s(&[
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &proxy_port.to_string(),
+                "--prefiller-hosts",
+                "127.0.0.1",
+                "--prefiller-ports",
+                &pa.to_string(),
+                "--decoder-hosts",
+                "127.0.0.1",
+                "--decoder-ports",
+                &da.to_string(),
+                "--max-retries",
+                "1",
+                "--retry-delay",
+                "0.001",
+            ]),
+            &[],
+        );
+        wait_ready("127.0.0.1", proxy_port, "/healthcheck", &mut proxy);
+        let r = http::post_json(
+            "127.0.0.1",
+            proxy_port,
+            "/v1/completions",
+            &json!({"prompt": "x"}),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(r.status, 502, "{}", r.text());
+        assert!(r.text().contains(want), "{}", r.text());
+    }
 
     // Length mismatch is an argv error.
     let (code, _, err) = run(
@@ -607,6 +623,44 @@ fn proxy_never_returns_an_empty_200() {
     );
     assert_eq!(code, Some(2));
     assert!(err.contains("lengths must match"), "{err}");
+}
+
+#[test]
+fn layerwise_decode_needs_no_prefill_port() {
+    let kv_d = free_span(1);
+    let da = free_port();
+    let d_cfg = kv_config(
+        "MooncakeLayerwiseConnector",
+        "kv_consumer",
+        kv_d,
+        "1",
+        (1, 1),
+        (1, 1),
+    );
+    let mut d = spawn(VLLM, &rank_argv(da, 1, 0, 2, 1, Some(d_cfg)), &[]);
+    wait_ready("127.0.0.1", da, "/health", &mut d);
+    // D binds its own handshake span under Layerwise.
+    assert!(TcpListener::bind(("127.0.0.1", kv_d)).is_err());
+    let params =
+        json!({"do_remote_prefill": true, "remote_host": "127.0.0.1", "remote_port": free_port()});
+    let r = http::post_json(
+        "127.0.0.1",
+        da,
+        "/v1/completions",
+        &json!({"prompt": "x", "kv_transfer_params": params}),
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = http::post_json(
+        "127.0.0.1",
+        da,
+        "/v1/completions",
+        &json!({"prompt": "x"}),
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    assert_eq!(r.status, 400);
 }
 
 #[test]

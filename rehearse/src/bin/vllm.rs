@@ -701,7 +701,10 @@ fn completion(state: &State, req: &Request, chat: bool) -> Response {
                 .and_then(|p| p.get("remote_port"))
                 .and_then(as_int)
                 .and_then(|p| u16::try_from(p).ok());
+            let layerwise = plan.connector.as_deref() == Some("MooncakeLayerwiseConnector");
             let live = match (host, port) {
+                // Push mode: P connects to D, so there is no P port to probe.
+                _ if layerwise && params.is_some_and(Json::is_object) => Ok(()),
                 (Some(h), Some(p)) => http::connect(h, p, Duration::from_secs(2))
                     .map(|s: TcpStream| drop(s))
                     .map_err(|e| format!("{h}:{p}: {e}")),
