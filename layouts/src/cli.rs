@@ -201,7 +201,11 @@ fn write_all(
                 l.topology_text(),
                 format!("{} nodes", l.node_count()),
                 format!("{} NPUs", l.npus_used()),
-                if l.verified { "verified".into() } else { "not verified".into() },
+                if l.verified {
+                    "verified".into()
+                } else {
+                    "not verified".into()
+                },
             ]
         })
         .collect();
@@ -219,7 +223,12 @@ fn check(
     let artifacts = render::render_catalog_with(layouts, guide).map_err(render_failed)?;
     let stale = render::check_catalog(dir, &artifacts);
     if stale.is_empty() {
-        let _ = writeln!(out, "{} is fresh ({} files)", dir.display(), artifacts.len());
+        let _ = writeln!(
+            out,
+            "{} is fresh ({} files)",
+            dir.display(),
+            artifacts.len()
+        );
         return Ok(EXIT_OK);
     }
     for s in &stale {
@@ -289,7 +298,14 @@ fn show(layout: &Layout, format: Format, out: &mut dyn Write) -> CliResult {
     let _ = writeln!(out, "verification: {}", layout.verification_text());
     let mut t = vec![
         [
-            "NODE", "ROLE", "ENGINE", "RANKS", "DEVICES", "API PORTS", "KV SPAN", "ENGINE ID",
+            "NODE",
+            "ROLE",
+            "ENGINE",
+            "RANKS",
+            "DEVICES",
+            "API PORTS",
+            "KV SPAN",
+            "ENGINE ID",
             "DP MASTER",
         ]
         .map(String::from)
@@ -315,10 +331,7 @@ fn show(layout: &Layout, format: Format, out: &mut dyn Write) -> CliResult {
             (Some(a), _) => a.to_string(),
             _ => "headless".into(),
         };
-        let kv = match (
-            first.and_then(|r| r.kv_span),
-            last.and_then(|r| r.kv_span),
-        ) {
+        let kv = match (first.and_then(|r| r.kv_span), last.and_then(|r| r.kv_span)) {
             (Some((a, _)), Some((_, b))) => format!("{a}-{b}"),
             _ => "-".into(),
         };

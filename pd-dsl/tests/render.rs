@@ -9,8 +9,14 @@ use pd_dsl::{Layout, LayoutSpec};
 
 const FIXTURES: [(&str, &str); 3] = [
     ("v3_1_a3_2p1d", include_str!("fixtures/v3_1_a3_2p1d.json")),
-    ("v4_flash_a3_1p1d", include_str!("fixtures/v4_flash_a3_1p1d.json")),
-    ("v3_1_a2_mixed_2node", include_str!("fixtures/v3_1_a2_mixed_2node.json")),
+    (
+        "v4_flash_a3_1p1d",
+        include_str!("fixtures/v4_flash_a3_1p1d.json"),
+    ),
+    (
+        "v3_1_a2_mixed_2node",
+        include_str!("fixtures/v3_1_a2_mixed_2node.json"),
+    ),
 ];
 
 fn load(json: &str) -> Layout {
@@ -58,11 +64,17 @@ fn artifacts_match_snapshots() {
 
 #[test]
 fn index_matches_snapshot() {
-    let artifacts = match render::render_catalog_with(&layouts(), Some("## 场景指南 · Scenario guide\n\n*scenario guide goes here*")) {
+    let artifacts = match render::render_catalog_with(
+        &layouts(),
+        Some("## 场景指南 · Scenario guide\n\n*scenario guide goes here*"),
+    ) {
         Ok(a) => a,
         Err(e) => panic!("{e}"),
     };
-    for a in artifacts.iter().filter(|a| a.path.components().count() == 1) {
+    for a in artifacts
+        .iter()
+        .filter(|a| a.path.components().count() == 1)
+    {
         insta::assert_snapshot!(format!("index__{}", a.path.display()), a.contents);
     }
 }
@@ -73,15 +85,26 @@ fn rendering_is_deterministic_and_normalized() {
     let mut reversed = layouts();
     reversed.reverse();
     let b = render::render_catalog(&reversed).map_err(|e| e.to_string());
-    assert_eq!(a, b, "render twice (any input order) must be byte-identical");
+    assert_eq!(
+        a, b,
+        "render twice (any input order) must be byte-identical"
+    );
     let a = a.unwrap_or_default();
     let paths: Vec<_> = a.iter().map(|x| x.path.clone()).collect();
     let mut sorted = paths.clone();
     sorted.sort();
     assert_eq!(paths, sorted, "artifacts sorted by path");
     for x in &a {
-        assert!(x.contents.ends_with('\n') && !x.contents.ends_with("\n\n"), "{}", x.path.display());
-        assert!(render::parse_check(x).is_ok(), "{:?}", render::parse_check(x));
+        assert!(
+            x.contents.ends_with('\n') && !x.contents.ends_with("\n\n"),
+            "{}",
+            x.path.display()
+        );
+        assert!(
+            render::parse_check(x).is_ok(),
+            "{:?}",
+            render::parse_check(x)
+        );
         let exec = x.path.extension().is_some_and(|e| e == "sh" || e == "py");
         assert_eq!(x.executable, exec, "{}", x.path.display());
     }
@@ -105,9 +128,18 @@ fn write_then_check_is_fresh_and_reports_every_kind_of_staleness() {
     std::fs::write(out.join("stray.txt"), "x\n").expect("write");
     let stale = render::check_catalog(&out, &artifacts);
     let kinds: Vec<_> = stale.iter().map(|s| (s.path.clone(), s.kind)).collect();
-    assert!(kinds.contains(&(first.clone(), StaleKind::Missing)), "{kinds:?}");
-    assert!(kinds.contains(&(last.clone(), StaleKind::Differs)), "{kinds:?}");
-    assert!(kinds.contains(&("stray.txt".into(), StaleKind::Extra)), "{kinds:?}");
+    assert!(
+        kinds.contains(&(first.clone(), StaleKind::Missing)),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&(last.clone(), StaleKind::Differs)),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&("stray.txt".into(), StaleKind::Extra)),
+        "{kinds:?}"
+    );
 
     // Rewriting replaces the whole directory: fresh again, stray file gone.
     render::write_catalog(&out, &artifacts).expect("rewrite");
@@ -168,9 +200,24 @@ fn launcher_fails_fast_and_leaves_no_children() {
     let out = std::process::Command::new("python3")
         .arg(&launcher)
         .args([
-            "--dp-size", "8", "--tp-size", "2", "--dp-size-local", "4", "--dp-rank-start", "4",
-            "--dp-address", "127.0.0.1", "--dp-rpc-port", "12321", "--vllm-start-port", "7100",
-            "--visible-npus", "8", "--grace-seconds", "2",
+            "--dp-size",
+            "8",
+            "--tp-size",
+            "2",
+            "--dp-size-local",
+            "4",
+            "--dp-rank-start",
+            "4",
+            "--dp-address",
+            "127.0.0.1",
+            "--dp-rpc-port",
+            "12321",
+            "--vllm-start-port",
+            "7100",
+            "--visible-npus",
+            "8",
+            "--grace-seconds",
+            "2",
         ])
         .arg("--template")
         .arg(&template)
@@ -179,8 +226,14 @@ fn launcher_fails_fast_and_leaves_no_children() {
     let elapsed = started.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
-    assert!(stderr.contains("rank 5 exited with code 3"), "stderr: {stderr}");
-    assert!(elapsed < std::time::Duration::from_secs(8), "took {elapsed:?}");
+    assert!(
+        stderr.contains("rank 5 exited with code 3"),
+        "stderr: {stderr}"
+    );
+    assert!(
+        elapsed < std::time::Duration::from_secs(8),
+        "took {elapsed:?}"
+    );
     let mut seen = 0;
     for e in std::fs::read_dir(&pids).expect("read") {
         let pid = std::fs::read_to_string(e.expect("entry").path()).expect("read");
@@ -212,8 +265,16 @@ fn launcher_rejects_bad_arguments() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--dp-rpc-port"));
     // More NPUs than the node has.
     let o = run(&[
-        "--dp-size", "4", "--tp-size", "4", "--dp-address", "x", "--dp-rpc-port", "1",
-        "--visible-npus", "8",
+        "--dp-size",
+        "4",
+        "--tp-size",
+        "4",
+        "--dp-address",
+        "x",
+        "--dp-rpc-port",
+        "1",
+        "--visible-npus",
+        "8",
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("16 NPUs"));

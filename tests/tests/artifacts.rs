@@ -67,8 +67,17 @@ fn every_shell_script_passes_bash_n_and_shellcheck() {
     assert!(scripts.len() > 10, "found {} scripts", scripts.len());
     let bash = tool("bash");
     for s in &scripts {
-        let o = Command::new(&bash).arg("-n").arg(s).output().expect("bash runs");
-        assert!(o.status.success(), "bash -n {}: {}", s.display(), String::from_utf8_lossy(&o.stderr));
+        let o = Command::new(&bash)
+            .arg("-n")
+            .arg(s)
+            .output()
+            .expect("bash runs");
+        assert!(
+            o.status.success(),
+            "bash -n {}: {}",
+            s.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
     let o = Command::new(tool("shellcheck"))
         .args(["--shell=bash", "--severity=style"])
@@ -97,7 +106,12 @@ fn every_python_file_compiles() {
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .output()
             .expect("python3 runs");
-        assert!(o.status.success(), "py_compile {}: {}", p.display(), String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "py_compile {}: {}",
+            p.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
 }
 
@@ -107,7 +121,11 @@ fn every_yaml_and_json_file_parses() {
     let artifacts = rendered(&tmp.path().join("catalog"));
     let structured = artifacts
         .iter()
-        .filter(|a| a.path.extension().is_some_and(|e| e == "yaml" || e == "json"))
+        .filter(|a| {
+            a.path
+                .extension()
+                .is_some_and(|e| e == "yaml" || e == "json")
+        })
         .count();
     assert!(structured > 2);
     for a in &artifacts {
@@ -128,7 +146,11 @@ fn rendering_twice_is_byte_identical_and_fresh() {
     render::write_catalog(&dir, &a).expect("write");
     assert_eq!(render::check_catalog(&dir, &b), vec![]);
     for x in &a {
-        assert!(x.contents.ends_with('\n') && !x.contents.ends_with("\n\n"), "{}", x.path.display());
+        assert!(
+            x.contents.ends_with('\n') && !x.contents.ends_with("\n\n"),
+            "{}",
+            x.path.display()
+        );
     }
 }
 
@@ -141,9 +163,22 @@ fn every_layout_directory_has_its_files() {
             .iter()
             .map(|x| x.path.file_name().unwrap().to_string_lossy().into_owned())
             .collect();
-        let mut want = vec!["README.md", "meta.yaml", "run.sh", "preflight.sh", "verify.sh", "bench.sh", "docker.sh"];
+        let mut want = vec![
+            "README.md",
+            "meta.yaml",
+            "run.sh",
+            "preflight.sh",
+            "verify.sh",
+            "bench.sh",
+            "docker.sh",
+        ];
         if l.is_pd() {
-            want.extend(["run_dp_template_prefill.sh", "run_dp_template_decode.sh", "launch_online_dp.py", "proxy.sh"]);
+            want.extend([
+                "run_dp_template_prefill.sh",
+                "run_dp_template_decode.sh",
+                "launch_online_dp.py",
+                "proxy.sh",
+            ]);
         } else {
             want.push("run_mixed.sh");
         }

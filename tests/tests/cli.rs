@@ -45,13 +45,18 @@ const P2P1D: &str = "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d";
 fn list_table_and_json() {
     let (code, out, _) = run(&["list"]);
     assert_eq!(code, 0);
-    assert!(out.contains(P2P1D) && out.contains("<prefill 2 x dp2tp8; decode 1 x dp32tp1;>"), "{out}");
+    assert!(
+        out.contains(P2P1D) && out.contains("<prefill 2 x dp2tp8; decode 1 x dp32tp1;>"),
+        "{out}"
+    );
     let (code, out, _) = run(&["list", "--format", "json"]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     let rows = v.as_array().expect("array");
     assert_eq!(rows.len(), 3);
-    for key in ["name", "model", "hardware", "topology", "nodes", "npus", "image", "verified", "recorded"] {
+    for key in [
+        "name", "model", "hardware", "topology", "nodes", "npus", "image", "verified", "recorded",
+    ] {
         assert!(rows[0].get(key).is_some(), "missing {key}");
     }
 }
@@ -60,7 +65,10 @@ fn list_table_and_json() {
 fn show_table_and_stable_json() {
     let (code, out, _) = run(&["show", P2P1D]);
     assert_eq!(code, 0);
-    assert!(out.contains("DP MASTER") && out.contains("16-31 of 32"), "{out}");
+    assert!(
+        out.contains("DP MASTER") && out.contains("16-31 of 32"),
+        "{out}"
+    );
     let (code, out, _) = run(&["show", P2P1D, "--format", "json"]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
@@ -73,7 +81,10 @@ fn show_table_and_stable_json() {
     assert_eq!(node3["engine_id"], 1);
     assert_eq!(node3["kv_port"], 30200);
     assert_eq!(node3["ranks"][0]["dp_rank"], 16);
-    assert_eq!(node3["ranks"][0]["kv_span"], serde_json::json!([30216, 30216]));
+    assert_eq!(
+        node3["ranks"][0]["kv_span"],
+        serde_json::json!([30216, 30216])
+    );
     assert_eq!(v["proxy"]["port"], 1999);
     assert_eq!(v["proxy"]["prefill"].as_array().map(Vec::len), Some(4));
     assert_eq!(v["proxy"]["decode"][16], serde_json::json!([3, 7100]));
@@ -102,7 +113,10 @@ fn write_check_and_render() {
     // Write, then it is fresh.
     let (code, out, _) = run(&["--out", d]);
     assert_eq!(code, 0);
-    assert!(out.contains("3 layouts") && out.contains("8 nodes"), "{out}");
+    assert!(
+        out.contains("3 layouts") && out.contains("8 nodes"),
+        "{out}"
+    );
     let (code, out, _) = run(&["--check", "--out", d]);
     assert_eq!(code, 0, "{out}");
     // Stale and extra files are named.
@@ -111,7 +125,10 @@ fn write_check_and_render() {
     std::fs::write(dir.join("extra.txt"), "x\n").expect("write");
     let (code, _, err) = run(&["--check", "--out", d]);
     assert_eq!(code, 1);
-    assert!(err.contains("README.md (differs)") && err.contains("extra.txt (extra)"), "{err}");
+    assert!(
+        err.contains("README.md (differs)") && err.contains("extra.txt (extra)"),
+        "{err}"
+    );
     // `render NAME` rewrites one layout directory.
     let (code, out, _) = run(&["render", P2P1D, "--out", d]);
     assert_eq!(code, 0, "{out}");

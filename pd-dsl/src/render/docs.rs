@@ -1,8 +1,8 @@
 //! The documents: each layout's `README.md` and `meta.yaml`, and the
 //! catalog index (`README.md`, `index.json`).
 
-use super::view::{self, env_text};
 use super::RenderError;
+use super::view::{self, env_text};
 use crate::{Layout, Role, Verification};
 use std::fmt::Write as _;
 
@@ -34,9 +34,15 @@ fn list_ports(ports: &[u32]) -> String {
 }
 
 fn devices_text(ranks: &[crate::RankPlan]) -> String {
-    let all: Vec<u32> = ranks.iter().flat_map(|r| r.devices.iter().copied()).collect();
+    let all: Vec<u32> = ranks
+        .iter()
+        .flat_map(|r| r.devices.iter().copied())
+        .collect();
     match (all.first(), all.last()) {
-        (Some(a), Some(b)) => format!("{a}-{b} ({} per rank)", ranks.first().map_or(0, |r| r.devices.len())),
+        (Some(a), Some(b)) => format!(
+            "{a}-{b} ({} per rank)",
+            ranks.first().map_or(0, |r| r.devices.len())
+        ),
         _ => "-".into(),
     }
 }
@@ -213,7 +219,12 @@ pub fn layout_readme(layout: &Layout) -> String {
     s.push('\n');
 
     s.push_str("## Verification\n\n");
-    let _ = writeln!(s, "verified: **{}** ({})", verified_mark(layout), layout.verification_text());
+    let _ = writeln!(
+        s,
+        "verified: **{}** ({})",
+        verified_mark(layout),
+        layout.verification_text()
+    );
     if let Verification::On(_) | Verification::Before(_) = &spec.verified.value {
         s.push_str("\nVerification belongs to an image: refreshing the image flips it to false until the layout is re-run on hardware.\n");
     }
@@ -256,14 +267,38 @@ pub fn layout_readme(layout: &Layout) -> String {
 
     s.push_str("## Deployment conditions\n\n");
     s.push_str("These must match the target environment; a historical baseline does not mean the current image runs.\n\n");
-    let _ = writeln!(s, "- weights: `{}` inside the container (`{}`)", layout.model_path, layout.model.weights);
-    let _ = writeln!(s, "- image: `{}` (vllm {}, CANN {}, Mooncake {})", layout.image_ref, layout.image.vllm, layout.image.cann, layout.image.mooncake);
-    let _ = writeln!(s, "- nodes: exactly {} x {}, {} NPUs each ({} used in total)", layout.node_count(), layout.hardware.product, layout.hardware.npus_per_node, layout.npus_used());
+    let _ = writeln!(
+        s,
+        "- weights: `{}` inside the container (`{}`)",
+        layout.model_path, layout.model.weights
+    );
+    let _ = writeln!(
+        s,
+        "- image: `{}` (vllm {}, CANN {}, Mooncake {})",
+        layout.image_ref, layout.image.vllm, layout.image.cann, layout.image.mooncake
+    );
+    let _ = writeln!(
+        s,
+        "- nodes: exactly {} x {}, {} NPUs each ({} used in total)",
+        layout.node_count(),
+        layout.hardware.product,
+        layout.hardware.npus_per_node,
+        layout.npus_used()
+    );
     if !layout.hardware.required_host_paths.is_empty() {
-        let paths: Vec<String> = layout.hardware.required_host_paths.iter().map(|p| code(p)).collect();
+        let paths: Vec<String> = layout
+            .hardware
+            .required_host_paths
+            .iter()
+            .map(|p| code(p))
+            .collect();
         let _ = writeln!(s, "- host files: {}", paths.join(", "));
     }
-    let _ = writeln!(s, "- ModelArts / rank table: one container per node, and `server_list` (or `VC_WORKER_HOSTS`) in node order: {}", node_order(layout));
+    let _ = writeln!(
+        s,
+        "- ModelArts / rank table: one container per node, and `server_list` (or `VC_WORKER_HOSTS`) in node order: {}",
+        node_order(layout)
+    );
     s.push_str("- served model name: ");
     let _ = writeln!(s, "`{}`", layout.served_model_name);
     s
@@ -311,7 +346,9 @@ pub fn index_readme(layouts: &[&Layout], scenario_guide: Option<&str>) -> String
         s.push('\n');
     }
     s.push_str("\n## 布局 · Layouts\n\n");
-    s.push_str("| layout | topology | nodes | NPUs | verified | recorded |\n|---|---|---|---|---|---|\n");
+    s.push_str(
+        "| layout | topology | nodes | NPUs | verified | recorded |\n|---|---|---|---|---|---|\n",
+    );
     for l in layouts {
         let _ = writeln!(
             s,
@@ -329,21 +366,40 @@ pub fn index_readme(layouts: &[&Layout], scenario_guide: Option<&str>) -> String
         let _ = writeln!(s, "### {}\n", l.name());
         let summary: Vec<&str> = l.spec.summary.iter().map(|p| p.trim()).collect();
         if summary.is_empty() {
-            let _ = writeln!(s, "{} on {} x {}.\n", l.topology_text(), l.node_count(), l.hardware.product);
+            let _ = writeln!(
+                s,
+                "{} on {} x {}.\n",
+                l.topology_text(),
+                l.node_count(),
+                l.hardware.product
+            );
         } else {
             let _ = writeln!(s, "{}\n", summary.join(" "));
         }
         let _ = writeln!(s, "- 镜像 · image: `{}`", l.image_ref);
         let mut scripts = vec!["run.sh", "preflight.sh"];
         if l.is_pd() {
-            scripts.extend(["run_dp_template_prefill.sh", "run_dp_template_decode.sh", "launch_online_dp.py", "proxy.sh"]);
+            scripts.extend([
+                "run_dp_template_prefill.sh",
+                "run_dp_template_decode.sh",
+                "launch_online_dp.py",
+                "proxy.sh",
+            ]);
         } else {
             scripts.push("run_mixed.sh");
         }
         scripts.extend(["verify.sh", "bench.sh", "docker.sh"]);
-        let links: Vec<String> = scripts.iter().map(|f| format!("[{f}]({}/{f})", l.name())).collect();
+        let links: Vec<String> = scripts
+            .iter()
+            .map(|f| format!("[{f}]({}/{f})", l.name()))
+            .collect();
         let _ = writeln!(s, "- 脚本 · scripts: {}", links.join(" · "));
-        let _ = writeln!(s, "- verified: **{}** ({})", verified_mark(l), l.verification_text());
+        let _ = writeln!(
+            s,
+            "- verified: **{}** ({})",
+            verified_mark(l),
+            l.verification_text()
+        );
         let _ = writeln!(
             s,
             "\n来源记录日期 {} · 此页面不重新认定硬件验证结果 (this page does not re-certify hardware verification)\n",
@@ -371,6 +427,11 @@ pub fn role_env(layout: &Layout, role: Role) -> Vec<(String, String)> {
     layout
         .serve
         .get(&role)
-        .map(|s| s.env.iter().map(|(n, v)| (n.clone(), env_text(n, v))).collect())
+        .map(|s| {
+            s.env
+                .iter()
+                .map(|(n, v)| (n.clone(), env_text(n, v)))
+                .collect()
+        })
         .unwrap_or_default()
 }

@@ -42,10 +42,7 @@ impl Artifact {
     /// newline to exactly one.
     pub fn new(path: impl Into<PathBuf>, contents: impl Into<String>) -> Artifact {
         let path = path.into();
-        let executable = matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("sh" | "py")
-        );
+        let executable = matches!(path.extension().and_then(|e| e.to_str()), Some("sh" | "py"));
         let mut contents: String = contents.into();
         let trimmed = contents.trim_end_matches('\n').len();
         contents.truncate(trimmed);
@@ -106,10 +103,7 @@ impl std::error::Error for RenderError {
     }
 }
 
-fn io_err<'a>(
-    action: &'static str,
-    path: &'a Path,
-) -> impl FnOnce(io::Error) -> RenderError + 'a {
+fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> RenderError + 'a {
     move |source| RenderError::Io {
         action,
         path: path.to_path_buf(),
@@ -201,8 +195,7 @@ pub fn write_catalog(out_dir: &Path, artifacts: &[Artifact]) -> Result<(), Rende
         .map_err(io_err("create a temporary directory in", &parent))?;
     for a in artifacts {
         if a.path.is_absolute()
-            || a
-                .path
+            || a.path
                 .components()
                 .any(|c| !matches!(c, std::path::Component::Normal(_)))
         {

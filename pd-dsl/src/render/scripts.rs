@@ -1,8 +1,8 @@
 //! The generated shell scripts. Static shell text lives in raw strings; every
 //! layout value enters through [`q`] (= [`shell::quote`]) or as a number.
 
-use super::shell::{self, quote as q};
 use super::RenderError;
+use super::shell::{self, quote as q};
 use crate::{EnvValue, Layout, Role, Serve};
 use std::fmt::Write as _;
 
@@ -107,8 +107,14 @@ fn node_facts(layout: &Layout, index: usize) -> Vec<(&'static str, String)> {
         ("DP_MASTER_NODE", n.dp_master.to_string()),
     ];
     if layout.is_pd() {
-        v.push(("ENGINE_ID", e.engine_id.map(|i| i.to_string()).unwrap_or_default()));
-        v.push(("KV_PORT", e.kv_port.map(|i| i.to_string()).unwrap_or_default()));
+        v.push((
+            "ENGINE_ID",
+            e.engine_id.map(|i| i.to_string()).unwrap_or_default(),
+        ));
+        v.push((
+            "KV_PORT",
+            e.kv_port.map(|i| i.to_string()).unwrap_or_default(),
+        ));
         v.push(("API_START_PORT", layout.api_port.to_string()));
     } else {
         v.push(("HEADLESS", u8::from(n.headless).to_string()));
@@ -283,7 +289,10 @@ exit "$rc"
 
 /// `run.sh`: the per-node spine.
 pub fn run_sh(layout: &Layout) -> String {
-    let mut s = header(layout, "Per-node entry (\"spine\"): run it on every node from this directory.");
+    let mut s = header(
+        layout,
+        "Per-node entry (\"spine\"): run it on every node from this directory.",
+    );
     s.push_str(
         "#   PD_NODE_INDEX=<i> PD_NODE_IPS=<ip0>,<ip1>,... ./run.sh\n\
          # Node discovery alternatives: PD_HOSTFILE, RANK_TABLE_FILE, ModelArts, LeaderWorkerSet (see README.md).\n\
@@ -335,10 +344,9 @@ if ((NODE_INDEX == 0)); then
             .collect();
         s.push_str("    ");
         s.push_str(&array("ENDPOINTS", &eps).replace("\n         ", "\n             "));
-        let _ = write!(
+        let _ = writeln!(
             s,
-            r#"    WAIT_SECONDS=${{PD_WAIT_SECONDS:-{DEFAULT_WAIT_SECONDS}}}
-"#
+            "    WAIT_SECONDS=${{PD_WAIT_SECONDS:-{DEFAULT_WAIT_SECONDS}}}"
         );
         s.push_str(
             r#"    is_uint "$WAIT_SECONDS" || die "PD_WAIT_SECONDS must be a number of seconds, got '$WAIT_SECONDS'"
@@ -470,19 +478,21 @@ pub fn dp_template_sh(layout: &Layout, role: Role) -> Result<String, RenderError
 
 /// `run_mixed.sh`: this node's share of a mixed engine with native DP.
 pub fn run_mixed_sh(layout: &Layout) -> Result<String, RenderError> {
-    let serve = layout.serve.get(&Role::Mixed).ok_or_else(|| RenderError::Layout {
-        layout: layout.name().to_owned(),
-        message: "no serve settings for role `mixed`".into(),
-    })?;
+    let serve = layout
+        .serve
+        .get(&Role::Mixed)
+        .ok_or_else(|| RenderError::Layout {
+            layout: layout.name().to_owned(),
+            message: "no serve settings for role `mixed`".into(),
+        })?;
     let engine = layout.placement.engines.first();
     let (dp, tp) = engine.map_or((1, 1), |e| (e.dp, e.tp));
     let multi_node = engine.is_some_and(|e| e.nodes.len() > 1);
-    let npus_local = layout
-        .placement
-        .nodes
-        .first()
-        .map_or(0, |n| n.npus_used());
-    let mut s = header(layout, "This node's share of the mixed engine (native DP); run.sh calls it.");
+    let npus_local = layout.placement.nodes.first().map_or(0, |n| n.npus_used());
+    let mut s = header(
+        layout,
+        "This node's share of the mixed engine (native DP); run.sh calls it.",
+    );
     s.push_str(
         "# Usage: run_mixed.sh DP_SIZE_LOCAL DP_START_RANK DP_ADDRESS HEADLESS(0|1)\n\
          set -euo pipefail\n\n\
@@ -492,7 +502,11 @@ pub fn run_mixed_sh(layout: &Layout) -> Result<String, RenderError> {
     );
     s.push_str(TEMPLATE_CHECKS);
     let devices: Vec<String> = (0..npus_local).map(|d| d.to_string()).collect();
-    let _ = writeln!(s, "\nexport ASCEND_RT_VISIBLE_DEVICES={}", q(&devices.join(",")));
+    let _ = writeln!(
+        s,
+        "\nexport ASCEND_RT_VISIBLE_DEVICES={}",
+        q(&devices.join(","))
+    );
     s.push_str(&env_exports(serve));
     s.push('\n');
     if multi_node {
@@ -537,7 +551,10 @@ pub fn proxy_sh(layout: &Layout) -> String {
         return header(layout, "Mixed layout: no proxy.") + "exit 0\n";
     };
     let file = proxy.script.file_name();
-    let mut s = header(layout, &format!("Runs the image's {file} on node 0 (run.sh starts it)."));
+    let mut s = header(
+        layout,
+        &format!("Runs the image's {file} on node 0 (run.sh starts it)."),
+    );
     s.push_str(
         "# Needs PD_NODE_IPS (comma-separated, node order; run.sh exports it).\n\
          # Overrides: PD_PROXY_SCRIPT (script path), PD_PROXY_HOST (listen address).\n\
@@ -604,23 +621,24 @@ pub fn node_ports(layout: &Layout, index: usize) -> Vec<(u32, u32)> {
         if let Some(p) = r.api_port {
             out.push((p, p));
         }
-        if let (Some(span), Some(kind)) = (r.kv_span, layout.connector) {
-            if kind.binding_role() == n.role {
-                out.push(span);
-            }
+        if let (Some(span), Some(kind)) = (r.kv_span, layout.connector)
+            && kind.binding_role() == n.role
+        {
+            out.push(span);
         }
     }
     let engine = layout.placement.engines.get(n.engine);
     let uses_rpc = layout.is_pd() || engine.is_some_and(|e| e.nodes.len() > 1);
-    if let Some(rpc) = layout.dp_rpc_port {
-        if n.dp_master == n.index && uses_rpc {
-            out.push((rpc, rpc));
-        }
+    if let Some(rpc) = layout.dp_rpc_port
+        && n.dp_master == n.index
+        && uses_rpc
+    {
+        out.push((rpc, rpc));
     }
-    if n.hosts_proxy {
-        if let Some(p) = layout.proxy {
-            out.push((p.port, p.port));
-        }
+    if n.hosts_proxy
+        && let Some(p) = layout.proxy
+    {
+        out.push((p.port, p.port));
     }
     out.sort_unstable();
     let mut merged: Vec<(u32, u32)> = Vec::new();
@@ -786,7 +804,10 @@ pub fn preflight_sh(layout: &Layout) -> String {
         checks.push("mooncake");
     }
     checks.push("vllm_ascend_version");
-    let mut s = header(layout, "Checks a node before start; run.sh runs it. Usage: preflight.sh NODE_INDEX");
+    let mut s = header(
+        layout,
+        "Checks a node before start; run.sh runs it. Usage: preflight.sh NODE_INDEX",
+    );
     let _ = writeln!(
         s,
         "# Checks: {}. Skip one only with PD_SKIP_PREFLIGHT=name,...\nset -euo pipefail\n",
@@ -797,7 +818,11 @@ pub fn preflight_sh(layout: &Layout) -> String {
     let _ = writeln!(s, "EXPECTED_NPUS={}", layout.hardware.npus_per_node);
     let _ = writeln!(s, "MODEL_PATH={}", q(&layout.model_path));
     let _ = writeln!(s, "IMAGE_REF={}", q(&layout.image_ref));
-    let _ = writeln!(s, "IMAGE_VERSION={}", q(layout.image.tag.trim_start_matches('v')));
+    let _ = writeln!(
+        s,
+        "IMAGE_VERSION={}",
+        q(layout.image.tag.trim_start_matches('v'))
+    );
     let _ = writeln!(
         s,
         "REQUIRED_PATHS=({})",
@@ -833,9 +858,18 @@ done
         let npus = layout.placement.nodes.get(i).map_or(0, |n| n.npus_used());
         let ports: Vec<String> = node_ports(layout, i)
             .into_iter()
-            .map(|(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+            .map(|(a, b)| {
+                if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}-{b}")
+                }
+            })
             .collect();
-        vec![("NPUS_USED", npus.to_string()), ("PORT_LIST", ports.join(" "))]
+        vec![
+            ("NPUS_USED", npus.to_string()),
+            ("PORT_LIST", ports.join(" ")),
+        ]
     }));
     s.push_str("read -r -a PORTS <<<\"$PORT_LIST\"\n");
     s.push_str(PREFLIGHT_CHECKS);
@@ -858,7 +892,10 @@ pub fn verify_sh(layout: &Layout) -> String {
         "max_tokens": 32,
         "temperature": 0,
     });
-    let mut s = header(layout, &format!("Sends one chat completion to {what}; expects HTTP 200 with `choices`."));
+    let mut s = header(
+        layout,
+        &format!("Sends one chat completion to {what}; expects HTTP 200 with `choices`."),
+    );
     s.push_str(
         "# Usage: verify.sh [HOST]  (default: first of PD_NODE_IPS, else 127.0.0.1)\n\
          # OPENAI_API_KEY is read from the environment only.\n\
@@ -905,7 +942,10 @@ echo
 /// `bench.sh [HOST] [extra vllm bench args...]`: the layout's workload.
 pub fn bench_sh(layout: &Layout) -> String {
     let (port, what) = endpoint_defaults(layout);
-    let mut s = header(layout, &format!("Runs `vllm bench serve` with the layout's workload against {what}."));
+    let mut s = header(
+        layout,
+        &format!("Runs `vllm bench serve` with the layout's workload against {what}."),
+    );
     s.push_str(
         "# Usage: bench.sh [HOST] [extra `vllm bench serve` arguments...]\n\
          # Results go to PD_BENCH_RESULT_DIR (default ./bench-results).\n\
@@ -921,7 +961,14 @@ pub fn bench_sh(layout: &Layout) -> String {
             "the layout's bench workload",
         ),
         // Seed 001 §8: random 1024-token prompts, 200 prompts at 1 req/s.
-        None => (1024, 1024, 200, Some("1".to_owned()), None, "no workload recorded: the upstream tutorial's default"),
+        None => (
+            1024,
+            1024,
+            200,
+            Some("1".to_owned()),
+            None,
+            "no workload recorded: the upstream tutorial's default",
+        ),
     };
     let _ = writeln!(s, "# Workload: {}.", comment(note));
     let _ = writeln!(s, "PORT={port}");
@@ -957,7 +1004,13 @@ pub fn bench_sh(layout: &Layout) -> String {
 /// `docker.sh`: the container for one node of this layout's hardware.
 pub fn docker_sh(layout: &Layout) -> String {
     let hw = layout.hardware;
-    let mut s = header(layout, &format!("Starts the {} container for one node of this layout.", hw.product));
+    let mut s = header(
+        layout,
+        &format!(
+            "Starts the {} container for one node of this layout.",
+            hw.product
+        ),
+    );
     s.push_str(
         "# Overrides: PD_IMAGE, PD_CONTAINER_NAME, PD_MODEL_HOST_DIR (host weights dir), PD_SHM_SIZE,\n\
          # PD_LOG_HOST_DIR. This directory is mounted at /pd-dsl inside the container.\n\

@@ -69,8 +69,14 @@ mod tests {
     fn plain_words_stay_bare() {
         assert_eq!(quote("0,1,2,3"), "0,1,2,3");
         assert_eq!(quote("/weights/DeepSeek-V3.1"), "/weights/DeepSeek-V3.1");
-        assert_eq!(quote("--enable-expert-parallel"), "--enable-expert-parallel");
-        assert_eq!(quote("expandable_segments:True"), "expandable_segments:True");
+        assert_eq!(
+            quote("--enable-expert-parallel"),
+            "--enable-expert-parallel"
+        );
+        assert_eq!(
+            quote("expandable_segments:True"),
+            "expandable_segments:True"
+        );
     }
 
     #[test]
@@ -84,10 +90,7 @@ mod tests {
         assert_eq!(quote("~"), "'~'");
         assert_eq!(quote("*"), "'*'");
         assert_eq!(quote("模型"), "'模型'");
-        assert_eq!(
-            quote(r#"{"method": "mtp"}"#),
-            r#"'{"method": "mtp"}'"#
-        );
+        assert_eq!(quote(r#"{"method": "mtp"}"#), r#"'{"method": "mtp"}'"#);
     }
 
     #[test]
