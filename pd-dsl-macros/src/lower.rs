@@ -14,7 +14,7 @@ use pd_dsl_core::spec::{
 };
 use pd_dsl_core::{Rule, Site, Spanned};
 use proc_macro2::Span;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use syn::{Error, LitInt};
 
 /// The lowered layout, the source range of every site, and what went wrong.
@@ -135,6 +135,7 @@ pub fn lower(layout: &Layout) -> Lowered {
         ranges: vec![Range::of(Span::call_site())],
         errors: layout.errors.clone(),
         topology_incomplete: false,
+        broken: layout.broken.iter().cloned().collect(),
     };
     let spec = cx.layout(layout);
     Lowered {
@@ -149,6 +150,8 @@ struct Cx {
     ranges: Vec<Range>,
     errors: Vec<Error>,
     topology_incomplete: bool,
+    /// Keys whose entries did not parse (already reported, never "missing").
+    broken: BTreeSet<String>,
 }
 
 fn list(items: &[&str]) -> String {
@@ -238,6 +241,7 @@ impl Cx {
         match v {
             Value::Block(b) => {
                 self.errors.extend(b.errors.iter().cloned());
+                self.broken.extend(b.broken.iter().cloned());
                 Some(b)
             }
             _ => {
@@ -248,7 +252,10 @@ impl Cx {
     }
 
     fn missing(&mut self, at: Range, what: &str, example: &str) {
-        self.err(at, format!("missing `{example}` in `{what}`"));
+        let key = example.split(':').next().unwrap_or(example);
+        if !self.broken.contains(key) {
+            self.err(at, format!("missing `{example}` in `{what}`"));
+        }
     }
 
     fn lit_int(&mut self, lit: &LitInt, allowed_suffix: &str) -> Option<Spanned<u64>> {
@@ -563,7 +570,7 @@ impl Cx {
             self.field(&mut spec, &key, e);
         }
         for (key, example) in REQUIRED {
-            if !seen.contains_key(*key) {
+            if !seen.contains_key(*key) && !self.broken.contains(*key) {
                 self.err(
                     Range::of(Span::call_site()),
                     format!("missing `{example}`: every layout states its {key}"),
@@ -705,6 +712,7 @@ impl Cx {
             return None;
         };
         self.errors.extend(block.errors.iter().cloned());
+        self.broken.extend(block.broken.iter().cloned());
         let kind = self.keyword(
             &Value::Ident(kind_ident.clone()),
             "connector",

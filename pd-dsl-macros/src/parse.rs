@@ -42,6 +42,8 @@ pub struct Layout {
     pub entries: Vec<Entry>,
     /// Entries that could not be parsed.
     pub errors: Vec<Error>,
+    /// Keys of those entries, so they are not also reported as missing.
+    pub broken: Vec<String>,
 }
 
 impl Parse for Layout {
@@ -50,11 +52,12 @@ impl Parse for Layout {
         while input.peek(Token![#]) {
             docs.push(input.parse::<DocAttr>()?.text);
         }
-        let (entries, errors) = entries(input);
+        let (entries, errors, broken) = entries(input);
         Ok(Layout {
             docs,
             entries,
             errors,
+            broken,
         })
     }
 }
@@ -153,9 +156,10 @@ impl Parse for Entry {
 
 /// Comma-separated entries up to the end of `input`, each parsed on a fork
 /// so that an error skips only to the next comma.
-fn entries(input: ParseStream) -> (Vec<Entry>, Vec<Error>) {
+fn entries(input: ParseStream) -> (Vec<Entry>, Vec<Error>, Vec<String>) {
     let mut items = Vec::new();
     let mut errors = Vec::new();
+    let mut broken = Vec::new();
     while !input.is_empty() {
         let fork = input.fork();
         match fork.parse::<Entry>() {
@@ -163,15 +167,19 @@ fn entries(input: ParseStream) -> (Vec<Entry>, Vec<Error>) {
                 input.advance_to(&fork);
                 items.push(entry);
                 if !input.is_empty() && !input.peek(Token![,]) {
+                    // Read on as if the comma were there: a forgotten comma
+                    // should not also lose the next field.
                     errors.push(input.error(format!(
                         "found {}, expected `,` between fields",
                         found(input)
                     )));
-                    skip_to_comma(input);
                 }
             }
             Err(e) => {
                 errors.push(e);
+                if let Ok(key) = input.fork().call(Ident::parse_any) {
+                    broken.push(key.unraw().to_string());
+                }
                 skip_to_comma(input);
             }
         }
@@ -179,7 +187,7 @@ fn entries(input: ParseStream) -> (Vec<Entry>, Vec<Error>) {
             let _ = input.parse::<Token![,]>();
         }
     }
-    (items, errors)
+    (items, errors, broken)
 }
 
 fn skip_to_comma(input: ParseStream) {
@@ -218,17 +226,20 @@ pub struct Block {
     pub entries: Vec<Entry>,
     /// Entries that could not be parsed.
     pub errors: Vec<Error>,
+    /// Keys of those entries, so they are not also reported as missing.
+    pub broken: Vec<String>,
 }
 
 impl Parse for Block {
     fn parse(input: ParseStream) -> Result<Self> {
         let content;
         let brace = braced!(content in input);
-        let (entries, errors) = entries(&content);
+        let (entries, errors, broken) = entries(&content);
         Ok(Block {
             span: brace.span.join(),
             entries,
             errors,
+            broken,
         })
     }
 }
