@@ -320,6 +320,10 @@ pub fn ascend_950dt_2p1d() -> LayoutSpec {
             "the plain tag is the A2 build; 950DT images are tagged `-a5` at v0.23.0 (installation.md @v0.23.0, image workflow)"
         ),
         deviate(
+            "the proxy lists all 8 prefill ranks (two per prefill node) and all 32 decode ranks",
+            "the tutorial says the 950DT proxy.sh is the A3 one, whose lists (4 prefill, 2 x 16 decode) miss half the prefill ranks and point at wrong ports here; the lists are derived from this placement"
+        ),
+        deviate(
             "`enable_cpu_binding` is the string \"True\"",
             "kept as published; it is merely truthy (\"False\" would be truthy too), and binding is on by default anyway"
         ),

@@ -24,6 +24,7 @@ import argparse
 import glob
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -61,6 +62,8 @@ def parse_args(argv):
                    help="NPUs on this node (default: count /dev/davinciN)")
     p.add_argument("--grace-seconds", type=float, default=10.0,
                    help="wait this long after SIGTERM before SIGKILL")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print each rank's template command line and start nothing")
     return p.parse_args(argv)
 
 
@@ -95,14 +98,20 @@ def validate(args):
         fail(f"template {args.template!r} not found", code=1)
 
 
-def start_ranks(args):
-    ranks = []
+def rank_commands(args):
+    """(dp_rank, devices, port, argv) of every local rank."""
     for i in range(args.dp_size_local):
         dp_rank = args.dp_rank_start + i
         devices = ",".join(str(d) for d in range(i * args.tp_size, (i + 1) * args.tp_size))
         port = args.vllm_start_port + i
         argv = ["bash", args.template, devices, str(port), str(args.dp_size), str(dp_rank),
                 args.dp_address, args.dp_rpc_port, str(args.tp_size)]
+        yield dp_rank, devices, port, argv
+
+
+def start_ranks(args):
+    ranks = []
+    for dp_rank, devices, port, argv in rank_commands(args):
         out = None
         log = None
         if args.log_dir:
@@ -154,6 +163,10 @@ def describe(code):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     validate(args)
+    if args.dry_run:
+        for _, _, _, argv in rank_commands(args):
+            print(shlex.join(argv), flush=True)
+        return 0
     received = []
 
     def on_signal(signum, _frame):

@@ -259,10 +259,25 @@ export PD_NODE_INDEX=$NODE_INDEX
 PD_NODE_IPS=$(IFS=,; echo "${NODE_IPS[*]}")
 export PD_NODE_IPS
 
+# What this node runs; PD_DRY_RUN=1 prints it and starts nothing.
+LOG_DIR="${PD_LOG_DIR:-/var/log/pd-dsl/$LAYOUT}/node$NODE_INDEX"
+define_commands
+if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
+    if [[ -n ${ENGINE_ID:-} ]]; then
+        echo "run.sh: node $NODE_INDEX exports ENGINE_ID=$ENGINE_ID KV_PORT=$KV_PORT"
+    fi
+    printf 'run.sh: node %s would run:' "$NODE_INDEX"
+    printf ' %q' "${NODE_COMMAND[@]}"
+    echo
+    if ((NODE_INDEX == 0 && HAS_PROXY)); then
+        PD_DRY_RUN=1 "$HERE/proxy.sh"
+    fi
+    exit 0
+fi
+
 # 3. Preflight (skip a check only with PD_SKIP_PREFLIGHT=name,...).
 "$HERE/preflight.sh" "$NODE_INDEX" || die "preflight failed on node $NODE_INDEX"
 
-LOG_DIR="${PD_LOG_DIR:-/var/log/pd-dsl/$LAYOUT}/node$NODE_INDEX"
 mkdir -p "$LOG_DIR" || die "cannot create log directory $LOG_DIR"
 
 # shellcheck disable=SC2317  # reached through the trap below
@@ -297,10 +312,12 @@ pub fn run_sh(layout: &Layout) -> String {
         "#   PD_NODE_INDEX=<i> PD_NODE_IPS=<ip0>,<ip1>,... ./run.sh\n\
          # Node discovery alternatives: PD_HOSTFILE, RANK_TABLE_FILE, ModelArts, LeaderWorkerSet (see README.md).\n\
          # Overrides: PD_LOCAL_IP, PD_NIC, PD_LOG_DIR, PD_WAIT_SECONDS, PD_SKIP_PREFLIGHT.\n\
+         # PD_DRY_RUN=1 prints this node's commands (launcher, and the proxy on node 0) and starts nothing.\n\
          set -euo pipefail\n\n",
     );
     let _ = writeln!(s, "LAYOUT={}", q(layout.name()));
     let _ = writeln!(s, "NODE_COUNT={}", layout.node_count());
+    let _ = writeln!(s, "HAS_PROXY={}", u8::from(layout.proxy.is_some()));
     if let (Some(p), true) = (layout.dp_rpc_port, layout.is_pd()) {
         let _ = writeln!(s, "DP_RPC_PORT={p}");
     }
@@ -311,22 +328,41 @@ pub fn run_sh(layout: &Layout) -> String {
     if layout.is_pd() {
         s.push_str("export ENGINE_ID KV_PORT\n");
     }
+    if layout.is_pd() {
+        s.push_str(
+            r#"
+# This node's launcher command (printed as is by PD_DRY_RUN=1).
+define_commands() {
+    NODE_COMMAND=(python3 "$HERE/launch_online_dp.py"
+        --dp-size "$DP_SIZE"
+        --tp-size "$TP_SIZE"
+        --dp-size-local "$DP_SIZE_LOCAL"
+        --dp-rank-start "$DP_RANK_START"
+        --dp-address "$MASTER_IP"
+        --dp-rpc-port "$DP_RPC_PORT"
+        --vllm-start-port "$API_START_PORT"
+        --template "$HERE/run_dp_template_$ROLE.sh"
+        --log-dir "$LOG_DIR")
+}
+"#,
+        );
+    } else {
+        s.push_str(
+            r#"
+# This node's command (printed as is by PD_DRY_RUN=1).
+define_commands() {
+    NODE_COMMAND=("$HERE/run_mixed.sh" "$DP_SIZE_LOCAL" "$DP_RANK_START" "$MASTER_IP" "$HEADLESS")
+}
+"#,
+        );
+    }
     s.push_str(RUN_NETWORK);
     if layout.is_pd() {
         s.push_str(
             r#"
 # 4. This node's ranks, one `vllm serve` each, through the fail-fast launcher.
 log "node $NODE_INDEX: $ROLE engine $ENGINE, DP ranks $DP_RANK_START..$((DP_RANK_START + DP_SIZE_LOCAL - 1)) of $DP_SIZE, DP master $MASTER_IP, engine_id $ENGINE_ID, kv_port $KV_PORT, logs in $LOG_DIR"
-python3 "$HERE/launch_online_dp.py" \
-    --dp-size "$DP_SIZE" \
-    --tp-size "$TP_SIZE" \
-    --dp-size-local "$DP_SIZE_LOCAL" \
-    --dp-rank-start "$DP_RANK_START" \
-    --dp-address "$MASTER_IP" \
-    --dp-rpc-port "$DP_RPC_PORT" \
-    --vllm-start-port "$API_START_PORT" \
-    --template "$HERE/run_dp_template_$ROLE.sh" \
-    --log-dir "$LOG_DIR" &
+"${NODE_COMMAND[@]}" &
 PIDS+=("$!")
 
 # 5. Node 0: wait until every rank answers /health, then start the proxy.
@@ -385,7 +421,7 @@ fi
 # 4. This node's share of the engine: one `vllm serve` with native DP.
 LOG="$LOG_DIR/rank$DP_RANK_START.log"
 log "node $NODE_INDEX: $ROLE engine $ENGINE (TP $TP_SIZE), DP ranks $DP_RANK_START..$((DP_RANK_START + DP_SIZE_LOCAL - 1)) of $DP_SIZE, DP master $MASTER_IP, log $LOG"
-"$HERE/run_mixed.sh" "$DP_SIZE_LOCAL" "$DP_RANK_START" "$MASTER_IP" "$HEADLESS" >>"$LOG" 2>&1 &
+"${NODE_COMMAND[@]}" >>"$LOG" 2>&1 &
 PIDS+=("$!")
 "#,
         );
@@ -520,10 +556,11 @@ pub fn run_mixed_sh(layout: &Layout) -> Result<String, RenderError> {
         );
         let _ = writeln!(
             s,
-            "if [[ $4 == 1 ]]; then\n    \
-             # Non-first nodes run headless from their start rank; node 0 serves the API.\n    \
-             DP_ARGS=(--headless \"${{DP_ARGS[@]}}\" --data-parallel-start-rank \"$2\")\nelse\n    \
-             DP_ARGS=(--host 0.0.0.0 --port {api} \"${{DP_ARGS[@]}}\")\nfi",
+            "# Every node passes --host/--port as upstream's commands do; only node 0 serves the API.\n\
+             DP_ARGS=(--host 0.0.0.0 --port {api} \"${{DP_ARGS[@]}}\")\n\
+             if [[ $4 == 1 ]]; then\n    \
+             # Non-first nodes run headless from their start rank.\n    \
+             DP_ARGS=(--headless \"${{DP_ARGS[@]}}\" --data-parallel-start-rank \"$2\")\nfi",
             api = layout.api_port
         );
     } else {
@@ -572,7 +609,6 @@ pub fn proxy_sh(layout: &Layout) -> String {
         "[[ -n ${PD_NODE_IPS:-} ]] || die \"set PD_NODE_IPS to the node IPs (comma-separated, node order)\"\n\
          IFS=',' read -r -a NODE_IPS <<<\"$PD_NODE_IPS\"\n\
          [[ ${#NODE_IPS[@]} -eq $NODE_COUNT ]] || die \"expected $NODE_COUNT node IPs in PD_NODE_IPS, got ${#NODE_IPS[@]}\"\n\
-         [[ -f $PROXY_SCRIPT ]] || die \"proxy script $PROXY_SCRIPT not found; set PD_PROXY_SCRIPT\"\n\
          PROXY_HOST=${PD_PROXY_HOST:-${NODE_IPS[0]}}\n",
     );
     if proxy.script == crate::ProxyScript::Layerwise {
@@ -598,13 +634,21 @@ for n in "${PREFILL_NODES[@]}"; do PREFILL_HOSTS+=("${NODE_IPS[$n]}"); done
 DECODE_HOSTS=()
 for n in "${DECODE_NODES[@]}"; do DECODE_HOSTS+=("${NODE_IPS[$n]}"); done
 
-exec python3 "$PROXY_SCRIPT" \
-    --host "$PROXY_HOST" \
-    --port "$PROXY_PORT" \
-    --prefiller-hosts "${PREFILL_HOSTS[@]}" \
-    --prefiller-ports "${PREFILL_PORTS[@]}" \
-    --decoder-hosts "${DECODE_HOSTS[@]}" \
-    --decoder-ports "${DECODE_PORTS[@]}"
+PROXY_COMMAND=(python3 "$PROXY_SCRIPT"
+    --host "$PROXY_HOST"
+    --port "$PROXY_PORT"
+    --prefiller-hosts "${PREFILL_HOSTS[@]}"
+    --prefiller-ports "${PREFILL_PORTS[@]}"
+    --decoder-hosts "${DECODE_HOSTS[@]}"
+    --decoder-ports "${DECODE_PORTS[@]}")
+if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
+    printf 'proxy.sh: would run:'
+    printf ' %q' "${PROXY_COMMAND[@]}"
+    echo
+    exit 0
+fi
+[[ -f $PROXY_SCRIPT ]] || die "proxy script $PROXY_SCRIPT not found; set PD_PROXY_SCRIPT"
+exec "${PROXY_COMMAND[@]}"
 "#,
     );
     s
