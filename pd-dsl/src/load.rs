@@ -1,7 +1,7 @@
 //! Layouts kept in files: YAML or JSON, validated by the same rules as
 //! `layout!`.
 
-use crate::{check, Diagnostics, Layout, LayoutSpec};
+use crate::{Diagnostics, Layout, LayoutSpec, check};
 use std::fmt;
 
 /// Why a layout file could not be used.
