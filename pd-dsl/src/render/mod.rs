@@ -67,6 +67,21 @@ pub enum RenderError {
     },
     /// Two layouts render to the same path.
     DuplicatePath(PathBuf),
+    /// The output was not touched: writing it would replace something that
+    /// is not a previous catalog, or the path is unusable.
+    Refused {
+        /// The output directory.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// Writing failed before the swap; the output is as it was.
+    Unchanged {
+        /// The output directory, left as it was.
+        path: PathBuf,
+        /// What failed.
+        cause: Box<RenderError>,
+    },
     /// File system error.
     Io {
         /// What was being done.
@@ -90,6 +105,14 @@ impl fmt::Display for RenderError {
                 path,
                 source,
             } => write!(f, "cannot {action} `{}`: {source}", path.display()),
+            RenderError::Refused { path, reason } => {
+                write!(f, "not writing `{}`: {reason}", path.display())
+            }
+            RenderError::Unchanged { path, cause } => write!(
+                f,
+                "{cause}; `{}` was left as it was (nothing written)",
+                path.display()
+            ),
         }
     }
 }
@@ -98,6 +121,7 @@ impl std::error::Error for RenderError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             RenderError::Io { source, .. } => Some(source),
+            RenderError::Unchanged { cause, .. } => Some(cause.as_ref()),
             _ => None,
         }
     }
@@ -179,22 +203,152 @@ pub fn render_catalog_with(
     Ok(by_path.into_values().collect())
 }
 
+/// Files that mark a directory as written by pd-dsl: `index.json` at the
+/// root of a catalog, `meta.yaml` at the root of one layout's directory.
+/// [`write_catalog`] only ever replaces a directory that has one of them (or
+/// is empty), so a mistyped `--out` never deletes a user's files.
+pub const CATALOG_MARKERS: [&str; 2] = ["index.json", "meta.yaml"];
+
 /// Writes `artifacts` to `out_dir` atomically: everything goes into a fresh
-/// sibling temporary directory first, which is then swapped in (old renamed
-/// aside, new renamed in, old deleted). Any failure before the swap leaves
-/// the previous `out_dir` untouched; a failed swap puts the old one back.
+/// hidden sibling directory first, which is then swapped in. On Linux the swap
+/// is one `renameat2(RENAME_EXCHANGE)`, so at every instant — even if the
+/// process is killed — `out_dir` is either the whole previous catalog or the
+/// whole new one; elsewhere it is two renames and a failed second rename puts
+/// the previous catalog back.
+///
+/// Refused, with nothing changed: an `out_dir` that is a file, or a non-empty
+/// directory without a [`CATALOG_MARKERS`] file (not a previous catalog). Any
+/// failure while staging (unwritable parent, full disk, a bad artifact path)
+/// deletes the staging directory and leaves `out_dir` as it was; the error
+/// says so.
 pub fn write_catalog(out_dir: &Path, artifacts: &[Artifact]) -> Result<(), RenderError> {
+    let unchanged = |e: RenderError| unchanged(out_dir, e);
+    if out_dir.as_os_str().is_empty() {
+        return Err(RenderError::Refused {
+            path: out_dir.to_path_buf(),
+            reason: "the output directory is an empty path".into(),
+        });
+    }
+    let had_old = ensure_replaceable(out_dir)?;
     let parent = match out_dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    fs::create_dir_all(&parent).map_err(io_err("create directory", &parent))?;
+    fs::create_dir_all(&parent)
+        .map_err(io_err("create directory", &parent))
+        .map_err(unchanged)?;
     let staging = tempfile::Builder::new()
         .prefix(".pd-dsl-new-")
         .tempdir_in(&parent)
-        .map_err(io_err("create a temporary directory in", &parent))?;
+        .map_err(io_err("create a temporary directory in", &parent))
+        .map_err(unchanged)?;
+    stage(staging.path(), artifacts).map_err(unchanged)?;
+    // The staging directory is private (0700); a catalog is readable.
+    set_dir_mode(staging.path()).map_err(unchanged)?;
+    if had_old && exchange(staging.path(), out_dir) {
+        // `staging` now holds the previous catalog; dropping it deletes it.
+        drop(staging);
+        return Ok(());
+    }
+    // No atomic exchange (not Linux, or the file system refuses it): move the
+    // old catalog aside, move the new one in, put the old one back on failure.
+    let aside = tempfile::Builder::new()
+        .prefix(".pd-dsl-old-")
+        .tempdir_in(&parent)
+        .map_err(io_err("create a temporary directory in", &parent))
+        .map_err(unchanged)?;
+    let old = aside.path().join("old");
+    if had_old {
+        fs::rename(out_dir, &old)
+            .map_err(io_err("move aside", out_dir))
+            .map_err(unchanged)?;
+    }
+    let staged = staging.keep();
+    if let Err(e) = fs::rename(&staged, out_dir) {
+        let restored = !had_old || fs::rename(&old, out_dir).is_ok();
+        let _ = fs::remove_dir_all(&staged);
+        let e = RenderError::Io {
+            action: "move the new catalog into",
+            path: out_dir.to_path_buf(),
+            source: e,
+        };
+        if restored {
+            return Err(unchanged(e));
+        }
+        // Keep the previous catalog where the user can find it.
+        let kept = aside.keep();
+        return Err(RenderError::Refused {
+            path: out_dir.to_path_buf(),
+            reason: format!(
+                "{e}; the previous catalog could not be moved back and is kept at `{}`",
+                kept.join("old").display()
+            ),
+        });
+    }
+    // Dropping `aside` deletes the old catalog.
+    drop(aside);
+    Ok(())
+}
+
+fn unchanged(out_dir: &Path, cause: RenderError) -> RenderError {
+    match cause {
+        RenderError::Unchanged { .. } | RenderError::Refused { .. } => cause,
+        cause => RenderError::Unchanged {
+            path: out_dir.to_path_buf(),
+            cause: Box::new(cause),
+        },
+    }
+}
+
+/// Whether `out_dir` exists and may be replaced; an error when it must not be.
+fn ensure_replaceable(out_dir: &Path) -> Result<bool, RenderError> {
+    let refused = |reason: String| RenderError::Refused {
+        path: out_dir.to_path_buf(),
+        reason,
+    };
+    let meta = match fs::symlink_metadata(out_dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) if e.kind() == io::ErrorKind::NotADirectory => {
+            return Err(refused(
+                "a parent of it is a file, expected a directory".into(),
+            ));
+        }
+        Err(e) => {
+            return Err(refused(format!("cannot inspect it: {e}")));
+        }
+    };
+    if meta.file_type().is_symlink() {
+        return Err(refused(
+            "it is a symbolic link; pass the directory it points to".into(),
+        ));
+    }
+    if !meta.is_dir() {
+        return Err(refused(
+            "it is a file, expected a directory (a previous catalog or a new path)".into(),
+        ));
+    }
+    let mut entries = fs::read_dir(out_dir).map_err(|e| refused(format!("cannot list it: {e}")))?;
+    let empty = entries.next().is_none();
+    let marked = CATALOG_MARKERS
+        .iter()
+        .any(|m| fs::symlink_metadata(out_dir.join(m)).is_ok_and(|m| m.is_file()));
+    if empty || marked {
+        Ok(true)
+    } else {
+        Err(refused(format!(
+            "it is a non-empty directory that is not a pd-dsl catalog (no `{}`); \
+             refusing to replace it: choose another `--out` or remove it yourself",
+            CATALOG_MARKERS.join("` or `")
+        )))
+    }
+}
+
+/// Writes every artifact under `root` (a fresh staging directory).
+fn stage(root: &Path, artifacts: &[Artifact]) -> Result<(), RenderError> {
     for a in artifacts {
-        if a.path.is_absolute()
+        if a.path.as_os_str().is_empty()
+            || a.path.is_absolute()
             || a.path
                 .components()
                 .any(|c| !matches!(c, std::path::Component::Normal(_)))
@@ -204,38 +358,46 @@ pub fn write_catalog(out_dir: &Path, artifacts: &[Artifact]) -> Result<(), Rende
                 message: "artifact paths must be relative and plain".into(),
             });
         }
-        let target = staging.path().join(&a.path);
+        let target = root.join(&a.path);
         if let Some(dir) = target.parent() {
             fs::create_dir_all(dir).map_err(io_err("create directory", dir))?;
         }
-        fs::write(&target, &a.contents).map_err(io_err("write", &target))?;
+        write_synced(&target, a.contents.as_bytes())?;
         set_mode(&target, a.executable)?;
     }
-    // Swap.
-    let aside = tempfile::Builder::new()
-        .prefix(".pd-dsl-old-")
-        .tempdir_in(&parent)
-        .map_err(io_err("create a temporary directory in", &parent))?;
-    let old = aside.path().join("old");
-    let had_old = out_dir.exists();
-    if had_old {
-        fs::rename(out_dir, &old).map_err(io_err("move aside", out_dir))?;
-    }
-    let staged = staging.keep();
-    if let Err(e) = fs::rename(&staged, out_dir) {
-        if had_old {
-            // Put the previous catalog back; report the original failure.
-            let _ = fs::rename(&old, out_dir);
-        }
-        let _ = fs::remove_dir_all(&staged);
-        return Err(RenderError::Io {
-            action: "move the new catalog into",
-            path: out_dir.to_path_buf(),
-            source: e,
-        });
-    }
-    // Dropping `aside` deletes the old catalog.
-    drop(aside);
+    Ok(())
+}
+
+/// Writes and flushes one file, so a full disk or an I/O error surfaces here,
+/// before the swap, rather than as a truncated file after it.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), RenderError> {
+    use std::io::Write as _;
+    let mut f = fs::File::create(path).map_err(io_err("create", path))?;
+    f.write_all(bytes).map_err(io_err("write", path))?;
+    f.sync_all().map_err(io_err("flush to disk", path))
+}
+
+/// Atomically exchanges two directories; false when the platform or file
+/// system cannot (the caller falls back to two renames).
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> bool {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).is_ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_a: &Path, _b: &Path) -> bool {
+    false
+}
+
+#[cfg(unix)]
+fn set_dir_mode(path: &Path) -> Result<(), RenderError> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).map_err(io_err("chmod", path))
+}
+
+#[cfg(not(unix))]
+fn set_dir_mode(_path: &Path) -> Result<(), RenderError> {
     Ok(())
 }
 
