@@ -24,6 +24,7 @@
 //! | `PD_STANDIN_MASTER_TIMEOUT` | `vllm` | seconds a non-master DP rank waits for `dp_master:rpc_port` (20; fractions allowed). |
 //! | `PD_STANDIN_STATE_DIR` | `vllm` | directory for counter files; unset = none written. |
 //! | `PD_STANDIN_FAIL_AFTER_MS` | `vllm` | fault injection: exit 9 this many ms after start. |
+//! | `PD_STANDIN_BLOCKED` | `vllm` | fault injection: comma/space separated `host:port` pairs this process cannot connect to, as if a firewall dropped them (a non-master DP rank then exits 4, `DP master … unreachable`). |
 //! | `PD_STANDIN_LINK_DOWN` | `hccn_tool` | comma/space separated device ids whose link reports `DOWN`. |
 //!
 //! # Counter files
@@ -32,6 +33,7 @@
 //! decimal number of completion requests it answered with 200 (starting at `0`, rewritten atomically
 //! after each one). `<rank>` is the process's `--data-parallel-rank` (external DP), else its
 //! `--data-parallel-start-rank` (native DP, default 0). A file that exists means "this process came up".
+//! Next to it, `<node>-<rank>.pid` holds the process id (the rehearsal's `--kill` uses it).
 //! A headless process (native DP, non-first node of a mixed engine) writes `0` and never serves; under
 //! native DP the API process answers for all its engine's ranks, so "every rank served ≥ 1" applies to
 //! the processes that have an API port.
@@ -82,7 +84,7 @@
 //! under external DP, else `start .. start + local` (`--data-parallel-start-rank`, default 0;
 //! `--data-parallel-size-local`, default `--data-parallel-size`). For each, an entry with that
 //! `node_ip` and `dp_rank` must exist and agree on role (from `kv_role`), `dp_size`, `tp`,
-//! `dp_master_ip` (checked when DP > 1), `rpc_port`, `kv_port`, `engine_id`; the process's
+//! `dp_master_ip` (checked when DP > 1, except that one native-DP process holding every rank may omit `--data-parallel-address`, as vLLM then uses the local host), `rpc_port`, `kv_port`, `engine_id`; the process's
 //! devices must equal the concatenation of its ranks' `devices`, and its `--port` the first rank's
 //! `api_port` (when not headless). Any difference exits 3 naming node and rank.
 //!
@@ -102,6 +104,7 @@
 pub mod expect;
 pub mod http;
 pub mod serve_flags;
+pub mod standin;
 
 pub use expect::{Expectation, ExpectedRank};
 

@@ -12,7 +12,7 @@ HOST=${1:-${IPS%%,*}}
 if [[ $# -gt 0 ]]; then shift; fi
 
 exec vllm bench serve \
-    --model /weight/dsk-v3.1-w4a4_mlp-w8a8c8_attn-0618-full \
+    --model "${PD_MODEL_PATH:-/weight/dsk-v3.1-w4a4_mlp-w8a8c8_attn-0618-full}" \
     --served-model-name deepseek_v3 \
     --host "$HOST" \
     --port "$PORT" \

@@ -3,7 +3,7 @@
 # Per-node entry ("spine"): run it on every node from this directory.
 #   PD_NODE_INDEX=<i> PD_NODE_IPS=<ip0>,<ip1>,... ./run.sh
 # Node discovery alternatives: PD_HOSTFILE, RANK_TABLE_FILE, ModelArts, LeaderWorkerSet (see README.md).
-# Overrides: PD_LOCAL_IP, PD_NIC, PD_LOG_DIR, PD_WAIT_SECONDS, PD_SKIP_PREFLIGHT.
+# Overrides: PD_LOCAL_IP, PD_NIC, PD_LOG_DIR, PD_WAIT_SECONDS, PD_POLL_SECONDS, PD_MODEL_PATH, PD_SKIP_PREFLIGHT.
 # PD_DRY_RUN=1 prints this node's commands (launcher, and the proxy on node 0) and starts nothing.
 set -euo pipefail
 

@@ -26,7 +26,9 @@ export TASK_QUEUE_ENABLE=1
 
 DP_ARGS=(--host 0.0.0.0 --port 8015 --data-parallel-size 1)
 
-exec vllm serve /weight/dsk-v3.1-w4a4_mlp-w8a8c8_attn-0618-full \
+# Weights directory; PD_MODEL_PATH overrides the layout's path.
+MODEL_PATH=${PD_MODEL_PATH:-/weight/dsk-v3.1-w4a4_mlp-w8a8c8_attn-0618-full}
+exec vllm serve "$MODEL_PATH" \
     "${DP_ARGS[@]}" \
     --tensor-parallel-size 8 \
     --enable-expert-parallel \

@@ -21,7 +21,9 @@ export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
 
 DP_ARGS=(--host 0.0.0.0 --port 8015 --data-parallel-size 4)
 
-exec vllm serve /weights/DeepSeek-V3.1-w8a8-mtp-QuaRot \
+# Weights directory; PD_MODEL_PATH overrides the layout's path.
+MODEL_PATH=${PD_MODEL_PATH:-/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot}
+exec vllm serve "$MODEL_PATH" \
     "${DP_ARGS[@]}" \
     --tensor-parallel-size 4 \
     --enable-expert-parallel \

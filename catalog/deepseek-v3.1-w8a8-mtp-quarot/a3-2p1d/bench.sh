@@ -12,7 +12,7 @@ HOST=${1:-${IPS%%,*}}
 if [[ $# -gt 0 ]]; then shift; fi
 
 exec vllm bench serve \
-    --model /weights/DeepSeek-V3.1-w8a8-mtp-QuaRot \
+    --model "${PD_MODEL_PATH:-/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot}" \
     --served-model-name deepseek_v3 \
     --host "$HOST" \
     --port "$PORT" \

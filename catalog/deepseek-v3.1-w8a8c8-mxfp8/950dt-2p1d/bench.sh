@@ -12,7 +12,7 @@ HOST=${1:-${IPS%%,*}}
 if [[ $# -gt 0 ]]; then shift; fi
 
 exec vllm bench serve \
-    --model /weight/dsk_v3.1-T-w8a8c8_attn-0506-full/ \
+    --model "${PD_MODEL_PATH:-/weight/dsk_v3.1-T-w8a8c8_attn-0506-full/}" \
     --served-model-name dsv3 \
     --host "$HOST" \
     --port "$PORT" \

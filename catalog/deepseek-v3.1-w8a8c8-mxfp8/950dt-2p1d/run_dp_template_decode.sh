@@ -55,7 +55,9 @@ KV_TRANSFER_CONFIG='{
 KV_TRANSFER_CONFIG=${KV_TRANSFER_CONFIG/@KV_PORT@/$KV_PORT}
 KV_TRANSFER_CONFIG=${KV_TRANSFER_CONFIG/@ENGINE_ID@/$ENGINE_ID}
 
-exec vllm serve /weight/dsk_v3.1-T-w8a8c8_attn-0506-full/ \
+# Weights directory; PD_MODEL_PATH overrides the layout's path.
+MODEL_PATH=${PD_MODEL_PATH:-/weight/dsk_v3.1-T-w8a8c8_attn-0506-full/}
+exec vllm serve "$MODEL_PATH" \
     --host 0.0.0.0 \
     --port "$2" \
     --data-parallel-size "$3" \

@@ -12,7 +12,7 @@ HOST=${1:-${IPS%%,*}}
 if [[ $# -gt 0 ]]; then shift; fi
 
 exec vllm bench serve \
-    --model /root/model \
+    --model "${PD_MODEL_PATH:-/root/model}" \
     --served-model-name dsv4 \
     --host "$HOST" \
     --port "$PORT" \

@@ -28,7 +28,9 @@ export VLLM_ASCEND_ENABLE_FLASHCOMM1=1
 
 DP_ARGS=(--host 0.0.0.0 --port 8900 --data-parallel-size 4)
 
-exec vllm serve /root/model \
+# Weights directory; PD_MODEL_PATH overrides the layout's path.
+MODEL_PATH=${PD_MODEL_PATH:-/root/model}
+exec vllm serve "$MODEL_PATH" \
     "${DP_ARGS[@]}" \
     --tensor-parallel-size 4 \
     --enable-expert-parallel \

@@ -3,7 +3,7 @@
 # Per-node entry ("spine"): run it on every node from this directory.
 #   PD_NODE_INDEX=<i> PD_NODE_IPS=<ip0>,<ip1>,... ./run.sh
 # Node discovery alternatives: PD_HOSTFILE, RANK_TABLE_FILE, ModelArts, LeaderWorkerSet (see README.md).
-# Overrides: PD_LOCAL_IP, PD_NIC, PD_LOG_DIR, PD_WAIT_SECONDS, PD_SKIP_PREFLIGHT.
+# Overrides: PD_LOCAL_IP, PD_NIC, PD_LOG_DIR, PD_WAIT_SECONDS, PD_POLL_SECONDS, PD_MODEL_PATH, PD_SKIP_PREFLIGHT.
 # PD_DRY_RUN=1 prints this node's commands (launcher, and the proxy on node 0) and starts nothing.
 set -euo pipefail
 
@@ -212,6 +212,8 @@ if ((NODE_INDEX == 0)); then
                1:7112 1:7113 1:7114 1:7115)
     WAIT_SECONDS=${PD_WAIT_SECONDS:-3600}
     is_uint "$WAIT_SECONDS" || die "PD_WAIT_SECONDS must be a number of seconds, got '$WAIT_SECONDS'"
+    POLL_SECONDS=${PD_POLL_SECONDS:-10}
+    [[ $POLL_SECONDS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$POLL_SECONDS'"
     command -v curl >/dev/null || die "curl is needed to poll /health"
     deadline=$((SECONDS + WAIT_SECONDS))
     while :; do
@@ -233,7 +235,7 @@ if ((NODE_INDEX == 0)); then
             die "timed out after ${WAIT_SECONDS}s waiting for /health; ${#down[@]} endpoint(s) still down: ${down[*]}"
         fi
         log "waiting for ${#down[@]} of ${#ENDPOINTS[@]} endpoint(s): ${down[*]:0:4}..."
-        sleep 10
+        sleep "$POLL_SECONDS"
     done
     log "all ${#ENDPOINTS[@]} endpoints answer /health; starting the proxy"
     "$HERE/proxy.sh" &

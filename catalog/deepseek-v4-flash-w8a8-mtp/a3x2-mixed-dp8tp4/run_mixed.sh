@@ -34,7 +34,9 @@ if [[ $4 == 1 ]]; then
     DP_ARGS=(--headless "${DP_ARGS[@]}" --data-parallel-start-rank "$2")
 fi
 
-exec vllm serve /root/model \
+# Weights directory; PD_MODEL_PATH overrides the layout's path.
+MODEL_PATH=${PD_MODEL_PATH:-/root/model}
+exec vllm serve "$MODEL_PATH" \
     "${DP_ARGS[@]}" \
     --tensor-parallel-size 4 \
     --enable-expert-parallel \

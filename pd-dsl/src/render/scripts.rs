@@ -311,7 +311,7 @@ pub fn run_sh(layout: &Layout) -> String {
     s.push_str(
         "#   PD_NODE_INDEX=<i> PD_NODE_IPS=<ip0>,<ip1>,... ./run.sh\n\
          # Node discovery alternatives: PD_HOSTFILE, RANK_TABLE_FILE, ModelArts, LeaderWorkerSet (see README.md).\n\
-         # Overrides: PD_LOCAL_IP, PD_NIC, PD_LOG_DIR, PD_WAIT_SECONDS, PD_SKIP_PREFLIGHT.\n\
+         # Overrides: PD_LOCAL_IP, PD_NIC, PD_LOG_DIR, PD_WAIT_SECONDS, PD_POLL_SECONDS, PD_MODEL_PATH, PD_SKIP_PREFLIGHT.\n\
          # PD_DRY_RUN=1 prints this node's commands (launcher, and the proxy on node 0) and starts nothing.\n\
          set -euo pipefail\n\n",
     );
@@ -386,6 +386,8 @@ if ((NODE_INDEX == 0)); then
         );
         s.push_str(
             r#"    is_uint "$WAIT_SECONDS" || die "PD_WAIT_SECONDS must be a number of seconds, got '$WAIT_SECONDS'"
+    POLL_SECONDS=${PD_POLL_SECONDS:-10}
+    [[ $POLL_SECONDS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$POLL_SECONDS'"
     command -v curl >/dev/null || die "curl is needed to poll /health"
     deadline=$((SECONDS + WAIT_SECONDS))
     while :; do
@@ -407,7 +409,7 @@ if ((NODE_INDEX == 0)); then
             die "timed out after ${WAIT_SECONDS}s waiting for /health; ${#down[@]} endpoint(s) still down: ${down[*]}"
         fi
         log "waiting for ${#down[@]} of ${#ENDPOINTS[@]} endpoint(s): ${down[*]:0:4}..."
-        sleep 10
+        sleep "$POLL_SECONDS"
     done
     log "all ${#ENDPOINTS[@]} endpoints answer /health; starting the proxy"
     "$HERE/proxy.sh" &
@@ -437,6 +439,15 @@ const TEMPLATE_CHECKS: &str = r#"for var in HCCL_IF_IP GLOO_SOCKET_IFNAME TP_SOC
     fi
 done
 "#;
+
+/// `MODEL_PATH=${PD_MODEL_PATH:-<layout's model path>}`: the weights
+/// directory, overridable per run (a rehearsal points it at a temp dir).
+fn model_path_line(layout: &Layout) -> String {
+    format!(
+        "# Weights directory; PD_MODEL_PATH overrides the layout's path.\nMODEL_PATH=${{PD_MODEL_PATH:-{}}}",
+        q(&layout.model_path)
+    )
+}
 
 /// `run_dp_template_<role>.sh`: one rank, upstream's 7-argument contract.
 pub fn dp_template_sh(layout: &Layout, role: Role) -> Result<String, RenderError> {
@@ -495,9 +506,10 @@ pub fn dp_template_sh(layout: &Layout, role: Role) -> Result<String, RenderError
     if kv_text.contains("@ENGINE_ID@") {
         s.push_str("KV_TRANSFER_CONFIG=${KV_TRANSFER_CONFIG/@ENGINE_ID@/$ENGINE_ID}\n");
     }
+    let _ = writeln!(s, "\n{}", model_path_line(layout));
     let _ = write!(
         s,
-        "\nexec vllm serve {model} \\\n    \
+        "exec vllm serve \"$MODEL_PATH\" \\\n    \
          --host 0.0.0.0 \\\n    \
          --port \"$2\" \\\n    \
          --data-parallel-size \"$3\" \\\n    \
@@ -505,7 +517,6 @@ pub fn dp_template_sh(layout: &Layout, role: Role) -> Result<String, RenderError
          --data-parallel-address \"$5\" \\\n    \
          --data-parallel-rpc-port \"$6\" \\\n    \
          --tensor-parallel-size \"$7\"",
-        model = q(&layout.model_path),
     );
     s.push_str(&option_lines(layout, serve));
     s.push_str(" \\\n    --kv-transfer-config \"$KV_TRANSFER_CONFIG\"\n");
@@ -570,12 +581,12 @@ pub fn run_mixed_sh(layout: &Layout) -> Result<String, RenderError> {
             api = layout.api_port
         );
     }
+    let _ = writeln!(s, "\n{}", model_path_line(layout));
     let _ = write!(
         s,
-        "\nexec vllm serve {model} \\\n    \
+        "exec vllm serve \"$MODEL_PATH\" \\\n    \
          \"${{DP_ARGS[@]}}\" \\\n    \
          --tensor-parallel-size {tp}",
-        model = q(&layout.model_path),
     );
     s.push_str(&option_lines(layout, serve));
     s.push('\n');
@@ -762,18 +773,19 @@ check_model_dir() {
 
 check_ports() {
     local busy
-    if ! busy=$(python3 - "${PORTS[@]}" <<'PY'
+    if ! busy=$(python3 - "${PD_PORT_CHECK_HOST:-0.0.0.0}" "${PORTS[@]}" <<'PY'
 import socket
 import sys
 
 busy = []
-for spec in sys.argv[1:]:
+host = sys.argv[1]
+for spec in sys.argv[2:]:
     lo, _, hi = spec.partition("-")
     for port in range(int(lo), int(hi or lo) + 1):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            s.bind(("0.0.0.0", port))
+            s.bind((host, port))
         except OSError:
             busy.append(str(port))
         finally:
@@ -854,13 +866,15 @@ pub fn preflight_sh(layout: &Layout) -> String {
     );
     let _ = writeln!(
         s,
-        "# Checks: {}. Skip one only with PD_SKIP_PREFLIGHT=name,...\nset -euo pipefail\n",
+        "# Checks: {}. Skip one only with PD_SKIP_PREFLIGHT=name,...\n\
+         # Overrides: PD_MODEL_PATH (weights directory), PD_PORT_CHECK_HOST (address the ports check binds, default 0.0.0.0 as vllm serve does).\n\
+         set -euo pipefail\n",
         checks.join(", ")
     );
     let _ = writeln!(s, "CHECKS=({})", checks.join(" "));
     let _ = writeln!(s, "NODE_COUNT={}", layout.node_count());
     let _ = writeln!(s, "EXPECTED_NPUS={}", layout.hardware.npus_per_node);
-    let _ = writeln!(s, "MODEL_PATH={}", q(&layout.model_path));
+    let _ = writeln!(s, "{}", model_path_line(layout));
     let _ = writeln!(s, "IMAGE_REF={}", q(&layout.image_ref));
     let _ = writeln!(
         s,
@@ -1022,7 +1036,7 @@ pub fn bench_sh(layout: &Layout) -> String {
     let _ = write!(
         s,
         "exec vllm bench serve \\\n    \
-         --model {model} \\\n    \
+         --model \"${{PD_MODEL_PATH:-{model}}}\" \\\n    \
          --served-model-name {served} \\\n    \
          --host \"$HOST\" \\\n    \
          --port \"$PORT\" \\\n    \

@@ -25,8 +25,8 @@ fn usage(msg: &str) -> ! {
     exit(1)
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+/// The stand-in's `main`: `args` excludes the program name.
+pub fn main(args: Vec<String>) {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (dev, query, rest) = match args.as_slice() {
         ["-i", dev, query, rest @ ..] => (*dev, *query, rest),

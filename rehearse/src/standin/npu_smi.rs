@@ -11,8 +11,8 @@ fn npus() -> u32 {
         .unwrap_or(16)
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+/// The stand-in's `main`: `args` excludes the program name.
+pub fn main(args: Vec<String>) {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let n = npus();
     match args.as_slice() {

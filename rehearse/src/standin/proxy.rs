@@ -5,7 +5,7 @@
 //! Leading positional arguments ending in `.py` (a script path left in by a
 //! `python3 SCRIPT …` shim) are ignored.
 
-use pd_rehearse::http::{self, Request, Response};
+use crate::http::{self, Request, Response};
 use serde_json::{Value as Json, json};
 use std::process::exit;
 use std::sync::Arc;
@@ -311,8 +311,8 @@ impl Proxy {
     }
 }
 
-fn main() {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
+/// The stand-in's `main`: `argv` excludes the program name.
+pub fn main(argv: Vec<String>) {
     let (host, port, proxy) = parse(&argv).unwrap_or_else(|e| die(&e));
     let listener = std::net::TcpListener::bind(http::host_port(&host, port)).unwrap_or_else(|e| {
         eprintln!("pd-proxy stand-in: cannot bind {host}:{port}: {e}");

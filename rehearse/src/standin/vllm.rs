@@ -1,9 +1,9 @@
 //! `vllm` stand-in: `vllm serve MODEL [flags]` and `vllm bench serve …`.
 //! Contract (env, exit codes, expectation file) in the crate docs.
 
-use pd_rehearse::expect::{Expectation, id_text};
-use pd_rehearse::http::{self, Request, Response};
-use pd_rehearse::serve_flags::{self, ServeArgs};
+use crate::expect::{Expectation, id_text};
+use crate::http::{self, Request, Response};
+use crate::serve_flags::{self, ServeArgs};
 use serde_json::{Value as Json, json};
 use std::env;
 use std::net::{TcpListener, TcpStream};
@@ -27,8 +27,8 @@ fn fail<T>(code: i32, msg: impl Into<String>) -> Result<T, Fail> {
     Err(Fail(code, msg.into()))
 }
 
-fn main() {
-    let args: Vec<String> = env::args().skip(1).collect();
+/// The stand-in's `main`: `args` excludes the program name.
+pub fn main(args: Vec<String>) {
     let result = match args.first().map(String::as_str) {
         Some("serve") => serve(&args[1..]),
         Some("bench") if args.get(1).map(String::as_str) == Some("serve") => bench(&args[2..]),
@@ -488,7 +488,10 @@ fn check_expectation(
                 e.tp.to_string(),
             )?;
         }
-        if plan.dp > 1 || plan.dp_address.is_some() {
+        // Without --data-parallel-address vLLM uses the local host, which is
+        // right when this one process holds every rank (single-node native DP).
+        let all_local = !plan.external && plan.ranks.len() == plan.dp as usize;
+        if (plan.dp > 1 && !(all_local && plan.dp_address.is_none())) || plan.dp_address.is_some() {
             let found = plan.dp_address.clone().unwrap_or_else(|| "unset".into());
             if found != e.dp_master_ip {
                 mismatch("--data-parallel-address", found, e.dp_master_ip.clone())?;
@@ -575,8 +578,9 @@ fn dp_master(plan: &Plan, ip: &str) -> Result<Vec<TcpListener>, Fail> {
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(20.0);
     let deadline = Instant::now() + Duration::from_secs_f64(timeout_s.max(0.0));
+    let blocked = blocked(&addr, port);
     loop {
-        if http::connect(&addr, port, Duration::from_millis(500)).is_ok() {
+        if !blocked && http::connect(&addr, port, Duration::from_millis(500)).is_ok() {
             return Ok(Vec::new());
         }
         if Instant::now() >= deadline {
@@ -587,6 +591,17 @@ fn dp_master(plan: &Plan, ip: &str) -> Result<Vec<TcpListener>, Fail> {
         }
         thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Fault injection: `PD_STANDIN_BLOCKED` lists `host:port` pairs this
+/// process cannot reach, as if a firewall dropped them.
+fn blocked(host: &str, port: u16) -> bool {
+    let target = http::host_port(host, port);
+    env_nonempty("PD_STANDIN_BLOCKED").is_some_and(|v| {
+        v.split([',', ' '])
+            .map(str::trim)
+            .any(|b| !b.is_empty() && b == target)
+    })
 }
 
 fn kv_binds(plan: &Plan, ip: &str) -> Result<Vec<TcpListener>, Fail> {
@@ -875,6 +890,10 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
         seq: Mutex::new(0),
     });
     state.write_counter(0);
+    if let Some(dir) = env_nonempty("PD_STANDIN_STATE_DIR") {
+        let path = PathBuf::from(dir).join(format!("{node_name}-{first_rank}.pid"));
+        let _ = std::fs::write(path, format!("{}\n", std::process::id()));
+    }
     let _kv = kv;
     match api {
         Some(listener) => {
