@@ -38,19 +38,31 @@ fn run(input: TokenStream) -> Result<String, Vec<Error>> {
 }
 
 fn to_json(lowered: &Lowered) -> Result<String, Vec<Error>> {
-    serde_json::to_string(&lowered.spec).map_err(|e| {
+    let bug = |what: String| {
         vec![Error::new(
             proc_macro2::Span::call_site(),
             format!(
-                "found a layout that does not serialize ({e}), expected none: this is a pd-dsl bug"
+                "found {what}, expected a lossless round trip: this is a pd-dsl bug, please report it"
             ),
         )]
-    })
+    };
+    let json = serde_json::to_string(&lowered.spec)
+        .map_err(|e| bug(format!("a layout that does not serialize ({e})")))?;
+    // The expansion rebuilds the spec from this JSON at run time with the
+    // same serde code; proving the round trip here means the run-time
+    // rebuild cannot fail, so its fallback is unreachable.
+    let back: pd_dsl_core::LayoutSpec = serde_json::from_str(&json)
+        .map_err(|e| bug(format!("a layout whose JSON does not parse back ({e})")))?;
+    match serde_json::to_string(&back) {
+        Ok(again) if again == json => Ok(json),
+        _ => Err(bug("a layout whose JSON changes on a round trip".to_owned())),
+    }
 }
 
 /// The checked spec, rebuilt from the JSON its lowering serialized to (the
 /// spec's serde form is lossless apart from sites, which only the checker
-/// needs and it has already run).
+/// needs and it has already run). `to_json` proved at compile time that this
+/// JSON parses back to the same spec, so the default is never taken.
 fn expand(json: &str) -> TokenStream {
     quote! {
         {
