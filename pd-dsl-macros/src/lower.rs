@@ -504,14 +504,7 @@ impl Cx {
 
     fn layout(&mut self, layout: &Layout) -> LayoutSpec {
         let mut spec = LayoutSpec {
-            summary: layout
-                .docs
-                .iter()
-                .map(|d| {
-                    let text = d.value();
-                    text.strip_prefix(' ').unwrap_or(&text).to_owned()
-                })
-                .collect(),
+            summary: paragraphs(layout.docs.iter().map(|d| d.value())),
             ..LayoutSpec::default()
         };
         let mut seen: BTreeMap<String, Span> = BTreeMap::new();
@@ -1200,4 +1193,28 @@ mod tests {
         assert_eq!(split_shape("tp4dp4"), None);
         assert_eq!(split_shape("dp0tp4"), Some((0, 4)));
     }
+}
+
+/// Doc comment lines joined into paragraphs (a blank line separates them),
+/// as rustdoc reads them.
+fn paragraphs(lines: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for line in lines {
+        let line = line.trim();
+        if line.is_empty() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        } else {
+            if !cur.is_empty() {
+                cur.push(' ');
+            }
+            cur.push_str(line);
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
 }
