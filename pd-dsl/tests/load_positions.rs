@@ -1,0 +1,138 @@
+//! The runtime loader reports `file:line:column: message [rule `name`]`, with
+//! the same rule names as the macro, for YAML and JSON alike.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use pd_dsl::load::{self, LoadError, Position};
+
+const JSON: &str = include_str!("fixtures/v4_flash_a3_1p1d.json");
+const YAML: &str = include_str!("../../examples/layouts/a3-1p1d.yaml");
+
+/// 1-based line and column of the `n`th (from 0) occurrence of `needle`.
+fn find(text: &str, needle: &str, n: usize) -> Position {
+    let (at, _) = text
+        .match_indices(needle)
+        .nth(n)
+        .unwrap_or_else(|| panic!("{needle:?} not in text"));
+    let before = &text[..at];
+    let line = before.matches('\n').count() as u64 + 1;
+    let col = before.rsplit('\n').next().unwrap_or("").chars().count() as u64 + 1;
+    Position { line, column: col }
+}
+
+fn rules(e: &LoadError) -> Vec<(String, Option<Position>)> {
+    match e {
+        LoadError::Rules {
+            diagnostics,
+            positions,
+            ..
+        } => diagnostics
+            .iter()
+            .zip(positions)
+            .map(|(d, p)| (d.rule.name().to_owned(), *p))
+            .collect(),
+        LoadError::Parse { .. } => panic!("expected rule errors, got {e}"),
+    }
+}
+
+#[test]
+fn yaml_rule_errors_point_at_the_value() {
+    let text = YAML.replace("tp: 4 }", "tp: 3 }");
+    let e = load::from_yaml("a3.yaml", &text).expect_err("tp3");
+    let at = find(&text, "3 }", 0);
+    assert_eq!(rules(&e), [("tp_divides_node".to_owned(), Some(at))]);
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with(&format!("a3.yaml:{at}: found `tp3`"))
+            && msg.ends_with("[rule `tp_divides_node`]"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn json_rule_errors_point_at_the_value() {
+    let text = JSON
+        .replace("\"tp\": 4", "\"tp\": 3")
+        .replace("\"api\": 7100", "\"api\": 36010");
+    let e = load::from_json("l.json", &text).expect_err("rules");
+    let got = rules(&e);
+    assert!(
+        got.contains(&("tp_divides_node".to_owned(), Some(find(&text, "3}", 0)))),
+        "{got:?}"
+    );
+    // Every diagnostic has a position, each line is `file:line:col: ... [rule]`.
+    assert!(got.iter().all(|(_, p)| p.is_some()), "{got:?}");
+    for line in e.lines() {
+        assert!(
+            line.starts_with("l.json:") && line.contains("[rule `"),
+            "{line}"
+        );
+    }
+    // The same text read as YAML gives the same rules at the same places.
+    let y = load::from_yaml("l.json", &text).expect_err("rules");
+    assert_eq!(rules(&y), got);
+}
+
+#[test]
+fn hostile_values_are_rejected_with_their_position() {
+    let text = JSON
+        .replace("\"/root/model\"", "\"/root/$(reboot)\"")
+        .replace(
+            "\"served_model_name\": \"dsv4\"",
+            "\"served_model_name\": \"a b\"",
+        );
+    let e = load::from_json("h.json", &text).expect_err("path_format");
+    let got = rules(&e);
+    assert!(
+        got.contains(&(
+            "path_format".to_owned(),
+            Some(find(&text, "\"/root/$(reboot)\"", 0))
+        )),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn a_value_without_a_site_points_at_its_field() {
+    // The summary has no site; the diagnostic's field path finds it.
+    let text = JSON.replace("\"summary\": [\n    \"", "\"summary\": [\n    \"\\u0007");
+    let e = load::from_json("s.json", &text).expect_err("text_format");
+    let got = rules(&e);
+    assert_eq!(
+        got,
+        [("text_format".to_owned(), Some(find(&text, "\"\\u0007", 0)))]
+    );
+}
+
+#[test]
+fn parse_errors_carry_line_and_column() {
+    let e = load::from_yaml("p.yaml", "name: demo/x\nmodel: [\n").expect_err("syntax");
+    let LoadError::Parse { position, .. } = &e else {
+        panic!("{e}")
+    };
+    assert!(position.is_some(), "{e}");
+    assert!(e.to_string().starts_with("p.yaml:"), "{e}");
+
+    let text = YAML.replace("image:", "imgae:");
+    let e = load::from_yaml("u.yaml", &text).expect_err("unknown field");
+    let at = find(&text, "imgae", 0);
+    assert_eq!(
+        e.to_string().lines().next(),
+        Some(format!("u.yaml:{at}: unknown field `imgae`, expected one of summary, name, model, hardware, image, topology, connector, ports, proxy, engine_ids, model_path, served_model_name, serve, roles, provenance, verified, allow, deviations, workload, bench, figures").as_str())
+    );
+
+    let e = load::from_json("p.json", "{\n  \"name\": }").expect_err("syntax");
+    assert_eq!(e.to_string(), "p.json:2:11: expected value");
+    let e = load::from_json("p.json", "").expect_err("empty");
+    assert!(
+        e.to_string().starts_with("p.json:1:0: EOF") || e.to_string().starts_with("p.json"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_valid_files_load() {
+    assert!(load::from_yaml("a3.yaml", YAML).is_ok());
+    assert!(load::from_json("l.json", JSON).is_ok());
+    assert!(load::from_yaml("l.json", JSON).is_ok());
+}
