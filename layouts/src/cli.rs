@@ -10,15 +10,20 @@
 //!                                documented on `pd_dsl::render::view` (`LayoutView`)
 //! catalog render NAME [--out DIR]
 //!                                write one layout's directory (`DIR/NAME/`) atomically
+//! catalog rehearse NAME [--kill NODE:RANK] [--fault FAULT] [--proxy-script PATH] [--keep] [--timeout S]
+//!                                run the layout's generated scripts end to end on this
+//!                                machine against the stand-ins (`pd_rehearse::rehearsal`)
 //! ```
 //!
 //! Exit codes: 0 success; 1 the catalog on disk is stale (`--check`);
-//! 2 usage error or unknown layout name; 3 the registered catalog is invalid;
-//! 4 rendering or writing failed. Errors never panic.
+//! 2 usage error, unknown layout name, or a fault that does not apply;
+//! 3 the registered catalog is invalid; 4 rendering or writing failed;
+//! 5 the rehearsal failed (or could not run). Errors never panic.
 
 use clap::{Parser, Subcommand, ValueEnum};
 use pd_dsl::Layout;
 use pd_dsl::render::{self, view};
+use pd_rehearse::rehearsal::{self, Fault};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -34,8 +39,10 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_CATALOG: u8 = 3;
 /// Exit code: rendering or writing failed.
 pub const EXIT_RENDER: u8 = 4;
+/// Exit code: the rehearsal failed.
+pub const EXIT_REHEARSAL: u8 = 5;
 
-const EXIT_CODES: &str = "Exit codes: 0 success; 1 catalog stale (--check); 2 usage error or unknown layout; 3 registered catalog invalid; 4 render or write failed";
+const EXIT_CODES: &str = "Exit codes: 0 success; 1 catalog stale (--check); 2 usage error or unknown layout; 3 registered catalog invalid; 4 render or write failed; 5 rehearsal failed";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -78,6 +85,55 @@ enum Command {
         #[arg(long, value_name = "DIR", default_value = "catalog")]
         out: PathBuf,
     },
+    /// Rehearse a layout end to end on this machine: its generated scripts,
+    /// unmodified, one loopback address 127.0.0.(i+1) per node, against the
+    /// stand-ins (vllm, proxy, npu-smi, hccn_tool). Prints a per-node
+    /// progress view and a verdict; exits 5 on any failure.
+    Rehearse {
+        /// Layout name.
+        name: String,
+        /// Kill DP rank RANK of node NODE once the deployment is up; the
+        /// rehearsal must then fail naming it.
+        #[arg(long, value_name = "NODE:RANK")]
+        kill: Option<String>,
+        /// Inject a fault before start.
+        #[arg(long, value_enum, value_name = "FAULT")]
+        fault: Option<FaultArg>,
+        /// Run this proxy script (upstream's
+        /// load_balance_proxy_server_example.py) instead of the stand-in.
+        #[arg(long, value_name = "PATH")]
+        proxy_script: Option<PathBuf>,
+        /// Keep the temp dir (rendered scripts, logs, counters).
+        #[arg(long)]
+        keep: bool,
+        /// Global bound on the whole rehearsal, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+        timeout: u64,
+    },
+}
+
+/// `--fault` values (see `pd_rehearse::rehearsal::Fault`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum FaultArg {
+    /// One of the layout's ports is held before start.
+    PortInUse,
+    /// The model directory does not exist.
+    MissingModel,
+    /// One node's npu-smi reports the wrong NPU count.
+    WrongNpuCount,
+    /// A non-master DP rank cannot reach its DP master's RPC port.
+    UnreachableMaster,
+}
+
+impl From<FaultArg> for Fault {
+    fn from(f: FaultArg) -> Fault {
+        match f {
+            FaultArg::PortInUse => Fault::PortInUse,
+            FaultArg::MissingModel => Fault::MissingModel,
+            FaultArg::WrongNpuCount => Fault::WrongNpuCount,
+            FaultArg::UnreachableMaster => Fault::UnreachableMaster,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -149,6 +205,25 @@ where
         Some(Command::Render { name, out: dir }) => {
             find(&layouts, &name).and_then(|l| render_one(l, &dir, out))
         }
+        Some(Command::Rehearse {
+            name,
+            kill,
+            fault,
+            proxy_script,
+            keep,
+            timeout,
+        }) => find(&layouts, &name).and_then(|l| {
+            let kill = kill.as_deref().map(parse_kill).transpose()?;
+            rehearse(
+                l,
+                kill,
+                fault.map(Fault::from),
+                proxy_script,
+                keep,
+                timeout,
+                out,
+            )
+        }),
     };
     match result {
         Ok(code) => code,
@@ -378,6 +453,52 @@ fn render_one(layout: &Layout, dir: &Path, out: &mut dyn Write) -> CliResult {
     render::write_catalog(&target, &local).map_err(render_failed)?;
     let _ = writeln!(out, "wrote {} files to {}", local.len(), target.display());
     Ok(EXIT_OK)
+}
+
+/// `NODE:RANK`.
+fn parse_kill(s: &str) -> Result<(usize, u32), (u8, String)> {
+    let bad = || {
+        (
+            EXIT_USAGE,
+            format!("--kill {s}: expected NODE:RANK (node index, global DP rank), e.g. 2:5"),
+        )
+    };
+    let (n, r) = s.split_once(':').ok_or_else(bad)?;
+    Ok((
+        n.trim().parse().map_err(|_| bad())?,
+        r.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+fn rehearse(
+    layout: &Layout,
+    kill: Option<(usize, u32)>,
+    fault: Option<Fault>,
+    proxy_script: Option<PathBuf>,
+    keep: bool,
+    timeout: u64,
+    out: &mut dyn Write,
+) -> CliResult {
+    let exe = std::env::current_exe().map_err(|e| (EXIT_REHEARSAL, e.to_string()))?;
+    let mut opts = rehearsal::Options::new(exe);
+    opts.kill = kill;
+    opts.fault = fault;
+    opts.proxy_script = proxy_script;
+    opts.keep = keep;
+    opts.timeout = std::time::Duration::from_secs(timeout.max(1));
+    let usage = |e: String| {
+        if e.contains("does not apply") || e.starts_with("--") {
+            (EXIT_USAGE, e)
+        } else {
+            (EXIT_REHEARSAL, e)
+        }
+    };
+    let outcome = rehearsal::rehearse(layout, &opts, out).map_err(usage)?;
+    Ok(if outcome.passed {
+        EXIT_OK
+    } else {
+        EXIT_REHEARSAL
+    })
 }
 
 /// Left-aligned columns separated by two spaces.

@@ -103,6 +103,7 @@
 
 pub mod expect;
 pub mod http;
+pub mod rehearsal;
 pub mod serve_flags;
 pub mod standin;
 

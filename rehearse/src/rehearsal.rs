@@ -1,0 +1,1311 @@
+//! The rehearsal: a layout's generated scripts, **unmodified**, started on
+//! this machine against the stand-ins, end to end, with a verdict.
+//!
+//! # How a rehearsal runs
+//!
+//! 1. The layout is rendered into a temp dir (`layout/`, the same files as
+//!    `catalog/<name>/`). Next to it: `bin/` (symlinks `vllm`, `pd-proxy`,
+//!    `npu-smi`, `hccn_tool` to one multi-call executable, see
+//!    [`crate::standin::dispatch`]; put first on `PATH`), `bin/proxy_standin.py`,
+//!    `model/config.json`, `expect.json` (written from the layout's placement,
+//!    schema in the crate docs), `state/` (stand-in counter and pid files) and
+//!    `logs/` (`node<i>.log` = each `run.sh`'s output, `node<i>/rank<r>.log` =
+//!    each rank's).
+//! 2. **Node addresses.** Node *i* is played by the loopback address
+//!    `127.0.0.(i+1)`. Linux routes all of `127.0.0.0/8` to `lo` without any
+//!    setup, so no root is needed, and binds on distinct addresses do not
+//!    clash: every rank binds its API port, kv handshake span and DP RPC port
+//!    on its node's address, exactly the per-host port rules of a cluster.
+//!    (Network namespaces would isolate nodes further but need root; the
+//!    loopback aliases are enough for every check here.)
+//! 3. Every node's `run.sh` starts at once, in its own process group, with
+//!    `PD_NODE_INDEX`, `PD_NODE_IPS`, `PD_LOCAL_IP=127.0.0.(i+1)`, `PD_NIC=lo`,
+//!    `PD_LOG_DIR`, a bounded `PD_WAIT_SECONDS`, `PD_POLL_SECONDS=0.2`,
+//!    `PD_MODEL_PATH` (the temp model dir), `PD_PORT_CHECK_HOST` (the node's
+//!    address: preflight's ports check binds it instead of `0.0.0.0`, since
+//!    other "nodes" share the machine), `PD_PROXY_SCRIPT`, `PD_SKIP_PREFLIGHT`
+//!    (below) and the `PD_STANDIN_*` contract (`NODE_IP`, `NODE`, `NPUS` = the
+//!    hardware's NPUs per node, `EXPECT`, `STATE_DIR`, `MASTER_TIMEOUT`).
+//! 4. Preflight runs for real: `npu-smi` and `hccn_tool` are the stand-ins,
+//!    the model directory is the temp one, the ports are really bound. Skipped
+//!    with `PD_SKIP_PREFLIGHT`, because they cannot apply on a machine without
+//!    Ascend software: `host_paths` (`/etc/hccn.conf` and the other driver
+//!    files of the hardware), `mooncake` (the Mooncake transfer library, PD
+//!    layouts only) and `vllm_ascend_version` (the Python package of the image).
+//! 5. The progress view prints each node's ranks up as they come; the
+//!    deployment is up when every rank process has started serving and the
+//!    proxy (PD, started by node 0's `run.sh` once every rank answers
+//!    `/health`) or the API server (mixed) answers.
+//! 6. `verify.sh` runs (through the proxy, or against the API server), then
+//!    `2 × max(prefill ranks, decode ranks)` more completions go through the
+//!    proxy (2 to a mixed API server), and the stand-ins' counter files must
+//!    show that **every prefill and decode rank** (every API server) served at
+//!    least one request: a silent decode-only fallback or a rank missing from
+//!    the proxy lists fails the rehearsal.
+//! 7. Teardown: SIGTERM to every `run.sh` process group (its trap stops the
+//!    launcher, which stops its ranks), SIGKILL after a grace period, then a
+//!    sweep of every process that still carries this rehearsal's
+//!    `PD_REHEARSAL_ID` in its environment. A process found by the sweep after
+//!    a clean stop is reported as a failure ("left running"). A reaper process
+//!    (`bash`, own process group, reading a pipe from the rehearsal) runs the
+//!    same sweep when the rehearsal dies for any reason — Ctrl-C, SIGKILL,
+//!    panic — so nothing outlives it.
+//!
+//! # Faults ([`Fault`], `--kill`)
+//!
+//! Each must end the rehearsal with a failure naming node and rank, in
+//! bounded time, leaving nothing running:
+//!
+//! | fault | injected how | caught by |
+//! |---|---|---|
+//! | `--kill NODE:RANK` | once the deployment is up, SIGKILL to that rank's `vllm` (pid from its `.pid` file) | `launch_online_dp.py` (or `run.sh` for mixed) fails fast; the node's `run.sh` must exit non-zero within 20 s |
+//! | `port-in-use` | before start, the rehearsal binds the first API port of the last node that has one, on that node's address | that node's preflight `ports` check |
+//! | `missing-model` | `PD_MODEL_PATH` points at a directory that does not exist | every node's preflight `model_dir` check |
+//! | `wrong-npu-count` | the last node's `npu-smi` reports half the hardware's NPUs (`PD_STANDIN_NPUS`) | that node's preflight `npu_count` (and `npu_links`) checks |
+//! | `unreachable-master` | `PD_STANDIN_BLOCKED=<master>:<rpc port>` on a node whose ranks connect to a DP master (a firewall dropping the DP RPC port): the second node of an engine spanning nodes, else a node whose engine has DP > 1 | the non-master rank exits 4 after `PD_STANDIN_MASTER_TIMEOUT` (3 s in this fault); the launcher fails fast |
+
+use crate::expect::{Expectation, ExpectedRank};
+use crate::http;
+use pd_dsl::render;
+use pd_dsl::{Layout, Role};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::io::Write;
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// An injected fault (besides `--kill`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// One of the layout's ports is held before start.
+    PortInUse,
+    /// The model directory does not exist.
+    MissingModel,
+    /// One node reports the wrong number of NPUs.
+    WrongNpuCount,
+    /// A non-master DP rank cannot reach its DP master.
+    UnreachableMaster,
+}
+
+impl Fault {
+    /// Every fault, in documentation order.
+    pub const ALL: [Fault; 4] = [
+        Fault::PortInUse,
+        Fault::MissingModel,
+        Fault::WrongNpuCount,
+        Fault::UnreachableMaster,
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::PortInUse => "port-in-use",
+            Fault::MissingModel => "missing-model",
+            Fault::WrongNpuCount => "wrong-npu-count",
+            Fault::UnreachableMaster => "unreachable-master",
+        }
+    }
+
+    /// Parses a command-line name.
+    pub fn parse(s: &str) -> Result<Fault, String> {
+        Fault::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Fault::ALL.iter().map(|f| f.name()).collect();
+                format!("unknown fault `{s}`, expected one of {}", names.join(", "))
+            })
+    }
+}
+
+/// What to rehearse and how.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The multi-call executable that plays every stand-in when invoked
+    /// under its name (the `catalog` binary; `std::env::current_exe()`).
+    pub standins: PathBuf,
+    /// `--kill NODE:RANK`: that rank dies once the deployment is up.
+    pub kill: Option<(usize, u32)>,
+    /// An injected fault.
+    pub fault: Option<Fault>,
+    /// Run this proxy script (e.g. upstream's
+    /// `load_balance_proxy_server_example.py`) instead of the stand-in.
+    pub proxy_script: Option<PathBuf>,
+    /// Keep the temp dir (scripts, logs, state) after the rehearsal.
+    pub keep: bool,
+    /// Global bound on the whole rehearsal.
+    pub timeout: Duration,
+}
+
+impl Options {
+    /// Defaults: no fault, stand-in proxy, temp dir removed, 120 s timeout.
+    pub fn new(standins: impl Into<PathBuf>) -> Options {
+        Options {
+            standins: standins.into(),
+            kill: None,
+            fault: None,
+            proxy_script: None,
+            keep: false,
+            timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// The result of a rehearsal that could run.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// `true` when the deployment came up, verified, every rank served and
+    /// nothing was left running.
+    pub passed: bool,
+    /// What went wrong, each naming node and rank where one applies.
+    pub failures: Vec<String>,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Completions sent (verify.sh excluded).
+    pub requests: usize,
+    /// The temp dir, when kept.
+    pub kept: Option<PathBuf>,
+}
+
+/// Seconds a rank keeps trying its DP master (normal runs).
+const MASTER_TIMEOUT_S: u32 = 20;
+/// Seconds a rank keeps trying its DP master under `unreachable-master`.
+const FAULT_MASTER_TIMEOUT_S: u32 = 3;
+/// After `--kill`, the node's `run.sh` must exit within this.
+const FAIL_FAST_BOUND: Duration = Duration::from_secs(20);
+/// SIGTERM → SIGKILL grace at teardown.
+const GRACE: Duration = Duration::from_secs(5);
+/// Checks skipped on a machine without Ascend software (see module docs).
+const SKIPPED_CHECKS: &[&str] = &["host_paths", "mooncake", "vllm_ascend_version"];
+/// The environment marker every process of one rehearsal carries.
+const MARKER: &str = "PD_REHEARSAL_ID";
+
+/// Node `i`'s address.
+pub fn node_ip(i: usize) -> String {
+    format!("127.0.0.{}", i + 1)
+}
+
+/// The expectation file of a layout (crate docs), with node `i` at
+/// [`node_ip`]`(i)`.
+pub fn expectation(layout: &Layout) -> Expectation {
+    let p = &layout.placement;
+    let mut ranks = Vec::new();
+    for n in &p.nodes {
+        let Some(e) = p.engines.get(n.engine) else {
+            continue;
+        };
+        let uses_rpc = layout.is_pd() || e.nodes.len() > 1;
+        for r in &n.ranks {
+            ranks.push(ExpectedRank {
+                node: n.index,
+                node_ip: node_ip(n.index),
+                role: n.role.to_string(),
+                engine: Some(n.engine),
+                engine_id: e.engine_id.map(|id| json!(id)),
+                dp_size: e.dp,
+                tp: e.tp,
+                dp_rank: r.dp_rank,
+                devices: r.devices.clone(),
+                api_port: r.api_port.and_then(|p| u16::try_from(p).ok()),
+                dp_master_ip: node_ip(n.dp_master),
+                rpc_port: layout
+                    .dp_rpc_port
+                    .filter(|_| uses_rpc)
+                    .and_then(|p| u16::try_from(p).ok()),
+                kv_port: e.kv_port.and_then(|p| u16::try_from(p).ok()),
+            });
+        }
+    }
+    Expectation {
+        version: 1,
+        layout: Some(layout.name().to_owned()),
+        ranks,
+    }
+}
+
+/// One `vllm serve` process the layout starts: PD = one per rank; mixed =
+/// one per node (native DP), keyed by its first rank.
+#[derive(Clone, Debug)]
+struct Process {
+    node: usize,
+    first_rank: u32,
+    ranks: Vec<u32>,
+    serves_api: bool,
+}
+
+fn processes(layout: &Layout) -> Vec<Process> {
+    let mut out = Vec::new();
+    for n in &layout.placement.nodes {
+        if layout.is_pd() {
+            for r in &n.ranks {
+                out.push(Process {
+                    node: n.index,
+                    first_rank: r.dp_rank,
+                    ranks: vec![r.dp_rank],
+                    serves_api: r.api_port.is_some(),
+                });
+            }
+        } else if let Some(first) = n.ranks.first() {
+            out.push(Process {
+                node: n.index,
+                first_rank: first.dp_rank,
+                ranks: n.ranks.iter().map(|r| r.dp_rank).collect(),
+                serves_api: !n.headless,
+            });
+        }
+    }
+    out
+}
+
+/// `node 2 (127.0.0.3, decode ranks 0-15)`.
+fn node_label(layout: &Layout, i: usize) -> String {
+    let Some(n) = layout.placement.nodes.get(i) else {
+        return format!("node {i} ({})", node_ip(i));
+    };
+    let ranks = match (n.ranks.first(), n.ranks.last()) {
+        (Some(a), Some(b)) if a.dp_rank != b.dp_rank => {
+            format!("ranks {}-{}", a.dp_rank, b.dp_rank)
+        }
+        (Some(a), _) => format!("rank {}", a.dp_rank),
+        _ => "no ranks".into(),
+    };
+    format!("node {i} ({}, {} {ranks})", node_ip(i), n.role)
+}
+
+/// What uses `port` on node `i`, for messages.
+fn port_owner(layout: &Layout, i: usize, port: u32) -> Option<String> {
+    let n = layout.placement.nodes.get(i)?;
+    for r in &n.ranks {
+        if r.api_port == Some(port) {
+            return Some(format!("{} rank {}'s API port", n.role, r.dp_rank));
+        }
+        if let Some((a, b)) = r.kv_span
+            && (a..=b).contains(&port)
+        {
+            return Some(format!("{} rank {}'s kv handshake port", n.role, r.dp_rank));
+        }
+    }
+    if layout.dp_rpc_port == Some(port) && n.dp_master == i {
+        return Some("the DP master's RPC port".into());
+    }
+    if n.hosts_proxy && layout.proxy.is_some_and(|p| p.port == port) {
+        return Some("the proxy port".into());
+    }
+    None
+}
+
+/// Where a fault lands, and what the rehearsal holds for it.
+#[derive(Debug, Default)]
+struct Injection {
+    /// Extra environment per node.
+    env: BTreeMap<usize, Vec<(String, String)>>,
+    /// A port held until teardown.
+    held: Option<TcpListener>,
+    /// Printed before start.
+    note: Option<String>,
+    /// Model dir is not created.
+    no_model: bool,
+    /// DP master timeout for the stand-ins.
+    master_timeout: u32,
+}
+
+fn inject(layout: &Layout, fault: Option<Fault>) -> Result<Injection, String> {
+    let mut inj = Injection {
+        master_timeout: MASTER_TIMEOUT_S,
+        ..Injection::default()
+    };
+    let nodes = &layout.placement.nodes;
+    match fault {
+        None => {}
+        Some(Fault::MissingModel) => {
+            inj.no_model = true;
+            inj.note = Some("the model directory (PD_MODEL_PATH) does not exist".into());
+        }
+        Some(Fault::WrongNpuCount) => {
+            let i = nodes.len().saturating_sub(1);
+            let npus = layout.hardware.npus_per_node / 2;
+            inj.env
+                .entry(i)
+                .or_default()
+                .push(("PD_STANDIN_NPUS".into(), npus.to_string()));
+            inj.note = Some(format!(
+                "{}'s npu-smi reports {npus} NPUs (the hardware has {})",
+                node_label(layout, i),
+                layout.hardware.npus_per_node
+            ));
+        }
+        Some(Fault::PortInUse) => {
+            let (i, port) = nodes
+                .iter()
+                .rev()
+                .find_map(|n| {
+                    n.ranks
+                        .iter()
+                        .find_map(|r| r.api_port)
+                        .map(|p| (n.index, p))
+                })
+                .ok_or("the layout has no API port to occupy")?;
+            let port16 = u16::try_from(port).map_err(|e| e.to_string())?;
+            let l = TcpListener::bind((node_ip(i).as_str(), port16))
+                .map_err(|e| format!("cannot occupy {}:{port}: {e}", node_ip(i)))?;
+            inj.held = Some(l);
+            inj.note = Some(format!(
+                "{}:{port} ({} on node {i}) is held before start",
+                node_ip(i),
+                port_owner(layout, i, port).unwrap_or_else(|| "a layout port".into())
+            ));
+        }
+        Some(Fault::UnreachableMaster) => {
+            let p = &layout.placement;
+            let spanning = p
+                .engines
+                .iter()
+                .find(|e| e.dp > 1 && e.nodes.len() > 1)
+                .and_then(|e| e.nodes.get(1).map(|&n| (e, n)));
+            let single = || {
+                p.engines
+                    .iter()
+                    .find(|e| e.dp > 1 && layout.is_pd())
+                    .map(|e| (e, e.master()))
+            };
+            let (engine, target) = spanning.or_else(single).ok_or_else(|| {
+                format!(
+                    "fault unreachable-master does not apply to {}: no rank connects to a DP master \
+                     (every engine has DP 1 or is one native-DP process)",
+                    layout.name()
+                )
+            })?;
+            let rpc = layout.dp_rpc_port.unwrap_or(29550);
+            let master = format!("{}:{rpc}", node_ip(engine.master()));
+            inj.env
+                .entry(target)
+                .or_default()
+                .push(("PD_STANDIN_BLOCKED".into(), master.clone()));
+            inj.master_timeout = FAULT_MASTER_TIMEOUT_S;
+            inj.note = Some(format!(
+                "{} cannot reach its DP master {master} (the DP RPC port is blocked)",
+                node_label(layout, target)
+            ));
+        }
+    }
+    Ok(inj)
+}
+
+/// Every process (pid, command line) whose environment holds `marker`.
+fn marked_processes(marker: &str) -> Vec<(u32, String)> {
+    let want = format!("{MARKER}={marker}");
+    let me = std::process::id();
+    let mut out = Vec::new();
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(env) = fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if env.split(|b| *b == 0).any(|v| v == want.as_bytes()) {
+            let cmd = fs::read(entry.path().join("cmdline"))
+                .map(|c| {
+                    String::from_utf8_lossy(&c)
+                        .split('\0')
+                        .filter(|s| !s.is_empty())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default();
+            out.push((pid, cmd));
+        }
+    }
+    out
+}
+
+fn signal_pid(pid: u32, sig: rustix::process::Signal) {
+    if let Some(p) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process(p, sig);
+    }
+}
+
+fn signal_group(pgid: u32, sig: rustix::process::Signal) {
+    if let Some(p) = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(p, sig);
+    }
+}
+
+/// Runs the sweep when the rehearsal's end of its stdin closes, whatever
+/// ends the rehearsal.
+const REAPER: &str = r#"while IFS= read -r _; do :; done
+for _ in 1 2 3 4 5; do
+    found=0
+    for f in /proc/[0-9]*/environ; do
+        if grep -qzxF "$1" "$f" 2>/dev/null; then
+            pid=${f#/proc/}
+            kill -KILL "${pid%/environ}" 2>/dev/null && found=1
+        fi
+    done
+    ((found)) || exit 0
+    sleep 0.2
+done"#;
+
+/// The running cluster; stops everything on drop.
+struct Cluster {
+    runs: Vec<Option<Child>>,
+    exits: Vec<Option<ExitStatus>>,
+    marker: String,
+    reaper: Option<(Child, ChildStdin)>,
+    stopped: bool,
+}
+
+impl Cluster {
+    fn poll(&mut self) {
+        for (i, run) in self.runs.iter_mut().enumerate() {
+            if self.exits[i].is_none()
+                && let Some(child) = run.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                self.exits[i] = Some(status);
+            }
+        }
+    }
+
+    /// Stops everything; returns processes a clean stop left behind.
+    fn stop(&mut self) -> Vec<(u32, String)> {
+        if self.stopped {
+            return Vec::new();
+        }
+        self.stopped = true;
+        use rustix::process::Signal;
+        self.poll();
+        for (i, run) in self.runs.iter().enumerate() {
+            if let (Some(child), None) = (run, self.exits[i]) {
+                signal_group(child.id(), Signal::TERM);
+            }
+        }
+        let deadline = Instant::now() + GRACE;
+        while Instant::now() < deadline && self.exits.iter().any(Option::is_none) {
+            self.poll();
+            thread::sleep(Duration::from_millis(50));
+        }
+        let clean = self.exits.iter().all(Option::is_some);
+        for (i, run) in self.runs.iter_mut().enumerate() {
+            if let Some(child) = run.as_mut() {
+                if self.exits[i].is_none() {
+                    signal_group(child.id(), Signal::KILL);
+                }
+                // Reap, and kill anything left in the group.
+                if let Ok(status) = child.wait() {
+                    self.exits[i].get_or_insert(status);
+                }
+                signal_group(child.id(), Signal::KILL);
+            }
+        }
+        // Ranks run in their own sessions (the launcher's start_new_session):
+        // give a clean stop a moment, then sweep by the environment marker.
+        let mut left = Vec::new();
+        for attempt in 0..40 {
+            let found = marked_processes(&self.marker);
+            if found.is_empty() {
+                break;
+            }
+            if attempt == 10 && clean {
+                left = found.clone();
+            }
+            if attempt >= 10 {
+                for (pid, _) in &found {
+                    signal_pid(*pid, Signal::KILL);
+                }
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+        if let Some((mut child, stdin)) = self.reaper.take() {
+            drop(stdin);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        left
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// The temp dir; removed on drop unless kept.
+struct WorkDir {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn work_dir() -> Result<PathBuf, String> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let path = std::env::temp_dir().join(format!("pd-rehearse-{}-{nanos:09}", std::process::id()));
+    fs::create_dir_all(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+fn write_file(path: &Path, text: &str, executable: bool) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mode = if executable { 0o755 } else { 0o644 };
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+        .map_err(|e| format!("cannot chmod {}: {e}", path.display()))
+}
+
+const PROXY_SHIM: &str = r#"#!/usr/bin/env python3
+"""Rehearsal stand-in for load_balance_proxy_server_example.py: proxy.sh runs
+`python3 "$PD_PROXY_SCRIPT" ARGS...`; this replaces itself with `pd-proxy ARGS...`
+(first on PATH), which takes the upstream proxy's command line."""
+import os
+import sys
+
+os.execvp("pd-proxy", ["pd-proxy"] + sys.argv[1:])
+"#;
+
+/// Lines of `text` worth quoting in a failure.
+fn error_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| {
+            let l = l.trim();
+            l.contains("error") || l.contains("FAIL") || l.starts_with("vllm stand-in:")
+        })
+        .filter(|l| !l.contains(" ranks [") && !l.contains("warning:"))
+        .map(|l| {
+            let l = l.trim();
+            if l.chars().count() > 300 {
+                format!("{}…", l.chars().take(300).collect::<String>())
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect()
+}
+
+fn describe_exit(status: Option<ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(c), _) => format!("exited with code {c}"),
+            (None, Some(sig)) => format!("was killed by signal {sig}"),
+            _ => "exited".into(),
+        },
+        None => "is still running".into(),
+    }
+}
+
+/// Why node `i` failed: its run.sh log and its ranks' logs.
+fn diagnose(layout: &Layout, logs: &Path, i: usize, status: Option<ExitStatus>) -> String {
+    let mut msg = format!(
+        "{}: run.sh {}",
+        node_label(layout, i),
+        describe_exit(status)
+    );
+    let run_log = fs::read_to_string(logs.join(format!("node{i}.log"))).unwrap_or_default();
+    let mut lines: Vec<String> = Vec::new();
+    for l in error_lines(&run_log) {
+        // Name the owner of a busy port.
+        if let Some(rest) = l.split("already in use: ").nth(1) {
+            let owners: Vec<String> = rest
+                .split(" (")
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok())
+                .map(|p| match port_owner(layout, i, p) {
+                    Some(o) => format!("{p} = {o}"),
+                    None => p.to_string(),
+                })
+                .collect();
+            lines.push(format!("{l} [{}]", owners.join(", ")));
+        } else {
+            lines.push(l);
+        }
+    }
+    let mut ranks: Vec<(u32, Vec<String>)> = Vec::new();
+    if let Ok(dir) = fs::read_dir(logs.join(format!("node{i}"))) {
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(r) = name
+                .strip_prefix("rank")
+                .and_then(|s| s.strip_suffix(".log"))
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let text = fs::read_to_string(e.path()).unwrap_or_default();
+            let errs = error_lines(&text);
+            if !errs.is_empty() {
+                ranks.push((r, errs));
+            }
+        }
+    }
+    ranks.sort_by_key(|(r, _)| *r);
+    let role = layout
+        .placement
+        .nodes
+        .get(i)
+        .map_or("?".into(), |n| n.role.to_string());
+    for (r, errs) in ranks.iter().take(4) {
+        for e in errs.iter().take(2) {
+            lines.push(format!("node {i} ({}) {role} rank {r}: {e}", node_ip(i)));
+        }
+    }
+    if ranks.len() > 4 {
+        lines.push(format!(
+            "... and {} more rank(s) of node {i}",
+            ranks.len() - 4
+        ));
+    }
+    for l in lines.iter().take(12) {
+        let _ = write!(msg, "\n    {l}");
+    }
+    let _ = write!(
+        msg,
+        "\n    (logs: {}, {})",
+        logs.join(format!("node{i}.log")).display(),
+        logs.join(format!("node{i}")).display()
+    );
+    msg
+}
+
+fn served_count(state: &Path, p: &Process) -> Option<u64> {
+    fs::read_to_string(state.join(format!("{}-{}.served", p.node, p.first_rank)))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+}
+
+/// Runs a script with the rehearsal's environment, bounded.
+fn run_bounded(mut cmd: Command, limit: Duration) -> Result<(ExitStatus, String), String> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let mut out = child.stdout.take();
+    let mut err = child.stderr.take();
+    let reader = thread::spawn(move || {
+        use std::io::Read;
+        let mut s = String::new();
+        if let Some(o) = out.as_mut() {
+            let _ = o.read_to_string(&mut s);
+        }
+        if let Some(e) = err.as_mut() {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Ok(Some(s)) = child.try_wait() {
+            break Some(s);
+        }
+        if Instant::now() >= deadline {
+            signal_group(child.id(), rustix::process::Signal::KILL);
+            let _ = child.wait();
+            break None;
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    let text = reader.join().unwrap_or_default();
+    match status {
+        Some(s) => Ok((s, text)),
+        None => Err(format!(
+            "did not finish within {}s: {text}",
+            limit.as_secs()
+        )),
+    }
+}
+
+/// Rehearses `layout`. `Err` = the rehearsal could not run (bad option, a
+/// fault that does not apply, no temp dir); `Ok` carries the verdict.
+/// Progress and the verdict are written to `out`.
+pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<Outcome, String> {
+    let started = Instant::now();
+    let deadline = started + opts.timeout;
+    let nodes = &layout.placement.nodes;
+    let procs = processes(layout);
+    // --kill target.
+    let kill = match opts.kill {
+        None => None,
+        Some((node, rank)) => {
+            let p = procs
+                .iter()
+                .find(|p| p.node == node && p.ranks.contains(&rank))
+                .ok_or_else(|| {
+                    format!(
+                        "--kill {node}:{rank}: {} has no rank {rank}{}",
+                        layout.name(),
+                        if node < nodes.len() {
+                            format!(" on {}", node_label(layout, node))
+                        } else {
+                            format!(" (it has nodes 0-{})", nodes.len().saturating_sub(1))
+                        }
+                    )
+                })?;
+            Some((p.clone(), rank))
+        }
+    };
+    if let Some(script) = &opts.proxy_script
+        && !script.is_file()
+    {
+        return Err(format!("--proxy-script {}: not a file", script.display()));
+    }
+    let standins = opts
+        .standins
+        .canonicalize()
+        .map_err(|e| format!("stand-in executable {}: {e}", opts.standins.display()))?;
+    let inj = inject(layout, opts.fault)?;
+
+    // The temp dir.
+    let work = WorkDir {
+        path: work_dir()?,
+        keep: opts.keep,
+    };
+    let root = work.path.clone();
+    let scripts = root.join("layout");
+    let bin = root.join("bin");
+    let model = root.join("model");
+    let state = root.join("state");
+    let logs = root.join("logs");
+    for d in [&scripts, &bin, &state, &logs] {
+        fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+    }
+    let artifacts = render::render_layout(layout).map_err(|e| e.to_string())?;
+    for a in &artifacts {
+        let rel = a.path.strip_prefix(layout.name()).unwrap_or(&a.path);
+        write_file(&scripts.join(rel), &a.contents, a.executable)?;
+    }
+    for name in crate::BINARIES {
+        std::os::unix::fs::symlink(&standins, bin.join(name))
+            .map_err(|e| format!("cannot link {name}: {e}"))?;
+    }
+    let shim = bin.join("proxy_standin.py");
+    write_file(&shim, PROXY_SHIM, true)?;
+    if !inj.no_model {
+        fs::create_dir_all(&model).map_err(|e| e.to_string())?;
+        write_file(
+            &model.join("config.json"),
+            "{\"model_type\": \"deepseek_v3\", \"note\": \"pd-rehearse stand-in weights\"}\n",
+            false,
+        )?;
+    }
+    let expect = root.join("expect.json");
+    let exp_text = serde_json::to_string_pretty(&expectation(layout)).map_err(|e| e.to_string())?;
+    write_file(&expect, &exp_text, false)?;
+
+    let marker = format!(
+        "{}-{}",
+        std::process::id(),
+        root.file_name().and_then(|n| n.to_str()).unwrap_or("x")
+    );
+    let ips: Vec<String> = (0..nodes.len()).map(node_ip).collect();
+    let path_env = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
+    );
+    let skip: Vec<&str> = SKIPPED_CHECKS
+        .iter()
+        .copied()
+        .filter(|c| *c != "mooncake" || layout.is_pd())
+        .collect();
+    let wait_s = opts.timeout.as_secs().max(1);
+    let base_env = |cmd: &mut Command| {
+        for (k, _) in std::env::vars_os() {
+            if let Some(k) = k.to_str()
+                && (k.starts_with("PD_") || k == "ASCEND_RT_VISIBLE_DEVICES")
+            {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.env("PATH", &path_env)
+            .env(MARKER, &marker)
+            .env("PD_NODE_IPS", ips.join(","))
+            .env("PD_VERIFY_TIMEOUT", "30");
+    };
+
+    let _ = writeln!(
+        out,
+        "rehearsal of {}: {} nodes at {}..{} (loopback aliases), {} rank process(es), work dir {}",
+        layout.name(),
+        nodes.len(),
+        ips.first().map_or("-", String::as_str),
+        ips.last().map_or("-", String::as_str),
+        procs.len(),
+        root.display()
+    );
+    let _ = writeln!(
+        out,
+        "preflight skips (no Ascend software here): {}",
+        skip.join(", ")
+    );
+    if let Some(n) = &inj.note {
+        let _ = writeln!(out, "fault {}: {n}", opts.fault.map_or("", Fault::name));
+    }
+
+    // The reaper.
+    let reaper = Command::new("bash")
+        .arg("-c")
+        .arg(REAPER)
+        .arg("pd-rehearse-reaper")
+        .arg(format!("{MARKER}={marker}"))
+        .env_remove(MARKER)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .ok()
+        .and_then(|mut c| c.stdin.take().map(|s| (c, s)));
+    let mut cluster = Cluster {
+        runs: Vec::new(),
+        exits: vec![None; nodes.len()],
+        marker: marker.clone(),
+        reaper,
+        stopped: false,
+    };
+
+    // Start every node.
+    for n in nodes {
+        let i = n.index;
+        let log = fs::File::create(logs.join(format!("node{i}.log"))).map_err(|e| e.to_string())?;
+        let log2 = log.try_clone().map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(scripts.join("run.sh"));
+        base_env(&mut cmd);
+        cmd.current_dir(&scripts)
+            .env("PD_NODE_INDEX", i.to_string())
+            .env("PD_LOCAL_IP", node_ip(i))
+            .env("PD_NIC", "lo")
+            .env("PD_LOG_DIR", &logs)
+            .env("PD_WAIT_SECONDS", wait_s.to_string())
+            .env("PD_POLL_SECONDS", "0.2")
+            .env("PD_MODEL_PATH", &model)
+            .env("PD_PORT_CHECK_HOST", node_ip(i))
+            .env(
+                "PD_PROXY_SCRIPT",
+                opts.proxy_script.as_deref().unwrap_or(&shim),
+            )
+            .env("PD_SKIP_PREFLIGHT", skip.join(","))
+            .env("PD_STANDIN_NODE_IP", node_ip(i))
+            .env("PD_STANDIN_NODE", i.to_string())
+            .env("PD_STANDIN_NPUS", layout.hardware.npus_per_node.to_string())
+            .env("PD_STANDIN_EXPECT", &expect)
+            .env("PD_STANDIN_STATE_DIR", &state)
+            .env("PD_STANDIN_MASTER_TIMEOUT", inj.master_timeout.to_string());
+        for (k, v) in inj.env.get(&i).into_iter().flatten() {
+            cmd.env(k, v);
+        }
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2)
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("cannot start node {i}'s run.sh: {e}"))?;
+        cluster.runs.push(Some(child));
+    }
+
+    let mut failures: Vec<String> = Vec::new();
+    let mut requests = 0usize;
+    let node_total: Vec<usize> = nodes.iter().map(|n| n.ranks.len()).collect();
+    let ranks_up = |i: usize| -> usize {
+        procs
+            .iter()
+            .filter(|p| p.node == i && served_count(&state, p).is_some())
+            .map(|p| p.ranks.len())
+            .sum()
+    };
+    let print_row = |out: &mut dyn Write, i: usize, up: usize, what: &str| {
+        let role = nodes[i].role.to_string();
+        let _ = writeln!(
+            out,
+            "  node {i:<2} {:<10} {role:<8} ranks {up:>2}/{:<2} {what}",
+            node_ip(i),
+            node_total[i]
+        );
+    };
+
+    // Wait until up, a node exits, or the deadline.
+    let (api_host, api_port) = match layout.proxy {
+        Some(p) => (node_ip(0), p.port),
+        None => (node_ip(0), layout.api_port),
+    };
+    let api_port = u16::try_from(api_port).map_err(|e| e.to_string())?;
+    let mut last: Vec<(usize, Instant)> = vec![(usize::MAX, started); nodes.len()];
+    let up_at = loop {
+        cluster.poll();
+        let mut all_up = true;
+        for i in 0..nodes.len() {
+            let up = ranks_up(i);
+            all_up &= up == node_total[i];
+            let changed = up != last[i].0;
+            if changed && (up == node_total[i] || last[i].1.elapsed() >= Duration::from_millis(500))
+            {
+                print_row(
+                    out,
+                    i,
+                    up,
+                    if up == node_total[i] {
+                        "up"
+                    } else {
+                        "starting"
+                    },
+                );
+                last[i] = (up, Instant::now());
+            }
+        }
+        let exited: Vec<usize> = (0..nodes.len())
+            .filter(|&i| cluster.exits[i].is_some())
+            .collect();
+        if !exited.is_empty() {
+            // Let near-simultaneous failures land, then report them all.
+            thread::sleep(Duration::from_millis(300));
+            cluster.poll();
+            for i in 0..nodes.len() {
+                if let Some(st) = cluster.exits[i] {
+                    print_row(out, i, ranks_up(i), &describe_exit(Some(st)));
+                    failures.push(diagnose(layout, &logs, i, Some(st)));
+                }
+            }
+            break None;
+        }
+        if all_up {
+            let ready = if layout.is_pd() {
+                http::connect(&api_host, api_port, Duration::from_millis(200)).is_ok()
+            } else {
+                http::get(&api_host, api_port, "/health", Duration::from_secs(2))
+                    .is_ok_and(|r| r.status == 200)
+            };
+            if ready {
+                break Some(started.elapsed());
+            }
+        }
+        if Instant::now() >= deadline {
+            let mut m = format!(
+                "timed out after {}s before the deployment was up:",
+                opts.timeout.as_secs()
+            );
+            for i in 0..nodes.len() {
+                let _ = write!(
+                    m,
+                    "\n    {}: {}/{} ranks up",
+                    node_label(layout, i),
+                    ranks_up(i),
+                    node_total[i]
+                );
+            }
+            if layout.is_pd() {
+                let _ = write!(
+                    m,
+                    "\n    the proxy on {api_host}:{api_port} does not answer"
+                );
+            }
+            failures.push(m);
+            break None;
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+
+    if let Some(t) = up_at {
+        let _ = writeln!(
+            out,
+            "deployment up in {:.1}s: {} on {api_host}:{api_port}",
+            t.as_secs_f64(),
+            if layout.is_pd() {
+                "proxy"
+            } else {
+                "API server"
+            }
+        );
+        if let Some((p, rank)) = &kill {
+            // A rank dies after start: the node must stop loudly, bounded.
+            let pid = fs::read_to_string(state.join(format!("{}-{}.pid", p.node, p.first_rank)))
+                .ok()
+                .and_then(|s| s.trim().parse::<u32>().ok());
+            match pid {
+                None => failures.push(format!(
+                    "--kill {}:{rank}: no pid file for {} rank {rank}",
+                    p.node,
+                    node_label(layout, p.node)
+                )),
+                Some(pid) => {
+                    let _ = writeln!(
+                        out,
+                        "--kill: SIGKILL to node {} ({}) rank {rank} (pid {pid})",
+                        p.node,
+                        node_ip(p.node)
+                    );
+                    let t0 = Instant::now();
+                    signal_pid(pid, rustix::process::Signal::KILL);
+                    let bound = t0 + FAIL_FAST_BOUND;
+                    while cluster.exits[p.node].is_none() && Instant::now() < bound.min(deadline) {
+                        cluster.poll();
+                        thread::sleep(Duration::from_millis(50));
+                    }
+                    let role = nodes[p.node].role;
+                    let head = format!(
+                        "node {} ({}) {role} rank {rank} died after start (--kill)",
+                        p.node,
+                        node_ip(p.node)
+                    );
+                    match cluster.exits[p.node] {
+                        Some(st) => {
+                            print_row(out, p.node, ranks_up(p.node), &describe_exit(Some(st)));
+                            failures.push(format!(
+                                "{head}; the node stopped after {:.1}s\n    {}",
+                                t0.elapsed().as_secs_f64(),
+                                diagnose(layout, &logs, p.node, Some(st))
+                            ));
+                        }
+                        None => failures.push(format!(
+                            "{head}, but run.sh on node {} did not stop within {}s (fail-fast broken)",
+                            p.node,
+                            FAIL_FAST_BOUND.as_secs()
+                        )),
+                    }
+                }
+            }
+        } else {
+            // verify.sh, then enough requests to reach every rank.
+            let mut cmd = Command::new(scripts.join("verify.sh"));
+            base_env(&mut cmd);
+            cmd.current_dir(&scripts);
+            let left = deadline.saturating_duration_since(Instant::now());
+            match run_bounded(cmd, left.min(Duration::from_secs(60))) {
+                Ok((st, text)) if st.success() => {
+                    let _ = writeln!(
+                        out,
+                        "{}",
+                        text.lines()
+                            .find(|l| l.starts_with("verify.sh:"))
+                            .unwrap_or("ok")
+                    );
+                }
+                Ok((st, text)) => failures.push(format!(
+                    "verify.sh {} against {api_host}:{api_port}:\n    {}",
+                    describe_exit(Some(st)),
+                    text.trim().replace('\n', "\n    ")
+                )),
+                Err(e) => failures.push(format!("verify.sh {e}")),
+            }
+            if failures.is_empty() {
+                let p_ranks = layout.placement.proxy.prefill.len();
+                let d_ranks = layout.placement.proxy.decode.len();
+                let n = if layout.is_pd() {
+                    2 * p_ranks.max(d_ranks)
+                } else {
+                    2
+                };
+                requests = n;
+                let errors = send_requests(layout, &api_host, api_port, n, deadline);
+                if !errors.is_empty() {
+                    failures.push(format!(
+                        "{} of {n} requests through {api_host}:{api_port} failed; first: {}",
+                        errors.len(),
+                        errors[0]
+                    ));
+                }
+                // Every API process served.
+                let mut min = u64::MAX;
+                for p in procs.iter().filter(|p| p.serves_api) {
+                    let role = nodes[p.node].role;
+                    match served_count(&state, p) {
+                        Some(0) => failures.push(format!(
+                            "node {} ({}) {role} rank {} served no request{}",
+                            p.node,
+                            node_ip(p.node),
+                            p.first_rank,
+                            if role == Role::Prefill {
+                                " (a silent decode-only fallback, or the proxy's prefiller list misses it)"
+                            } else {
+                                " (the proxy's list misses it)"
+                            }
+                        )),
+                        None => failures.push(format!(
+                            "node {} ({}) {role} rank {}: no counter file",
+                            p.node,
+                            node_ip(p.node),
+                            p.first_rank
+                        )),
+                        Some(c) => min = min.min(c),
+                    }
+                }
+                if failures.is_empty() {
+                    let what = if layout.is_pd() {
+                        "every prefill and decode rank"
+                    } else {
+                        "every API server"
+                    };
+                    let _ = writeln!(out, "{n} requests: {what} served (at least {min} each)");
+                }
+            }
+        }
+    }
+
+    // Final view, then stop everything.
+    cluster.poll();
+    let _ = writeln!(out, "nodes:");
+    for i in 0..nodes.len() {
+        let served: Vec<u64> = procs
+            .iter()
+            .filter(|p| p.node == i && p.serves_api)
+            .filter_map(|p| served_count(&state, p))
+            .collect();
+        let served = match (served.iter().min(), served.iter().max()) {
+            (Some(a), Some(b)) if a != b => format!("served {a}-{b}"),
+            (Some(a), _) => format!("served {a}"),
+            _ => "served -".into(),
+        };
+        let st = match cluster.exits[i] {
+            Some(s) => describe_exit(Some(s)),
+            None => "running".into(),
+        };
+        print_row(out, i, ranks_up(i), &format!("{served:<14} {st}"));
+    }
+    let left = cluster.stop();
+    if !left.is_empty() {
+        let list: Vec<String> = left
+            .iter()
+            .take(5)
+            .map(|(pid, cmd)| format!("pid {pid} ({cmd})"))
+            .collect();
+        failures.push(format!(
+            "{} process(es) left running after every run.sh stopped (killed by the rehearsal): {}",
+            left.len(),
+            list.join(", ")
+        ));
+    }
+    let strays = marked_processes(&marker);
+    if !strays.is_empty() {
+        failures.push(format!(
+            "{} process(es) could not be stopped: {:?}",
+            strays.len(),
+            strays
+        ));
+    }
+    drop(inj);
+    let elapsed = started.elapsed();
+    let passed = failures.is_empty();
+    if passed {
+        let _ = writeln!(
+            out,
+            "PASS {}: {} ranks on {} nodes, verify.sh ok, {requests} requests, every rank served, nothing left running ({:.1}s)",
+            layout.name(),
+            node_total.iter().sum::<usize>(),
+            nodes.len(),
+            elapsed.as_secs_f64()
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "FAIL {} ({:.1}s):",
+            layout.name(),
+            elapsed.as_secs_f64()
+        );
+        for f in &failures {
+            let _ = writeln!(out, "  - {f}");
+        }
+    }
+    let kept = opts.keep.then(|| root.clone());
+    if let Some(k) = &kept {
+        let _ = writeln!(out, "kept {}", k.display());
+    }
+    drop(work);
+    Ok(Outcome {
+        passed,
+        failures,
+        elapsed,
+        requests,
+        kept,
+    })
+}
+
+/// Sends `n` completions (2 at a time) to `host:port`; returns the errors.
+fn send_requests(
+    layout: &Layout,
+    host: &str,
+    port: u16,
+    n: usize,
+    deadline: Instant,
+) -> Vec<String> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let errors = std::sync::Mutex::new(Vec::new());
+    thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if k >= n || Instant::now() >= deadline {
+                        break;
+                    }
+                    let body = json!({
+                        "model": layout.served_model_name,
+                        "prompt": format!("rehearsal request {k}"),
+                        "max_tokens": 4,
+                        "temperature": 0,
+                    });
+                    let r = http::post_json(
+                        host,
+                        port,
+                        "/v1/completions",
+                        &body,
+                        Duration::from_secs(30),
+                    );
+                    let err = match r {
+                        Ok(r) if r.status == 200 => None,
+                        Ok(r) => Some(format!("HTTP {}: {}", r.status, r.text())),
+                        Err(e) => Some(e.to_string()),
+                    };
+                    if let Some(e) = err
+                        && let Ok(mut v) = errors.lock()
+                    {
+                        v.push(e);
+                    }
+                }
+            });
+        }
+    });
+    errors.into_inner().unwrap_or_default()
+}
