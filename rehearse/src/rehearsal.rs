@@ -454,7 +454,7 @@ fn signal_group(pgid: u32, sig: rustix::process::Signal) {
 }
 
 /// Runs the sweep when the rehearsal's end of its stdin closes, whatever
-/// ends the rehearsal.
+/// ends the rehearsal; then removes the work dir `$2` (empty: kept).
 const REAPER: &str = r#"while IFS= read -r _; do :; done
 for _ in 1 2 3 4 5; do
     found=0
@@ -464,9 +464,10 @@ for _ in 1 2 3 4 5; do
             kill -KILL "${pid%/environ}" 2>/dev/null && found=1
         fi
     done
-    ((found)) || exit 0
+    ((found)) || break
     sleep 0.2
-done"#;
+done
+if [[ -n $2 && -d $2 ]]; then rm -rf -- "$2"; fi"#;
 
 /// The running cluster; stops everything on drop.
 struct Cluster {
@@ -891,6 +892,11 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         .arg(REAPER)
         .arg("pd-rehearse-reaper")
         .arg(format!("{MARKER}={marker}"))
+        .arg(if opts.keep {
+            PathBuf::new()
+        } else {
+            root.clone()
+        })
         .env_remove(MARKER)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

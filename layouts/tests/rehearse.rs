@@ -1,0 +1,274 @@
+//! `catalog rehearse`: every registered layout end to end, and every fault.
+//! Rehearsals share the loopback addresses and the layouts' ports, so they
+//! run one at a time (a process-wide lock); each is bounded by a timeout and
+//! must leave no process and no temp dir behind.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::thread;
+use std::time::{Duration, Instant};
+
+const CATALOG: &str = env!("CARGO_BIN_EXE_catalog");
+const PD: &str = "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d";
+const MIXED: &str = "deepseek-v3.1-w8a8-mtp-quarot/a2x2-mixed-dp4tp4";
+const LIMIT: Duration = Duration::from_secs(150);
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+struct Run {
+    code: Option<i32>,
+    out: String,
+    took: Duration,
+}
+
+/// `catalog rehearse ARGS...`, bounded; checks nothing of it is left.
+fn rehearse(args: &[&str]) -> Run {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let started = Instant::now();
+    let mut child = Command::new(CATALOG)
+        .arg("rehearse")
+        .args(args)
+        .arg("--timeout")
+        .arg("90")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("catalog rehearse {args:?} did not finish within {LIMIT:?}");
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    let out = reader.join().unwrap();
+    let took = started.elapsed();
+    // Nothing left: the temp dir is gone and no process mentions it.
+    let dir = out
+        .lines()
+        .find_map(|l| l.split("work dir ").nth(1))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no work dir in output:\n{out}"));
+    // The reaper removes the dir right after the rehearsal exits.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Path::new(dir).exists() && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!Path::new(dir).exists(), "{dir} left behind\n{out}");
+    let strays = processes_mentioning(dir);
+    assert!(
+        strays.is_empty(),
+        "processes left running: {strays:?}\n{out}"
+    );
+    eprintln!("rehearse {args:?}: {:.1}s", took.as_secs_f64());
+    Run {
+        code: status.code(),
+        out,
+        took,
+    }
+}
+
+/// Processes whose command line or environment mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.parse::<u32>().is_err() {
+            continue;
+        }
+        for f in ["cmdline", "environ"] {
+            if let Ok(b) = std::fs::read(e.path().join(f))
+                && String::from_utf8_lossy(&b).contains(needle)
+            {
+                out.push(format!("{name}: {}", String::from_utf8_lossy(&b)));
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn assert_fails(run: &Run, needles: &[&str]) {
+    assert_eq!(run.code, Some(5), "exit code\n{}", run.out);
+    assert!(run.out.contains("\nFAIL "), "{}", run.out);
+    for n in needles {
+        assert!(run.out.contains(n), "missing {n:?} in\n{}", run.out);
+    }
+}
+
+#[test]
+fn every_registered_layout_rehearses_end_to_end() {
+    let layouts = layouts::catalog().unwrap();
+    let mut times = Vec::new();
+    for l in layouts {
+        let run = rehearse(&[l.name()]);
+        assert_eq!(run.code, Some(0), "{}", run.out);
+        assert!(
+            run.out.contains(&format!("PASS {}", l.name())),
+            "{}",
+            run.out
+        );
+        let what = if l.is_pd() {
+            "every prefill and decode rank served"
+        } else {
+            "every API server served"
+        };
+        assert!(run.out.contains(what), "{}", run.out);
+        assert!(run.out.contains("verify.sh: ok"), "{}", run.out);
+        times.push(format!("{} {:.1}s", l.name(), run.took.as_secs_f64()));
+    }
+    eprintln!("{}", times.join("\n"));
+}
+
+#[test]
+fn a_rank_killed_after_start_stops_its_node_loudly() {
+    let run = rehearse(&[PD, "--kill", "2:5"]);
+    assert_fails(
+        &run,
+        &[
+            "node 2 (127.0.0.3) decode rank 5 died after start",
+            "launch_online_dp.py: error: rank 5 was killed by signal 9",
+            "run.sh exited with code 137",
+        ],
+    );
+    let run = rehearse(&[MIXED, "--kill", "1:2"]);
+    assert_fails(
+        &run,
+        &[
+            "node 1 (127.0.0.2) mixed rank 2 died after start",
+            "run.sh exited with code 137",
+        ],
+    );
+}
+
+#[test]
+fn a_port_in_use_fails_that_nodes_preflight() {
+    let run = rehearse(&[PD, "--fault", "port-in-use"]);
+    assert_fails(
+        &run,
+        &[
+            "node 3 (127.0.0.4, decode ranks 16-31): run.sh exited with code 1",
+            "preflight: FAIL ports: already in use: 7100",
+            "7100 = decode rank 16's API port",
+        ],
+    );
+}
+
+#[test]
+fn a_missing_model_fails_every_preflight() {
+    let run = rehearse(&[PD, "--fault", "missing-model"]);
+    assert_fails(
+        &run,
+        &[
+            "node 0 (127.0.0.1, prefill ranks 0-1): run.sh exited with code 1",
+            "node 3 (127.0.0.4, decode ranks 16-31): run.sh exited with code 1",
+            "preflight: FAIL model_dir: weights directory",
+        ],
+    );
+}
+
+#[test]
+fn a_wrong_npu_count_fails_that_nodes_preflight() {
+    let run = rehearse(&[PD, "--fault", "wrong-npu-count"]);
+    assert_fails(
+        &run,
+        &[
+            "node 3 (127.0.0.4, decode ranks 16-31): run.sh exited with code 1",
+            "preflight: FAIL npu_count: npu-smi info -l reports 8 NPUs, the layout's hardware has 16",
+        ],
+    );
+}
+
+#[test]
+fn an_unreachable_dp_master_fails_the_non_master_ranks() {
+    let run = rehearse(&[PD, "--fault", "unreachable-master"]);
+    assert_fails(
+        &run,
+        &[
+            "launch_online_dp.py: error: rank 16 exited with code 4",
+            "node 3 (127.0.0.4) decode rank 16: vllm stand-in: DP master 127.0.0.3:12321 unreachable after 3s",
+        ],
+    );
+    let run = rehearse(&[MIXED, "--fault", "unreachable-master"]);
+    assert_fails(
+        &run,
+        &["node 1 (127.0.0.2) mixed rank 2: vllm stand-in: DP master 127.0.0.1:13389 unreachable"],
+    );
+}
+
+#[test]
+fn options_that_do_not_apply_are_usage_errors() {
+    let out = Command::new(CATALOG)
+        .args([
+            "rehearse",
+            "deepseek-v4-flash-w8a8-mtp/a3-1node-dp4tp4",
+            "--fault",
+            "unreachable-master",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not apply"));
+    for kill in ["9:0", "1:9", "x"] {
+        let out = Command::new(CATALOG)
+            .args(["rehearse", MIXED, "--kill", kill])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "--kill {kill}");
+    }
+    let out = Command::new(CATALOG)
+        .args(["rehearse", PD, "--fault", "bogus"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_catalog_binary_is_every_stand_in_by_name() {
+    let dir = std::env::temp_dir().join(format!("pd-multicall-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in pd_rehearse::BINARIES {
+        std::os::unix::fs::symlink(CATALOG, dir.join(name)).unwrap();
+    }
+    let run = |name: &str, args: &[&str]| {
+        let out = Command::new(dir.join(name))
+            .args(args)
+            .env("PD_STANDIN_NPUS", "8")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    assert_eq!(run("vllm", &["--version"]).1.trim(), "0.21.0+standin");
+    assert!(
+        run("npu-smi", &["info", "-l"])
+            .1
+            .contains("Total Count                    : 8")
+    );
+    assert!(
+        run("hccn_tool", &["-i", "0", "-link", "-g"])
+            .1
+            .contains("UP")
+    );
+    assert_eq!(run("pd-proxy", &["--bogus"]).0, Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
