@@ -11,7 +11,12 @@
 //! | `npu-smi`   | `npu-smi info [-l]` |
 //! | `hccn_tool` | `hccn_tool -i N -link/-net_health/-ip/-lldp/-gateway/-netdetect -g` |
 //!
-//! The rehearsal puts [`locate`]'s directory first on `PATH`.
+//! Each stand-in's `main` is a library function ([`standin`]), so one
+//! executable can play all four by the name it is invoked under
+//! ([`standin::dispatch`]): the `catalog` binary does, and `catalog rehearse
+//! NAME` ([`rehearsal`]) puts symlinks named after the stand-ins to it first
+//! on `PATH` — no separate build step. This crate's own four binaries are
+//! thin wrappers over the same functions ([`locate`] finds them).
 //!
 //! # Environment contract (`PD_STANDIN_*`)
 //!

@@ -49,7 +49,8 @@
 //!    a clean stop is reported as a failure ("left running"). A reaper process
 //!    (`bash`, own process group, reading a pipe from the rehearsal) runs the
 //!    same sweep when the rehearsal dies for any reason — Ctrl-C, SIGKILL,
-//!    panic — so nothing outlives it.
+//!    panic — so nothing outlives it, and then removes the temp dir (unless
+//!    `--keep`).
 //!
 //! # Faults ([`Fault`], `--kill`)
 //!
@@ -1033,13 +1034,12 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
                 "timed out after {}s before the deployment was up:",
                 opts.timeout.as_secs()
             );
-            for i in 0..nodes.len() {
+            for (i, total) in node_total.iter().enumerate() {
                 let _ = write!(
                     m,
-                    "\n    {}: {}/{} ranks up",
+                    "\n    {}: {}/{total} ranks up",
                     node_label(layout, i),
                     ranks_up(i),
-                    node_total[i]
                 );
             }
             if layout.is_pd() {
