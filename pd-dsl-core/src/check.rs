@@ -1504,7 +1504,7 @@ fn check_serve(
                 format!("found `{}` with weights `{}`, expected weights with an MTP layer: the draft model is the MTP layer", s.method, model.map_or("", |m| m.weights)),
             );
         }
-        if s.tokens == 0 || s.tokens + 1 > 16 {
+        if s.tokens == 0 || s.tokens > 15 {
             cx.report(
                 Rule::SpeculativeTokenLimit,
                 tsite,
@@ -1524,7 +1524,7 @@ fn check_serve(
         && let (Some(mbt), Some(seqs)) = (serve.max_num_batched_tokens, serve.max_num_seqs)
     {
         let spec_tokens = serve.speculative.as_ref().map_or(0, |s| s.tokens);
-        let need = seqs.saturating_mul(1 + spec_tokens);
+        let need = seqs.saturating_mul(spec_tokens.saturating_add(1));
         if mbt < need {
             cx.report(
                     Rule::DecodeBatchBudget,

@@ -1,0 +1,7 @@
+name: "demo/a2-mixed-2n",
+        model: deepseek_v3_1_w8a8_mtp_quarot,
+        hardware: a2,
+        image: "v0.21.0rc1",
+        topology: <mixed 1 x dp4tp4;>,
+        ports: { api: 8000, dp_rpc: 13389 },
+        provenance: { recorded: "2026-06-27" },

@@ -1,0 +1,8 @@
+name: "demo/a3-mixed",
+        model: deepseek_v4_flash_w8a8_mtp,
+        hardware: a3,
+        image: "v0.21.0rc1",
+        topology: <mixed 1 x dp4tp4>,
+        ports: { api: 8000 },
+        mixed: { max_model_len: 32768, additional_config: { "enable_balance_scheduling": true } },
+        provenance: { recorded: "2026-06-27" },
