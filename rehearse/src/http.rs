@@ -191,6 +191,10 @@ pub fn serve(listener: TcpListener, handler: Handler) {
                 Err(e) => Response::error(400, &format!("bad request: {e}")),
             };
             let _ = write_response(&mut writer, &resp);
+            // FIN right behind the response: the server closes first, so the
+            // TIME_WAIT lands on the server's (reusable) port, not on the
+            // client's ephemeral one (see [`probe`]).
+            let _ = writer.shutdown(std::net::Shutdown::Write);
         });
     }
 }
@@ -214,6 +218,19 @@ pub fn connect(host: &str, port: u16, timeout: Duration) -> io::Result<TcpStream
         }
     }
     Err(last)
+}
+
+/// Checks that `host:port` accepts a TCP connection, then resets it
+/// (`SO_LINGER` 0): a probe leaves no `TIME_WAIT` socket behind. That
+/// matters on one machine, where every node's outgoing connections to
+/// `127.0.0.N` come from `127.0.0.1`'s ephemeral ports, and a client socket
+/// in `TIME_WAIT` on a port blocks a later bind of that port (kv handshake
+/// spans such as 36000+ lie in the ephemeral range).
+pub fn probe(host: &str, port: u16, timeout: Duration) -> io::Result<()> {
+    let stream = connect(host, port, timeout)?;
+    let _ = rustix::net::sockopt::set_socket_linger(&stream, Some(Duration::ZERO));
+    drop(stream);
+    Ok(())
 }
 
 /// One request; `body` `None` sends no body.
@@ -245,6 +262,9 @@ pub fn request(
     if !has_len {
         reader.read_to_end(&mut body)?;
     }
+    // The whole response is read: reset rather than close, so this client
+    // never holds a `TIME_WAIT` port (see [`probe`]).
+    let _ = rustix::net::sockopt::set_socket_linger(reader.get_ref(), Some(Duration::ZERO));
     let status = first
         .split_whitespace()
         .nth(1)

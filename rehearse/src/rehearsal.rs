@@ -182,6 +182,8 @@ const FAULT_MASTER_TIMEOUT_S: u32 = 3;
 const FAIL_FAST_BOUND: Duration = Duration::from_secs(20);
 /// SIGTERM → SIGKILL grace at teardown.
 const GRACE: Duration = Duration::from_secs(5);
+/// Longest wait for the layout's ports to become bindable before start.
+const PORT_WAIT: Duration = Duration::from_secs(65);
 /// Checks skipped on a machine without Ascend software (see module docs).
 const SKIPPED_CHECKS: &[&str] = &["host_paths", "mooncake", "vllm_ascend_version"];
 /// The environment marker every process of one rehearsal carries.
@@ -716,6 +718,42 @@ fn served_count(state: &Path, p: &Process) -> Option<u64> {
         .and_then(|s| s.trim().parse().ok())
 }
 
+/// Waits until every port preflight checks binds on its node's address
+/// (except the one a `port-in-use` fault holds). `Ok(None)`: free at once;
+/// `Ok(Some(t))`: free after `t`; `Err`: still busy at `until`.
+fn wait_for_free_ports(
+    layout: &Layout,
+    inj: &Injection,
+    until: Instant,
+) -> Result<Option<Duration>, String> {
+    let held = inj.held.as_ref().and_then(|l| l.local_addr().ok());
+    let started = Instant::now();
+    loop {
+        let mut busy = Vec::new();
+        for n in &layout.placement.nodes {
+            let ip = node_ip(n.index);
+            for (a, b) in render::scripts::node_ports(layout, n.index) {
+                for p in a..=b {
+                    let Ok(p) = u16::try_from(p) else { continue };
+                    if held.is_some_and(|h| h.port() == p && h.ip().to_string() == ip) {
+                        continue;
+                    }
+                    if TcpListener::bind((ip.as_str(), p)).is_err() {
+                        busy.push(format!("{ip}:{p}"));
+                    }
+                }
+            }
+        }
+        if busy.is_empty() {
+            return Ok((started.elapsed() > Duration::from_millis(100)).then(|| started.elapsed()));
+        }
+        if Instant::now() >= until {
+            return Err(busy.join(" "));
+        }
+        thread::sleep(Duration::from_millis(250));
+    }
+}
+
 /// Runs a script with the rehearsal's environment, bounded.
 fn run_bounded(mut cmd: Command, limit: Duration) -> Result<(ExitStatus, String), String> {
     let mut child = cmd
@@ -887,6 +925,26 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         let _ = writeln!(out, "fault {}: {n}", opts.fault.map_or("", Fault::name));
     }
 
+    // A port of the layout that is not bindable yet is almost always a
+    // TIME_WAIT left by an earlier run's clients (on one machine every
+    // node's outgoing connections use 127.0.0.1's ephemeral ports, and kv
+    // spans such as 36000+ lie in that range): wait it out, bounded, rather
+    // than fail preflight for a reason no cluster would have.
+    let waited = wait_for_free_ports(layout, &inj, deadline.min(Instant::now() + PORT_WAIT));
+    if let Err(busy) = waited {
+        return Err(format!(
+            "ports of {} stay in use on this machine (another process holds them): {busy}",
+            layout.name()
+        ));
+    }
+    if let Ok(Some(t)) = waited {
+        let _ = writeln!(
+            out,
+            "waited {:.1}s for ports left in TIME_WAIT by an earlier run",
+            t.as_secs_f64()
+        );
+    }
+
     // The reaper.
     let reaper = Command::new("bash")
         .arg("-c")
@@ -1020,7 +1078,7 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         }
         if all_up {
             let ready = if layout.is_pd() {
-                http::connect(&api_host, api_port, Duration::from_millis(200)).is_ok()
+                http::probe(&api_host, api_port, Duration::from_millis(200)).is_ok()
             } else {
                 http::get(&api_host, api_port, "/health", Duration::from_secs(2))
                     .is_ok_and(|r| r.status == 200)

@@ -6,7 +6,7 @@ use crate::http::{self, Request, Response};
 use crate::serve_flags::{self, ServeArgs};
 use serde_json::{Value as Json, json};
 use std::env;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::exit;
 use std::sync::{Arc, Mutex};
@@ -580,7 +580,7 @@ fn dp_master(plan: &Plan, ip: &str) -> Result<Vec<TcpListener>, Fail> {
     let deadline = Instant::now() + Duration::from_secs_f64(timeout_s.max(0.0));
     let blocked = blocked(&addr, port);
     loop {
-        if !blocked && http::connect(&addr, port, Duration::from_millis(500)).is_ok() {
+        if !blocked && http::probe(&addr, port, Duration::from_millis(500)).is_ok() {
             return Ok(Vec::new());
         }
         if Instant::now() >= deadline {
@@ -720,8 +720,7 @@ fn completion(state: &State, req: &Request, chat: bool) -> Response {
             let live = match (host, port) {
                 // Push mode: P connects to D, so there is no P port to probe.
                 _ if layerwise && params.is_some_and(Json::is_object) => Ok(()),
-                (Some(h), Some(p)) => http::connect(h, p, Duration::from_secs(2))
-                    .map(|s: TcpStream| drop(s))
+                (Some(h), Some(p)) => http::probe(h, p, Duration::from_secs(2))
                     .map_err(|e| format!("{h}:{p}: {e}")),
                 _ => Err(format!(
                     "got {}",
