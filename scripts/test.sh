@@ -19,6 +19,7 @@ need_pkg() { # need_pkg COMMAND DEBIAN_PACKAGE
 }
 need_pkg shellcheck shellcheck
 need_pkg python3 python3
+need_pkg curl curl   # run.sh polls /health with it; the rehearsal tests run run.sh
 
 echo "== cargo fmt --check" >&2
 cargo fmt --all -- --check
