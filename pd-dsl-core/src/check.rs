@@ -196,15 +196,45 @@ fn is_valid_date(s: &str) -> bool {
     }
 }
 
-/// Characters a path may contain: no whitespace, quotes, `$`, backticks or
-/// other shell syntax, so it is also safe to read in docs and logs.
+/// Characters a path may contain: no whitespace, quotes, `$`, backticks,
+/// `~` or other shell syntax, so it is also safe to read in docs and logs.
+/// Every such path is a bare shell word (the renderer's quoting leaves it as
+/// is), so it reads the same inside `"${VAR:-…}"` and in `'…'`.
 pub fn is_safe_path(s: &str) -> bool {
     s.starts_with('/')
         && s.len() > 1
         && s.chars().all(|c| {
             c.is_ascii_alphanumeric()
-                || matches!(c, '/' | '.' | '_' | '-' | '+' | '@' | '=' | ',' | ':' | '~')
+                || matches!(c, '/' | '.' | '_' | '-' | '+' | '@' | '=' | ',' | ':')
         })
+}
+
+/// The run-time placeholders of the role templates' `kv_transfer_config`
+/// (`render::scripts`); user text in that JSON must not contain them.
+pub const TEMPLATE_PLACEHOLDERS: [&str; 2] = ["@KV_PORT@", "@ENGINE_ID@"];
+
+/// The first template placeholder in a key or anywhere in a JSON value.
+fn find_placeholder(key: &str, v: &Json) -> Option<&'static str> {
+    let hit = |s: &str| TEMPLATE_PLACEHOLDERS.into_iter().find(|p| s.contains(p));
+    hit(key).or_else(|| match v {
+        Json::String(s) => hit(s),
+        Json::Array(a) => a.iter().find_map(|x| find_placeholder("", x)),
+        Json::Object(o) => o.iter().find_map(|(k, x)| find_placeholder(k, x)),
+        _ => None,
+    })
+}
+
+/// The first key or string with a control character in a JSON value.
+fn json_control_text<'a>(key: &'a str, v: &'a Json) -> Option<&'a str> {
+    if has_control(key) {
+        return Some(key);
+    }
+    match v {
+        Json::String(s) if has_control(s) => Some(s),
+        Json::Array(a) => a.iter().find_map(|x| json_control_text("", x)),
+        Json::Object(o) => o.iter().find_map(|(k, x)| json_control_text(k, x)),
+        _ => None,
+    }
 }
 
 fn is_layout_name(s: &str) -> bool {
@@ -274,7 +304,7 @@ fn check_texts(spec: &LayoutSpec, cx: &mut Cx) {
                 p.site,
                 "model_path",
                 format!(
-                    "found {:?}, expected an absolute path of `[A-Za-z0-9/._+@=,:~-]`: it is passed to `vllm serve` on every node",
+                    "found {:?}, expected an absolute path of `[A-Za-z0-9/._+@=,:-]`: it is passed to `vllm serve` on every node",
                     p.value
                 ),
             );
@@ -848,6 +878,23 @@ fn check_wiring(
                     }
                     _ => {}
                 }
+                if let Some(t) = json_control_text(k, &v.value) {
+                    cx.report(
+                        Rule::TextFormat,
+                        v.site,
+                        format!("connector.extra.{k}"),
+                        format!("found {t:?} in the connector extras, expected text without control characters: generated docs and scripts must show exactly what was written"),
+                    );
+                }
+                if let Some(p) = find_placeholder(k, &v.value) {
+                    cx.report(
+                        Rule::TextFormat,
+                        v.site,
+                        format!("connector.extra.{k}"),
+                        format!("found `{p}` in the connector extras, expected text without it: the role templates fill `{p}` in at run time, so the value would be rewritten"),
+                    );
+                    ok = false;
+                }
             }
             match &spec.proxy {
                 None => {
@@ -1258,6 +1305,16 @@ fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
                 e.value.site,
                 field,
                 format!("found {prepend:?}, expected an absolute path to put in front of `{name}`"),
+            );
+        }
+    }
+    for (k, v) in &block.additional_config {
+        if let Some(t) = json_control_text(k, &v.value) {
+            cx.report(
+                Rule::TextFormat,
+                v.site,
+                format!("{scope}.additional_config.{k}"),
+                format!("found {t:?} in `additional_config`, expected text without control characters: generated docs and scripts must show exactly what was written"),
             );
         }
     }
