@@ -29,3 +29,5 @@ echo "== cargo test" >&2
 cargo test --workspace --locked
 echo "== catalog --check (the committed catalog/ is fresh)" >&2
 cargo run --quiet --locked --bin catalog -- --check
+echo "== fuzz (cargo-fuzz, ${PD_FUZZ_SECONDS:-60} s per target; installs cargo-fuzz if missing)" >&2
+./fuzz/run.sh "${PD_FUZZ_SECONDS:-60}"
