@@ -3,7 +3,9 @@ use pd_dsl::layout;
 
 fn main() {
     let spec = layout! {
-        /// Decode-heavy 1P1D for chat traffic.
+        /// Decode-heavy 1P1D for chat traffic:
+        /// one prefill engine, one decode engine.
+        ///
         /// Short prompts, long outputs.
         name: "demo/a3-documented",
         model: deepseek_v4_flash_w8a8_mtp,
@@ -32,7 +34,11 @@ fn main() {
     let Ok(layout) = pd_dsl::check(&spec) else {
         std::process::exit(1)
     };
-    assert_eq!(spec.summary, ["Decode-heavy 1P1D for chat traffic.", "Short prompts, long outputs."]);
+    // Doc lines join into paragraphs; a blank doc line starts a new one.
+    assert_eq!(
+        spec.summary,
+        ["Decode-heavy 1P1D for chat traffic: one prefill engine, one decode engine.", "Short prompts, long outputs."]
+    );
     assert!(!layout.verified);
     assert_eq!(layout.model_path, "/root/model");
     assert_eq!(spec.bench.map(|b| b.request_rate.map(|r| r.value)), Some(Some("1.5".to_owned())));
