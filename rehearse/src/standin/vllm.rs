@@ -720,8 +720,9 @@ fn completion(state: &State, req: &Request, chat: bool) -> Response {
             let live = match (host, port) {
                 // Push mode: P connects to D, so there is no P port to probe.
                 _ if layerwise && params.is_some_and(Json::is_object) => Ok(()),
-                (Some(h), Some(p)) => http::probe(h, p, Duration::from_secs(2))
-                    .map_err(|e| format!("{h}:{p}: {e}")),
+                (Some(h), Some(p)) => {
+                    http::probe(h, p, Duration::from_secs(2)).map_err(|e| format!("{h}:{p}: {e}"))
+                }
                 _ => Err(format!(
                     "got {}",
                     params.map_or("no kv_transfer_params".into(), Json::to_string)
