@@ -429,6 +429,8 @@ PIDS+=("$!")
         );
     }
     s.push_str(RUN_WAIT_ALL);
+    // Rendered catalogs are kept whole in memory: no growth slack.
+    s.shrink_to_fit();
     s
 }
 
@@ -520,6 +522,8 @@ pub fn dp_template_sh(layout: &Layout, role: Role) -> Result<String, RenderError
     );
     s.push_str(&option_lines(layout, serve));
     s.push_str(" \\\n    --kv-transfer-config \"$KV_TRANSFER_CONFIG\"\n");
+    // Rendered catalogs are kept whole in memory: no growth slack.
+    s.shrink_to_fit();
     Ok(s)
 }
 
@@ -590,6 +594,8 @@ pub fn run_mixed_sh(layout: &Layout) -> Result<String, RenderError> {
     );
     s.push_str(&option_lines(layout, serve));
     s.push('\n');
+    // Rendered catalogs are kept whole in memory: no growth slack.
+    s.shrink_to_fit();
     Ok(s)
 }
 
@@ -662,6 +668,8 @@ fi
 exec "${PROXY_COMMAND[@]}"
 "#,
     );
+    // Rendered catalogs are kept whole in memory: no growth slack.
+    s.shrink_to_fit();
     s
 }
 
@@ -931,6 +939,8 @@ done
     }));
     s.push_str("read -r -a PORTS <<<\"$PORT_LIST\"\n");
     s.push_str(PREFLIGHT_CHECKS);
+    // Rendered catalogs are kept whole in memory: no growth slack.
+    s.shrink_to_fit();
     s
 }
 
@@ -994,6 +1004,8 @@ cat "$out"
 echo
 "#,
     );
+    // Rendered catalogs are kept whole in memory: no growth slack.
+    s.shrink_to_fit();
     s
 }
 
@@ -1056,6 +1068,8 @@ pub fn bench_sh(layout: &Layout) -> String {
     s.push_str(
         " \\\n    --save-result \\\n    --result-dir \"${PD_BENCH_RESULT_DIR:-./bench-results}\" \\\n    \"$@\"\n",
     );
+    // Rendered catalogs are kept whole in memory: no growth slack.
+    s.shrink_to_fit();
     s
 }
 
@@ -1108,5 +1122,7 @@ pub fn docker_sh(layout: &Layout) -> String {
          \"$IMAGE\" bash\n\n\
          echo \"started $NAME; next: docker exec -it $NAME bash, then PD_NODE_INDEX=<i> PD_NODE_IPS=<ips> ./run.sh\"\n",
     );
+    // Rendered catalogs are kept whole in memory: no growth slack.
+    s.shrink_to_fit();
     s
 }
