@@ -1,0 +1,659 @@
+//! `pd-dsl-bench`: prints every figure of `BENCHMARKS.md` as markdown.
+//!
+//! ```text
+//! scripts/bench.sh                      # builds release binaries, runs all
+//! pd-dsl-bench [all|render|cli|synthetic|compile] [--quick]
+//! ```
+//!
+//! Every comparison is measured side by side in one run, interleaved (the
+//! order rotates each round), and reported as medians.
+
+use pd_dsl::render::{self, Artifact};
+use pd_dsl::{Layout, LayoutSpec};
+use pd_dsl_bench::{
+    Shape, compile, interleave, linear_fit, median, ms, peak_rss_kib, ratio, repeated,
+    synthetic_catalog, timed, us,
+};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+type Res<T> = Result<T, String>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let words: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let result = match words.as_slice() {
+        ["synth-child", mode, n] => synth_child(mode, n),
+        ["profile-seed", n] => profile_seed(n),
+        [] | ["all"] => all(quick),
+        ["render"] => section_render(quick),
+        ["cli"] => section_cli(quick),
+        ["synthetic"] => section_synthetic(quick),
+        ["compile"] => section_compile(quick),
+        _ => Err(format!(
+            "usage: pd-dsl-bench [all|render|cli|synthetic|compile] [--quick]; got {words:?}"
+        )),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pd-dsl-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn all(quick: bool) -> Res<()> {
+    machine();
+    section_render(quick)?;
+    section_cli(quick)?;
+    section_synthetic(quick)?;
+    section_compile(quick)
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+fn machine() {
+    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
+    let model = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    println!("# pd-dsl benchmarks\n");
+    println!(
+        "machine: {cpus} cores, {model}; load average at start {}\n",
+        load.join(" ")
+    );
+}
+
+fn catalog() -> Res<&'static [Layout]> {
+    layouts::catalog()
+}
+
+fn guide() -> String {
+    layouts::scenarios::scenario_guide()
+}
+
+fn bytes_of(artifacts: &[Artifact]) -> usize {
+    artifacts.iter().map(|a| a.contents.len()).sum()
+}
+
+/// The limit of writing: the same files, plain `create_dir_all` + `write`.
+fn plain_write(dir: &Path, artifacts: &[Artifact]) -> Res<()> {
+    for a in artifacts {
+        let p = dir.join(&a.path);
+        if let Some(d) = p.parent() {
+            fs::create_dir_all(d).map_err(|e| e.to_string())?;
+        }
+        fs::write(&p, &a.contents).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn section_render(quick: bool) -> Res<()> {
+    let rounds = if quick { 30 } else { 200 };
+    let layouts = catalog()?;
+    let guide = guide();
+    let specs = layouts::specs();
+    let artifacts =
+        render::render_catalog_with(layouts, Some(&guide)).map_err(|e| e.to_string())?;
+    let bytes = bytes_of(&artifacts);
+    let mut sink = 0usize;
+
+    // Whole catalog, in memory: check + render vs render vs copying the bytes.
+    let mut check_all = || {
+        std::hint::black_box(layouts::build(specs.clone()).map(|l| l.len()).ok());
+    };
+    let mut render_all = || {
+        std::hint::black_box(render::render_catalog_with(layouts, Some(&guide)).ok());
+    };
+    let mut copy_bytes = || {
+        let copy: Vec<Vec<u8>> = artifacts
+            .iter()
+            .map(|a| a.contents.as_bytes().to_vec())
+            .collect();
+        std::hint::black_box(copy);
+    };
+    let s = interleave(
+        rounds,
+        &mut [&mut check_all, &mut render_all, &mut copy_bytes],
+    );
+    let (check_m, render_m, copy_m) = (median(&s[0]), median(&s[1]), median(&s[2]));
+
+    // Whole catalog to disk: render + write_catalog vs the same bytes written
+    // plainly vs `cp -r` of the rendered directory.
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let reference = tmp.path().join("reference");
+    render::write_catalog(&reference, &artifacts).map_err(|e| e.to_string())?;
+    let disk_rounds = if quick { 10 } else { 40 };
+    let mut k = 0usize;
+    let mut next = || {
+        k += 1;
+        tmp.path().join(format!("out-{k}"))
+    };
+    let mut dirs = Vec::new();
+    let mut samples: [Vec<Duration>; 3] = Default::default();
+    for round in 0..disk_rounds {
+        for j in 0..3 {
+            let which = (round + j) % 3;
+            let dir = next();
+            let start = Instant::now();
+            let ok = match which {
+                0 => render::render_catalog_with(layouts, Some(&guide))
+                    .map_err(|e| e.to_string())
+                    .and_then(|a| render::write_catalog(&dir, &a).map_err(|e| e.to_string())),
+                1 => plain_write(&dir, &artifacts),
+                _ => Command::new("cp")
+                    .arg("-r")
+                    .arg(&reference)
+                    .arg(&dir)
+                    .status()
+                    .map_err(|e| e.to_string())
+                    .and_then(|s| s.success().then_some(()).ok_or_else(|| "cp failed".into())),
+            };
+            samples[which].push(start.elapsed());
+            ok?;
+            dirs.push(dir);
+        }
+        // Clean up outside the timed region.
+        for d in dirs.drain(..) {
+            let _ = fs::remove_dir_all(d);
+        }
+    }
+    let (write_m, plain_m, cp_m) = (
+        median(&samples[0]),
+        median(&samples[1]),
+        median(&samples[2]),
+    );
+
+    println!(
+        "## Seed catalog in-process ({} layouts, {} files, {} bytes)\n",
+        layouts.len(),
+        artifacts.len(),
+        bytes
+    );
+    println!("medians of {rounds} interleaved rounds (disk: {disk_rounds})\n");
+    println!("| measurement | median | ratio |");
+    println!("|---|---|---|");
+    println!("| check all specs (`layouts::build`) | {} | |", ms(check_m));
+    println!(
+        "| render catalog in memory (`render_catalog_with`) | {} | {} of in-memory byte copy |",
+        ms(render_m),
+        ratio(render_m, copy_m)
+    );
+    println!("| in-memory copy of the same bytes | {} | 1 |", ms(copy_m));
+    println!(
+        "| render + `write_catalog` to a new dir | {} | {} of `cp -r` |",
+        ms(write_m),
+        ratio(write_m, cp_m)
+    );
+    println!(
+        "| plain `fs::write` of the same files | {} | {} of `cp -r` |",
+        ms(plain_m),
+        ratio(plain_m, cp_m)
+    );
+    println!(
+        "| `cp -r` of the rendered catalog (process) | {} | 1 |",
+        ms(cp_m)
+    );
+    println!();
+
+    // Per layout: check and render, interleaved across layouts.
+    let n = layouts.len();
+    let mut per: Vec<(Vec<Duration>, Vec<Duration>)> = vec![Default::default(); n];
+    let by_name: Vec<&LayoutSpec> = layouts
+        .iter()
+        .map(|l| {
+            specs
+                .iter()
+                .find(|s| s.name.value == l.name())
+                .ok_or("spec missing")
+        })
+        .collect::<Result<_, _>>()?;
+    for round in 0..rounds {
+        for j in 0..n {
+            let i = (round + j) % n;
+            let (t, r) = timed(|| pd_dsl::check(by_name[i]));
+            sink ^= r.map(|l| l.node_count()).unwrap_or(0);
+            per[i].0.push(t);
+            let (t, r) = timed(|| render::render_layout(&layouts[i]));
+            sink ^= r.map(|a| a.len()).unwrap_or(0);
+            per[i].1.push(t);
+        }
+    }
+    println!("### Per seed layout (target: render < 1 ms)\n");
+    println!("| layout | ranks | check | render | bytes |");
+    println!("|---|---|---|---|---|");
+    let mut worst = Duration::ZERO;
+    for (i, l) in layouts.iter().enumerate() {
+        let a = render::render_layout(l).map_err(|e| e.to_string())?;
+        let (c, r) = (median(&per[i].0), median(&per[i].1));
+        worst = worst.max(r);
+        let ranks: usize = l.placement.nodes.iter().map(|n| n.ranks.len()).sum();
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            l.name(),
+            ranks,
+            us(c),
+            us(r),
+            bytes_of(&a)
+        );
+    }
+    println!("\nslowest seed layout renders in {}\n", us(worst));
+    std::hint::black_box(sink);
+    Ok(())
+}
+
+/// `target/release/catalog` next to this binary (or its parent, for
+/// `cargo bench`).
+fn catalog_bin() -> Res<PathBuf> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    exe.ancestors()
+        .skip(1)
+        .take(2)
+        .map(|d| d.join("catalog"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            format!(
+                "no `catalog` binary next to {}: run `cargo build --release -p layouts --bin catalog` (scripts/bench.sh does)",
+                exe.display()
+            )
+        })
+}
+
+fn run_quiet(cmd: &mut Command) -> Res<Duration> {
+    let start = Instant::now();
+    let status = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| e.to_string())?;
+    let t = start.elapsed();
+    if status.success() {
+        Ok(t)
+    } else {
+        Err(format!("{cmd:?} failed: {status}"))
+    }
+}
+
+fn section_cli(quick: bool) -> Res<()> {
+    let bin = catalog_bin()?;
+    let rounds = if quick { 7 } else { 25 };
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let reference = tmp.path().join("reference");
+    run_quiet(Command::new(&bin).arg("--out").arg(&reference))?;
+    let committed = repo().join("catalog");
+    let mut samples: [Vec<Duration>; 5] = Default::default();
+    let mut k = 0;
+    for round in 0..rounds {
+        for j in 0..5 {
+            let which = (round + j) % 5;
+            k += 1;
+            let fresh = tmp.path().join(format!("out-{k}"));
+            let t = match which {
+                // Cold process, new directory.
+                0 => run_quiet(Command::new(&bin).arg("--out").arg(&fresh))?,
+                // Cold process, replacing a previous catalog.
+                1 => run_quiet(Command::new(&bin).arg("--out").arg(&reference))?,
+                2 => run_quiet(Command::new("cp").arg("-r").arg(&reference).arg(&fresh))?,
+                3 => run_quiet(
+                    Command::new(&bin)
+                        .arg("--check")
+                        .arg("--out")
+                        .arg(&committed),
+                )?,
+                // The limit of a check: read and compare the same bytes.
+                _ => run_quiet(
+                    Command::new("diff")
+                        .arg("-r")
+                        .arg(&reference)
+                        .arg(&committed),
+                )
+                .unwrap_or(Duration::MAX),
+            };
+            samples[which].push(t);
+            let _ = fs::remove_dir_all(&fresh);
+        }
+    }
+    let m: Vec<Duration> = samples.iter().map(|s| median(s)).collect();
+    println!(
+        "## Cold CLI: `{}` (release), {rounds} interleaved runs each\n",
+        bin.display()
+    );
+    println!("| command | median | min | ratio to `cp -r` |");
+    println!("|---|---|---|---|");
+    let min = |s: &[Duration]| s.iter().min().copied().unwrap_or_default();
+    let rows = [
+        ("`catalog --out NEW` (target < 100 ms)", 0),
+        ("`catalog --out EXISTING` (replace)", 1),
+        ("`cp -r` of the same catalog", 2),
+        ("`catalog --check` on the committed catalog", 3),
+        ("`diff -r` rendered vs committed (reading limit)", 4),
+    ];
+    for (label, i) in rows {
+        println!(
+            "| {label} | {} | {} | {} |",
+            ms(m[i]),
+            ms(min(&samples[i])),
+            ratio(m[i], m[2])
+        );
+    }
+    println!("\n`--check` vs `diff -r`: {}\n", ratio(m[3], m[4]));
+    Ok(())
+}
+
+/// `profile-seed N`: checks and renders the seed catalog N times and nothing
+/// else, to run under `valgrind --tool=callgrind` (see BENCHMARKS.md).
+fn profile_seed(n: &str) -> Res<()> {
+    let n: usize = n.parse().map_err(|e| format!("{n}: {e}"))?;
+    let guide = guide();
+    for _ in 0..n {
+        let layouts = layouts::build(layouts::specs())?;
+        let a = render::render_catalog_with(&layouts, Some(&guide)).map_err(|e| e.to_string())?;
+        std::hint::black_box(a);
+    }
+    Ok(())
+}
+
+/// Child process: builds, checks and renders a synthetic catalog, prints
+/// `key=value` figures (peak memory is this process's `VmHWM`).
+fn synth_child(mode: &str, n: &str) -> Res<()> {
+    let n: usize = n.parse().map_err(|e| format!("{n}: {e}"))?;
+    let base_kib = peak_rss_kib().unwrap_or(0);
+    let start = Instant::now();
+    let (specs, ranks) = match mode.strip_prefix("large") {
+        Some(k) => {
+            let k: u64 = k.parse().map_err(|e| format!("{k}: {e}"))?;
+            let shape = Shape::large(k);
+            (repeated(shape, n), shape.ranks() * n as u64)
+        }
+        None => synthetic_catalog(n),
+    };
+    let built = start.elapsed();
+    let layouts = layouts::build(specs)?;
+    let checked = start.elapsed();
+    let artifacts = render::render_catalog(&layouts).map_err(|e| e.to_string())?;
+    let rendered = start.elapsed();
+    let bytes = bytes_of(&artifacts);
+    let capacity: usize = artifacts.iter().map(|a| a.contents.capacity()).sum();
+    let files = artifacts.len();
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let peak = peak_rss_kib().unwrap_or(0);
+    // Writing vs its limits: the same files written plainly, and `cp -r`.
+    let written = tmp.path().join("catalog");
+    let (write_t, r) = timed(|| render::write_catalog(&written, &artifacts));
+    r.map_err(|e| e.to_string())?;
+    let (plain_t, r) = timed(|| plain_write(&tmp.path().join("plain"), &artifacts));
+    r?;
+    let cp_t = run_quiet(
+        Command::new("cp")
+            .arg("-r")
+            .arg(&written)
+            .arg(tmp.path().join("cp")),
+    )?;
+    println!(
+        "layouts={} ranks={ranks} files={files} bytes={bytes} capacity={capacity} build_s={} check_s={} render_s={} write_s={} plain_s={} cp_s={} base_kib={base_kib} peak_kib={peak}",
+        layouts.len(),
+        built.as_secs_f64(),
+        (checked - built).as_secs_f64(),
+        (rendered - checked).as_secs_f64(),
+        write_t.as_secs_f64(),
+        plain_t.as_secs_f64(),
+        cp_t.as_secs_f64(),
+    );
+    Ok(())
+}
+
+#[derive(Clone, Debug, Default)]
+struct Synth {
+    layouts: u64,
+    ranks: u64,
+    bytes: u64,
+    /// build + check + render (in memory).
+    total: f64,
+    write: f64,
+    plain: f64,
+    cp: f64,
+    base_kib: u64,
+    peak_kib: u64,
+}
+
+fn run_child(mode: &str, n: usize) -> Res<Synth> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = Command::new(exe)
+        .args(["synth-child", mode, &n.to_string()])
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!(
+            "synth-child {mode} {n}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let get = |k: &str| -> f64 {
+        text.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    Ok(Synth {
+        layouts: get("layouts") as u64,
+        ranks: get("ranks") as u64,
+        bytes: get("bytes") as u64,
+        total: get("build_s") + get("check_s") + get("render_s"),
+        write: get("write_s"),
+        plain: get("plain_s"),
+        cp: get("cp_s"),
+        base_kib: get("base_kib") as u64,
+        peak_kib: get("peak_kib") as u64,
+    })
+}
+
+/// Runs every config `rounds` times, rotating the order; median by total.
+fn run_children(configs: &[(String, usize)], rounds: usize) -> Res<Vec<Synth>> {
+    let mut samples: Vec<Vec<Synth>> = vec![Vec::new(); configs.len()];
+    for round in 0..rounds {
+        for j in 0..configs.len() {
+            let i = (round + j) % configs.len();
+            samples[i].push(run_child(&configs[i].0, configs[i].1)?);
+        }
+    }
+    Ok(samples
+        .into_iter()
+        .map(|mut s| {
+            s.sort_by(|a, b| a.total.total_cmp(&b.total));
+            let mid = s.len() / 2;
+            let mut m = s[mid].clone();
+            let med = |f: fn(&Synth) -> f64| {
+                let mut v: Vec<f64> = s.iter().map(f).collect();
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            m.write = med(|x| x.write);
+            m.plain = med(|x| x.plain);
+            m.cp = med(|x| x.cp);
+            m.peak_kib = s.iter().map(|x| x.peak_kib).max().unwrap_or(0);
+            m
+        })
+        .collect())
+}
+
+fn section_synthetic(quick: bool) -> Res<()> {
+    let rounds = if quick { 1 } else { 5 };
+    let sizes = [125usize, 250, 500, 1000];
+    let configs: Vec<(String, usize)> = sizes.iter().map(|&n| ("mixed".to_owned(), n)).collect();
+    let mixed = run_children(&configs, rounds)?;
+    println!(
+        "## Synthetic catalogs (check + render in memory, one process each; medians of {rounds})\n"
+    );
+    println!(
+        "Mixed catalogs cycle through 10 A3 PD shapes from 1P1D (2 nodes) to 16P16D (prefill 16 x dp8tp4, decode 16 x dp32tp1: 64 nodes, 640 ranks).\n"
+    );
+    println!(
+        "| layouts | total ranks | output | check + render | peak RSS (VmHWM) | us per rank | write_catalog | plain write | `cp -r` | write_catalog / `cp -r` |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut points = Vec::new();
+    for s in &mixed {
+        println!(
+            "| {} | {} | {:.1} MB | {:.3} s | {:.1} MB | {:.2} | {:.3} s | {:.3} s | {:.3} s | {:.2}x |",
+            s.layouts,
+            s.ranks,
+            s.bytes as f64 / 1e6,
+            s.total,
+            s.peak_kib as f64 / 1024.0,
+            s.total * 1e6 / s.ranks as f64,
+            s.write,
+            s.plain,
+            s.cp,
+            s.write / s.cp
+        );
+        points.push((s.ranks as f64, s.total));
+    }
+    let (a, b, r2) = linear_fit(&points);
+    println!(
+        "\nfit: time = {:.1} ms + {:.2} us x ranks, r^2 = {r2:.4} (process baseline RSS {:.1} MB)\n",
+        a * 1e3,
+        b * 1e6,
+        mixed.first().map_or(0.0, |s| s.base_kib as f64 / 1024.0)
+    );
+
+    // One shape at a time: growth with the size of each layout.
+    let ks = [1u64, 2, 4, 8, 16];
+    let per = if quick { 10 } else { 40 };
+    let configs: Vec<(String, usize)> = ks.iter().map(|k| (format!("large{k}"), per)).collect();
+    let large = run_children(&configs, rounds)?;
+    println!(
+        "Growth with layout size: {per} layouts of `prefill k x dp8tp4; decode k x dp32tp1` (4k nodes, 40k ranks each)\n"
+    );
+    println!(
+        "| k | nodes per layout | ranks per layout | check + render per layout | us per rank |"
+    );
+    println!("|---|---|---|---|---|");
+    let mut points = Vec::new();
+    for (k, s) in ks.iter().zip(&large) {
+        let per_layout = s.total / s.layouts.max(1) as f64;
+        let ranks = s.ranks / s.layouts.max(1);
+        println!(
+            "| {k} | {} | {ranks} | {:.3} ms | {:.2} |",
+            4 * k,
+            per_layout * 1e3,
+            per_layout * 1e6 / ranks as f64
+        );
+        points.push((ranks as f64, per_layout));
+    }
+    let (a, b, r2) = linear_fit(&points);
+    println!(
+        "\nfit: per layout = {:.3} ms + {:.2} us x ranks, r^2 = {r2:.4}\n",
+        a * 1e3,
+        b * 1e6
+    );
+    Ok(())
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+fn section_compile(quick: bool) -> Res<()> {
+    let n = 200;
+    let rounds = if quick { 3 } else { 7 };
+    let tmp = tempfile::Builder::new()
+        .prefix("pd-dsl-bench-compile-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let dir = tmp.path();
+    let libs = compile::write_workspace(dir, &repo(), n).map_err(|e| e.to_string())?;
+    let target = dir.join("target");
+    let check = |pkg: &str| -> Res<Duration> {
+        let start = Instant::now();
+        let out = Command::new(cargo())
+            .current_dir(dir)
+            .env("CARGO_TARGET_DIR", &target)
+            .args(["check", "--offline", "-q", "-p", pkg])
+            .output()
+            .map_err(|e| e.to_string())?;
+        let t = start.elapsed();
+        if out.status.success() {
+            Ok(t)
+        } else {
+            Err(format!(
+                "cargo check -p {pkg} in {}: {}",
+                dir.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    };
+    // Dependencies (and the first full check of each crate), not measured.
+    eprintln!(
+        "compile: building dependencies of the generated crates in {} ...",
+        dir.display()
+    );
+    for pkg in compile::CRATES {
+        check(pkg)?;
+    }
+    let mut samples: [Vec<Duration>; 3] = Default::default();
+    for round in 0..rounds {
+        for j in 0..3 {
+            let i = (round + j) % 3;
+            compile::touch(&libs[i]).map_err(|e| e.to_string())?;
+            samples[i].push(check(compile::CRATES[i])?);
+        }
+    }
+    let m: Vec<Duration> = samples.iter().map(|s| median(s)).collect();
+    let per = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3 / n as f64);
+    let over = |a: Duration, b: Duration| a.saturating_sub(b);
+    println!(
+        "## Compile cost: incremental `cargo check` after touching `src/lib.rs` ({n} layouts, {rounds} interleaved rounds)\n"
+    );
+    println!(
+        "Generated crates depend on `pd-dsl` by path; default Cargo profiles (the proc macro runs at opt-level 0, as in a user's crate).\n"
+    );
+    println!("| crate | median | min | over baseline | per layout over baseline |");
+    println!("|---|---|---|---|---|");
+    let min = |s: &[Duration]| s.iter().min().copied().unwrap_or_default();
+    for (i, name) in [
+        "200 x `layout!`",
+        "200 x serde JSON (runtime path)",
+        "baseline (no layouts)",
+    ]
+    .iter()
+    .enumerate()
+    {
+        println!(
+            "| {name} | {} | {} | {} | {} |",
+            ms(m[i]),
+            ms(min(&samples[i])),
+            ms(over(m[i], m[2])),
+            per(over(m[i], m[2]))
+        );
+    }
+    println!(
+        "\n`layout!` vs runtime path: {} of the `cargo check` time; the macro adds {} per layout over the runtime path (target < 5 ms)\n",
+        ratio(m[0], m[1]),
+        per(over(m[0], m[1]))
+    );
+    Ok(())
+}
