@@ -35,6 +35,9 @@ fn main() -> ExitCode {
     let result = match words.as_slice() {
         ["synth-child", mode, n] => synth_child(mode, n),
         ["profile-seed", n] => profile_seed(n),
+        ["write-compile-crates", dir] => compile::write_workspace(Path::new(dir), &repo(), 200)
+            .map(drop)
+            .map_err(|e| e.to_string()),
         [] | ["all"] => all(quick),
         ["render"] => section_render(quick),
         ["cli"] => section_cli(quick),
@@ -265,21 +268,41 @@ fn section_render(quick: bool) -> Res<()> {
     Ok(())
 }
 
-/// `target/release/catalog` next to this binary (or its parent, for
-/// `cargo bench`).
+/// `target/release/catalog` next to this binary (or its parent), built
+/// first when missing (e.g. under `cargo bench`, which builds only this
+/// package).
 fn catalog_bin() -> Res<PathBuf> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    exe.ancestors()
-        .skip(1)
-        .take(2)
-        .map(|d| d.join("catalog"))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            format!(
-                "no `catalog` binary next to {}: run `cargo build --release -p layouts --bin catalog` (scripts/bench.sh does)",
-                exe.display()
-            )
-        })
+    let find = || {
+        exe.ancestors()
+            .skip(1)
+            .take(2)
+            .map(|d| d.join("catalog"))
+            .find(|p| p.is_file())
+    };
+    if let Some(p) = find() {
+        return Ok(p);
+    }
+    eprintln!("cli: building the release `catalog` binary ...");
+    let status = Command::new(cargo())
+        .current_dir(repo())
+        .args([
+            "build",
+            "--release",
+            "-q",
+            "-p",
+            "layouts",
+            "--bin",
+            "catalog",
+        ])
+        .status()
+        .map_err(|e| e.to_string())?;
+    find().filter(|_| status.success()).ok_or_else(|| {
+        format!(
+            "no `catalog` binary next to {}: run `cargo build --release -p layouts --bin catalog` with the same CARGO_TARGET_DIR (scripts/bench.sh does)",
+            exe.display()
+        )
+    })
 }
 
 fn run_quiet(cmd: &mut Command) -> Res<Duration> {
