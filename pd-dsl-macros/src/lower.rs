@@ -1182,19 +1182,6 @@ fn split_shape(s: &str) -> Option<(u64, u64)> {
     Some((dp.parse().ok()?, tp.parse().ok()?))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::split_shape;
-
-    #[test]
-    fn shapes() {
-        assert_eq!(split_shape("dp16tp1"), Some((16, 1)));
-        assert_eq!(split_shape("dp4tp"), None);
-        assert_eq!(split_shape("tp4dp4"), None);
-        assert_eq!(split_shape("dp0tp4"), Some((0, 4)));
-    }
-}
-
 /// Doc comment lines joined into paragraphs (a blank line separates them),
 /// as rustdoc reads them.
 fn paragraphs(lines: impl Iterator<Item = String>) -> Vec<String> {
@@ -1217,4 +1204,17 @@ fn paragraphs(lines: impl Iterator<Item = String>) -> Vec<String> {
         out.push(cur);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_shape;
+
+    #[test]
+    fn shapes() {
+        assert_eq!(split_shape("dp16tp1"), Some((16, 1)));
+        assert_eq!(split_shape("dp4tp"), None);
+        assert_eq!(split_shape("tp4dp4"), None);
+        assert_eq!(split_shape("dp0tp4"), Some((0, 4)));
+    }
 }
