@@ -123,29 +123,40 @@ macro_rules! v4_flash_pd {
     };
 }
 
+/// The tutorial's single-node (mixed) settings, shared by the one- and
+/// two-node mixed layouts; `flags` are the extra flags of the layout.
+macro_rules! v4_flash_mixed {
+    (flags: [$($flag:tt)*], $($body:tt)*) => {
+        v4_flash_a3! {
+            $($body)*
+            mixed: {
+                max_model_len: 1048576,
+                max_num_batched_tokens: 10240,
+                max_num_seqs: 64,
+                async_scheduling: true,
+                graph: full_decode_only,
+                additional_config: {
+                    "ascend_compilation_config": { "enable_npugraph_ex": true, "enable_static_kernel": false },
+                    "enable_cpu_binding": true,
+                    "multistream_overlap_shared_expert": true
+                },
+                flags: [$($flag)*],
+                env: { HCCL_BUFFSIZE: 1024, VLLM_ASCEND_ENABLE_FLASHCOMM1: 1 },
+            },
+        }
+    };
+}
+
 /// Single-node A3, DP4 x TP4, one engine doing prefill and decode.
 pub fn a3_1node_dp4tp4() -> LayoutSpec {
-    v4_flash_a3! {
+    v4_flash_mixed! {
+        flags: ["--api-server-count" = 1],
         /// Single-node A3, DP=4 x TP=4 (internal DP, one API server). Already
         /// aligned with the v0.21.0rc1 reference (mtp/enforce_eager); this
         /// pass only refreshes provenance.
         name: "deepseek-v4-flash-w8a8-mtp/a3-1node-dp4tp4",
         topology: <mixed 1 x dp4tp4;>,
         ports: { api: 8900 },
-        mixed: {
-            max_model_len: 1048576,
-            max_num_batched_tokens: 10240,
-            max_num_seqs: 64,
-            async_scheduling: true,
-            graph: full_decode_only,
-            additional_config: {
-                "ascend_compilation_config": { "enable_npugraph_ex": true, "enable_static_kernel": false },
-                "enable_cpu_binding": true,
-                "multistream_overlap_shared_expert": true
-            },
-            flags: ["--api-server-count" = 1],
-            env: { HCCL_BUFFSIZE: 1024, VLLM_ASCEND_ENABLE_FLASHCOMM1: 1 },
-        },
         provenance: {
             recorded: "2026-06-27",
             sources: ["docs/source/tutorials/models/DeepSeek-V4-Flash.md @v0.21.0rc1 (single node, A3)"],
@@ -196,26 +207,14 @@ pub fn a3_1p3d() -> LayoutSpec {
 
 /// Two A3 nodes, one mixed engine DP8 x TP4 with native multi-node DP.
 pub fn a3x2_mixed_dp8tp4() -> LayoutSpec {
-    v4_flash_a3! {
+    v4_flash_mixed! {
+        flags: [],
         /// 2x A3 mixed engine, DP=8 x TP=4 (the single-node layout doubled
         /// across 2 nodes with native multi-node DP: node 1 runs `--headless`
         /// from start rank 4).
         name: "deepseek-v4-flash-w8a8-mtp/a3x2-mixed-dp8tp4",
         topology: <mixed 1 x dp8tp4;>,
         ports: { api: 8900, dp_rpc: 13389 },
-        mixed: {
-            max_model_len: 1048576,
-            max_num_batched_tokens: 10240,
-            max_num_seqs: 64,
-            async_scheduling: true,
-            graph: full_decode_only,
-            additional_config: {
-                "ascend_compilation_config": { "enable_npugraph_ex": true, "enable_static_kernel": false },
-                "enable_cpu_binding": true,
-                "multistream_overlap_shared_expert": true
-            },
-            env: { HCCL_BUFFSIZE: 1024, VLLM_ASCEND_ENABLE_FLASHCOMM1: 1 },
-        },
         provenance: {
             recorded: "2026-06-27",
             derived_from: "deepseek-v4-flash-w8a8-mtp/a3-1node-dp4tp4",

@@ -50,6 +50,22 @@ pub struct Hardware {
     pub mlapo_decode_only: bool,
 }
 
+/// Device nodes the A2/A3 docker commands add besides `/dev/davinciN`.
+const ATLAS_800_DEVICES: &[&str] = &["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"];
+
+/// Host paths the A2/A3 docker commands mount (PD and V4 docs add
+/// `/etc/hccn.conf`; facts §7).
+const ATLAS_800_MOUNTS: &[&str] = &[
+    "/usr/local/dcmi",
+    "/usr/local/Ascend/driver/tools/hccn_tool",
+    "/usr/local/bin/npu-smi",
+    "/usr/local/Ascend/driver/lib64/",
+    "/usr/local/Ascend/driver/version.info",
+    "/etc/ascend_install.info",
+    "/etc/hccn.conf",
+    "/root/.cache",
+];
+
 /// Atlas 800 A2: 8 NPUs x 64 GB (installation.md @HEAD L305-308).
 pub static A2: Hardware = Hardware {
     id: "a2",
@@ -58,17 +74,8 @@ pub static A2: Hardware = Hardware {
     npus_per_node: 8,
     hbm_gb_per_npu: 64,
     soc_version: "ascend910b1",
-    extra_devices: &["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"],
-    mounts: &[
-        "/usr/local/dcmi",
-        "/usr/local/Ascend/driver/tools/hccn_tool",
-        "/usr/local/bin/npu-smi",
-        "/usr/local/Ascend/driver/lib64/",
-        "/usr/local/Ascend/driver/version.info",
-        "/etc/ascend_install.info",
-        "/etc/hccn.conf",
-        "/root/.cache",
-    ],
+    extra_devices: ATLAS_800_DEVICES,
+    mounts: ATLAS_800_MOUNTS,
     privileged: true,
     required_host_paths: &["/etc/hccn.conf"],
     mlapo_decode_only: true,
@@ -82,17 +89,8 @@ pub static A3: Hardware = Hardware {
     npus_per_node: 16,
     hbm_gb_per_npu: 64,
     soc_version: "ascend910_9391",
-    extra_devices: &["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"],
-    mounts: &[
-        "/usr/local/dcmi",
-        "/usr/local/Ascend/driver/tools/hccn_tool",
-        "/usr/local/bin/npu-smi",
-        "/usr/local/Ascend/driver/lib64/",
-        "/usr/local/Ascend/driver/version.info",
-        "/etc/ascend_install.info",
-        "/etc/hccn.conf",
-        "/root/.cache",
-    ],
+    extra_devices: ATLAS_800_DEVICES,
+    mounts: ATLAS_800_MOUNTS,
     privileged: true,
     required_host_paths: &["/etc/hccn.conf"],
     mlapo_decode_only: true,

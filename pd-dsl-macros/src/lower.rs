@@ -183,6 +183,41 @@ impl Cx {
         );
     }
 
+    /// The entry's field name when it is one of `known` (reported otherwise,
+    /// with "did you mean"); `block` names the enclosing block, `None` for
+    /// the layout's top level.
+    fn known_key(&mut self, e: &Entry, known: &[&str], block: Option<&str>) -> Option<String> {
+        let key = e.key.text();
+        let range = Range::of(e.key.span());
+        let within = block.map(|b| format!(" in `{b}`")).unwrap_or_default();
+        if let Key::Str(s) = &e.key {
+            self.err(
+                range,
+                format!(
+                    "found {:?}, expected a field name without quotes{within}",
+                    s.value()
+                ),
+            );
+            return None;
+        }
+        if !known.contains(&key.as_str()) {
+            let hint = did_you_mean(&key, known.iter().copied());
+            let msg = match (hint.is_empty(), block) {
+                (true, _) => format!(
+                    "found unknown field `{key}`{within}, expected one of {}",
+                    list(known)
+                ),
+                (false, Some(_)) => format!("found unknown field `{key}`{within}{hint}"),
+                (false, None) => {
+                    format!("found unknown field `{key}`, expected a layout field{hint}")
+                }
+            };
+            self.err(range, msg);
+            return None;
+        }
+        Some(key)
+    }
+
     /// Reads a block's entries as named fields: reports unknown and repeated
     /// names and keeps the first of each.
     fn fields<'a>(
@@ -193,31 +228,10 @@ impl Cx {
     ) -> BTreeMap<String, &'a Entry> {
         let mut map: BTreeMap<String, &'a Entry> = BTreeMap::new();
         for e in entries {
-            let key = e.key.text();
             let range = Range::of(e.key.span());
-            if let Key::Str(s) = &e.key {
-                self.err(
-                    range,
-                    format!(
-                        "found {:?}, expected a field name without quotes in `{what}`",
-                        s.value()
-                    ),
-                );
+            let Some(key) = self.known_key(e, known, Some(what)) else {
                 continue;
-            }
-            if !known.contains(&key.as_str()) {
-                let hint = did_you_mean(&key, known.iter().copied());
-                let msg = if hint.is_empty() {
-                    format!(
-                        "found unknown field `{key}` in `{what}`, expected one of {}",
-                        list(known)
-                    )
-                } else {
-                    format!("found unknown field `{key}` in `{what}`{hint}")
-                };
-                self.err(range, msg);
-                continue;
-            }
+            };
             if !e.colon {
                 self.err(
                     e.value.range(),
@@ -509,31 +523,10 @@ impl Cx {
         };
         let mut seen: BTreeMap<String, Span> = BTreeMap::new();
         for e in &layout.entries {
-            let key = e.key.text();
             let range = Range::of(e.key.span());
-            if let Key::Str(s) = &e.key {
-                self.err(
-                    range,
-                    format!(
-                        "found {:?}, expected a field name without quotes",
-                        s.value()
-                    ),
-                );
+            let Some(key) = self.known_key(e, FIELDS, None) else {
                 continue;
-            }
-            if !FIELDS.contains(&key.as_str()) {
-                let hint = did_you_mean(&key, FIELDS.iter().copied());
-                let msg = if hint.is_empty() {
-                    format!(
-                        "found unknown field `{key}`, expected one of {}",
-                        list(FIELDS)
-                    )
-                } else {
-                    format!("found unknown field `{key}`, expected a layout field{hint}")
-                };
-                self.err(range, msg);
-                continue;
-            }
+            };
             let repeatable = matches!(key.as_str(), "allow" | "deviate");
             if repeatable {
                 if e.colon {
