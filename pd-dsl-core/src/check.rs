@@ -1,7 +1,7 @@
 //! The one rule engine. The `layout!` macro and the runtime loader both call
 //! [`check`]; nothing else decides whether a layout is valid.
 
-use crate::layout::{Acknowledged, Layout, Proxy, Serve};
+use crate::layout::{Acknowledged, Layout, Proxy, Serve, SocketKind};
 use crate::placement::{self, GroupShape, PlacementInput};
 use crate::rules::{Diagnostic, Diagnostics, Rule, Severity, did_you_mean};
 use crate::site::{Site, Spanned};
@@ -562,7 +562,7 @@ fn check_topology(
                 Rule::TopologySizes,
                 r.site,
                 f("ranks_per_node"),
-                format!("found {} ranks per node, expected at least 1", r.value),
+                format!("found {} ranks per node, expected 1 to 4096: a node of an engine runs at least one rank", r.value),
             );
             good = false;
         }
@@ -870,7 +870,7 @@ fn check_wiring(
                                 v.site,
                                 format!("connector.extra.{k}"),
                                 format!(
-                                    "found {}, expected an absolute directory path string",
+                                    "found {}, expected an absolute directory path string of `[A-Za-z0-9/._+@=,:-]`: vllm-ascend loads `ub_endpoint_npu_<id>.json` from that directory",
                                     v.value
                                 ),
                             );
@@ -1042,49 +1042,47 @@ fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx: &mut Cx) {
         .map_or(spec.ports.api.site, |p| p.site);
     for node in &layout.placement.nodes {
         let engine = &layout.placement.engines[node.engine];
-        let mut uses: Vec<Use> = Vec::new();
-        for r in &node.ranks {
-            if let Some(p) = r.api_port {
-                uses.push(Use {
-                    lo: p,
-                    hi: p,
-                    what: format!("API port {p} of DP rank {}", r.dp_rank),
-                    site: spec.ports.api.site,
-                    field: "ports.api".into(),
-                });
-            }
-            if let Some((lo, hi)) = r.kv_span {
-                let (site, field) = kv_site(engine.role, engine.role_index);
-                uses.push(Use {
+        let uses: Vec<Use> = layout
+            .node_sockets(node.index)
+            .into_iter()
+            .map(|sock| {
+                let (lo, hi) = (sock.first, sock.last);
+                let (what, site, field) = match sock.kind {
+                    SocketKind::Api { dp_rank } => (
+                        format!("API port {lo} of DP rank {dp_rank}"),
+                        spec.ports.api.site,
+                        "ports.api".to_owned(),
+                    ),
+                    // Both roles compute the span (facts §10.5): it counts
+                    // whichever role binds it.
+                    SocketKind::Kv { dp_rank, .. } => {
+                        let (site, field) = kv_site(engine.role, engine.role_index);
+                        (
+                            format!("kv span {lo}-{hi} of DP rank {dp_rank}"),
+                            site,
+                            field,
+                        )
+                    }
+                    SocketKind::DpRpc => (
+                        format!("DP RPC port {lo}"),
+                        rpc_site,
+                        "ports.dp_rpc".to_owned(),
+                    ),
+                    SocketKind::Proxy => (
+                        format!("proxy port {lo}"),
+                        spec.proxy.as_ref().map_or(Site::NONE, |p| p.port.site),
+                        "proxy.port".to_owned(),
+                    ),
+                };
+                Use {
                     lo,
                     hi,
-                    what: format!("kv span {lo}-{hi} of DP rank {}", r.dp_rank),
+                    what,
                     site,
                     field,
-                });
-            }
-        }
-        if let Some(rpc) = layout.dp_rpc_port
-            && node.dp_master == node.index
-            && (layout.is_pd() || engine.nodes.len() > 1)
-        {
-            uses.push(Use {
-                lo: rpc,
-                hi: rpc,
-                what: format!("DP RPC port {rpc}"),
-                site: rpc_site,
-                field: "ports.dp_rpc".into(),
-            });
-        }
-        if let (true, Some(p)) = (node.hosts_proxy, &layout.proxy) {
-            uses.push(Use {
-                lo: p.port,
-                hi: p.port,
-                what: format!("proxy port {}", p.port),
-                site: spec.proxy.as_ref().map_or(Site::NONE, |p| p.port.site),
-                field: "proxy.port".into(),
-            });
-        }
+                }
+            })
+            .collect();
         for u in &uses {
             if u.hi > 65535 {
                 cx.report(
@@ -1253,7 +1251,7 @@ fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
                 Rule::TextFormat,
                 v.site,
                 field,
-                format!("found {s:?}, expected a flag value without control characters"),
+                format!("found {s:?}, expected a flag value without control characters: generated scripts must show exactly what was written"),
             );
         }
     }
@@ -1292,7 +1290,7 @@ fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
                 e.value.site,
                 field.clone(),
                 format!(
-                    "found {:?}, expected an env value without control characters",
+                    "found {:?}, expected an env value without control characters: generated scripts must show exactly what was written",
                     e.value.value.text()
                 ),
             );
@@ -1304,7 +1302,7 @@ fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
                 Rule::PathFormat,
                 e.value.site,
                 field,
-                format!("found {prepend:?}, expected an absolute path to put in front of `{name}`"),
+                format!("found {prepend:?}, expected an absolute path of `[A-Za-z0-9/._+@=,:-]` to put in front of `{name}`: it is spliced into a path list in every role template"),
             );
         }
     }

@@ -231,6 +231,40 @@ impl Serve {
     }
 }
 
+/// What listens on a port (range) of a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SocketKind {
+    /// A rank's API server.
+    Api {
+        /// Global DP rank.
+        dp_rank: u32,
+    },
+    /// A rank's kv handshake span. Both roles compute it; only the
+    /// connector's binding role listens on it (facts §3.3).
+    Kv {
+        /// Global DP rank.
+        dp_rank: u32,
+        /// Whether this role binds the span.
+        binds: bool,
+    },
+    /// The DP RPC port on an engine's DP master.
+    DpRpc,
+    /// The proxy on node 0.
+    Proxy,
+}
+
+/// An inclusive port range a node uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Socket {
+    /// First port.
+    pub first: u32,
+    /// Last port (inclusive).
+    pub last: u32,
+    /// What it is.
+    pub kind: SocketKind,
+}
+
 /// The proxy as resolved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Proxy {
@@ -366,6 +400,64 @@ impl Layout {
             self.kv_connector_extra_config(),
         );
         Some(Json::Object(m))
+    }
+
+    /// Every port (range) node `index` uses, in rank order then DP RPC and
+    /// proxy. The one place that says which sockets a node has: the
+    /// collision rule, preflight's free-port check and docs all read it.
+    pub fn node_sockets(&self, index: usize) -> Vec<Socket> {
+        let mut out = Vec::new();
+        let Some(node) = self.placement.nodes.get(index) else {
+            return out;
+        };
+        let binding = self.connector.map(ConnectorKind::binding_role);
+        for r in &node.ranks {
+            if let Some(p) = r.api_port {
+                out.push(Socket {
+                    first: p,
+                    last: p,
+                    kind: SocketKind::Api { dp_rank: r.dp_rank },
+                });
+            }
+            if let Some((first, last)) = r.kv_span {
+                out.push(Socket {
+                    first,
+                    last,
+                    kind: SocketKind::Kv {
+                        dp_rank: r.dp_rank,
+                        binds: binding == Some(node.role),
+                    },
+                });
+            }
+        }
+        // The DP master listens on the RPC port when ranks talk to it over
+        // the network: every external-DP (PD) engine, and native DP across
+        // nodes; a single-node mixed engine keeps it internal.
+        let spans_nodes = self
+            .placement
+            .engines
+            .get(node.engine)
+            .is_some_and(|e| e.nodes.len() > 1);
+        if let Some(rpc) = self.dp_rpc_port
+            && node.dp_master == node.index
+            && (self.is_pd() || spans_nodes)
+        {
+            out.push(Socket {
+                first: rpc,
+                last: rpc,
+                kind: SocketKind::DpRpc,
+            });
+        }
+        if node.hosts_proxy
+            && let Some(p) = self.proxy
+        {
+            out.push(Socket {
+                first: p.port,
+                last: p.port,
+                kind: SocketKind::Proxy,
+            });
+        }
+        out
     }
 
     /// Whether the layout names an upstream "verified" image at all.

@@ -14,7 +14,7 @@ pub mod spec;
 pub mod tables;
 
 pub use check::check;
-pub use layout::{Acknowledged, Layout, Proxy, Serve, Speculative};
+pub use layout::{Acknowledged, Layout, Proxy, Serve, Socket, SocketKind, Speculative};
 pub use placement::{Endpoint, EnginePlan, NodePlan, Placement, ProxyLists, RankPlan};
 pub use rules::{Diagnostic, Diagnostics, Rule, Severity};
 pub use site::{Site, Spanned};

@@ -102,6 +102,18 @@ impl ConnectorKind {
         }
     }
 
+    /// Every connector family.
+    pub const ALL: [ConnectorKind; 3] = [
+        ConnectorKind::MooncakeV1,
+        ConnectorKind::MooncakeHybrid,
+        ConnectorKind::MooncakeLayerwise,
+    ];
+
+    /// The family registered under a `kv_connector` name, if any.
+    pub fn from_kv_connector(name: &str) -> Option<ConnectorKind> {
+        Self::ALL.into_iter().find(|k| k.kv_connector() == name)
+    }
+
     /// The DSL keyword.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -676,33 +676,13 @@ exec "${PROXY_COMMAND[@]}"
 /// Port ranges a node must find free: API ports, the binding role's kv
 /// spans, the DP RPC port on DP masters and the proxy port on node 0.
 pub fn node_ports(layout: &Layout, index: usize) -> Vec<(u32, u32)> {
-    let mut out: Vec<(u32, u32)> = Vec::new();
-    let Some(n) = layout.placement.nodes.get(index) else {
-        return out;
-    };
-    for r in &n.ranks {
-        if let Some(p) = r.api_port {
-            out.push((p, p));
-        }
-        if let (Some(span), Some(kind)) = (r.kv_span, layout.connector)
-            && kind.binding_role() == n.role
-        {
-            out.push(span);
-        }
-    }
-    let engine = layout.placement.engines.get(n.engine);
-    let uses_rpc = layout.is_pd() || engine.is_some_and(|e| e.nodes.len() > 1);
-    if let Some(rpc) = layout.dp_rpc_port
-        && n.dp_master == n.index
-        && uses_rpc
-    {
-        out.push((rpc, rpc));
-    }
-    if n.hosts_proxy
-        && let Some(p) = layout.proxy
-    {
-        out.push((p.port, p.port));
-    }
+    let mut out: Vec<(u32, u32)> = layout
+        .node_sockets(index)
+        .into_iter()
+        // Only the binding role listens on a kv span.
+        .filter(|s| !matches!(s.kind, crate::SocketKind::Kv { binds: false, .. }))
+        .map(|s| (s.first, s.last))
+        .collect();
     out.sort_unstable();
     let mut merged: Vec<(u32, u32)> = Vec::new();
     for (a, b) in out {

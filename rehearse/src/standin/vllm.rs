@@ -4,6 +4,8 @@
 use crate::expect::{Expectation, id_text};
 use crate::http::{self, Request, Response};
 use crate::serve_flags::{self, ServeArgs};
+use pd_dsl::placement::kv_span;
+use pd_dsl::{ConnectorKind, Role};
 use serde_json::{Value as Json, json};
 use std::env;
 use std::net::TcpListener;
@@ -14,11 +16,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 const VERSION: &str = "0.21.0+standin";
-const CONNECTORS: &[&str] = &[
-    "MooncakeConnectorV1",
-    "MooncakeHybridConnector",
-    "MooncakeLayerwiseConnector",
-];
 
 /// A failure: exit code and message.
 struct Fail(i32, String);
@@ -61,27 +58,10 @@ fn is_wildcard(host: &str) -> bool {
     matches!(host, "0.0.0.0" | "::" | "[::]" | "")
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
-    Prefill,
-    Decode,
-    Mixed,
-}
-
-impl Role {
-    fn name(self) -> &'static str {
-        match self {
-            Role::Prefill => "prefill",
-            Role::Decode => "decode",
-            Role::Mixed => "mixed",
-        }
-    }
-}
-
 /// Everything the checks derive from argv.
 struct Plan {
     role: Role,
-    connector: Option<String>,
+    connector: Option<ConnectorKind>,
     kv_port: Option<u16>,
     engine_id: Option<String>,
     tp: u32,
@@ -178,15 +158,19 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
             .get("kv_connector")
             .and_then(Json::as_str)
             .unwrap_or_default();
-        if !CONNECTORS.contains(&name) {
+        let Some(kind) = ConnectorKind::from_kv_connector(name) else {
+            let names: Vec<&str> = ConnectorKind::ALL
+                .iter()
+                .map(|k| k.kv_connector())
+                .collect();
             return fail(
                 2,
                 format!(
                     "kv_connector {name:?} is not a registered vllm-ascend P2P connector ({})",
-                    CONNECTORS.join(", ")
+                    names.join(", ")
                 ),
             );
-        }
+        };
         role = match kv.get("kv_role").and_then(Json::as_str) {
             Some("kv_producer") => Role::Prefill,
             Some("kv_consumer") => Role::Decode,
@@ -258,7 +242,7 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
                 ),
             );
         }
-        if name != "MooncakeLayerwiseConnector" && shapes[0][1] < shapes[1][1] {
+        if kind != ConnectorKind::MooncakeLayerwise && shapes[0][1] < shapes[1][1] {
             return fail(
                 2,
                 format!(
@@ -272,7 +256,7 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         {
             return fail(2, "kv_connector_extra_config.decode.pp_size must be 1");
         }
-        connector = Some(name.to_string());
+        connector = Some(kind);
     }
 
     // additional_config role rules.
@@ -471,8 +455,8 @@ fn check_expectation(
                 format!("{at}: {what} is {found} but the layout says {want}"),
             )
         };
-        if e.role != plan.role.name() {
-            mismatch("role", plan.role.name().into(), e.role.clone())?;
+        if e.role != plan.role.as_str() {
+            mismatch("role", plan.role.as_str().into(), e.role.clone())?;
         }
         if e.dp_size != plan.dp {
             mismatch(
@@ -605,20 +589,17 @@ fn blocked(host: &str, port: u16) -> bool {
 }
 
 fn kv_binds(plan: &Plan, ip: &str) -> Result<Vec<TcpListener>, Fail> {
-    let (Some(conn), Some(kv)) = (plan.connector.as_deref(), plan.kv_port) else {
+    let (Some(kind), Some(kv)) = (plan.connector, plan.kv_port) else {
         return Ok(Vec::new());
     };
-    let binds = match conn {
-        "MooncakeLayerwiseConnector" => plan.role == Role::Decode,
-        _ => plan.role == Role::Prefill,
-    };
-    if !binds {
+    if kind.binding_role() != plan.role {
         return Ok(Vec::new());
     }
     let mut out = Vec::new();
     for &r in &plan.ranks {
-        let first = u32::from(kv) + r * plan.tp;
-        for p in first..first + plan.tp {
+        // The same span formula the layout's port rules use (facts §3.3).
+        let (first, last) = kv_span(kind, u32::from(kv), r, plan.tp);
+        for p in first..=last {
             let port = u16::try_from(p).map_or_else(
                 |_| fail(2, format!("kv handshake port {p} exceeds 65535")),
                 Ok,
@@ -692,7 +673,10 @@ fn completion(state: &State, req: &Request, chat: bool) -> Response {
         Role::Prefill => {
             max_tokens = 1;
             let rank = plan.ranks.first().copied().unwrap_or(0);
-            let port = u32::from(plan.kv_port.unwrap_or(0)) + rank * plan.tp;
+            let port = match plan.connector {
+                Some(kind) => kv_span(kind, u32::from(plan.kv_port.unwrap_or(0)), rank, plan.tp).0,
+                None => 0,
+            };
             let blocks = prompt_tokens.div_ceil(plan.block_size as usize).max(1);
             extra.insert(
                 "kv_transfer_params".into(),
@@ -716,7 +700,7 @@ fn completion(state: &State, req: &Request, chat: bool) -> Response {
                 .and_then(|p| p.get("remote_port"))
                 .and_then(as_int)
                 .and_then(|p| u16::try_from(p).ok());
-            let layerwise = plan.connector.as_deref() == Some("MooncakeLayerwiseConnector");
+            let layerwise = plan.connector == Some(ConnectorKind::MooncakeLayerwise);
             let live = match (host, port) {
                 // Push mode: P connects to D, so there is no P port to probe.
                 _ if layerwise && params.is_some_and(Json::is_object) => Ok(()),
@@ -872,7 +856,7 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
         .map(|d| PathBuf::from(d).join(format!("{node_name}-{first_rank}.served")));
     eprintln!(
         "vllm stand-in: {} node {node_name} ranks [{}] of DP{} TP{} devices [{}] on {ip}{}",
-        plan.role.name(),
+        plan.role.as_str(),
         join(&plan.ranks),
         plan.dp,
         plan.tp,
