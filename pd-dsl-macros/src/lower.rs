@@ -1134,7 +1134,13 @@ impl Cx {
                 })
             }
             _ => {
-                self.err(v.range(), "expected `deviate(\"what differs\", \"why\")`");
+                self.err(
+                    v.range(),
+                    format!(
+                        "found {}, expected `deviate(\"what differs\", \"why\")`: a deviation states what differs from upstream and why",
+                        call_shape(v)
+                    ),
+                );
                 None
             }
         }
@@ -1157,7 +1163,13 @@ impl Cx {
                 })
             }
             _ => {
-                self.err(v.range(), "expected `allow(rule_name, \"reason\")`");
+                self.err(
+                    v.range(),
+                    format!(
+                        "found {}, expected `allow(rule_name, \"reason\")`: an acknowledged deviation names its rule and gives a reason",
+                        call_shape(v)
+                    ),
+                );
                 None
             }
         }
@@ -1173,6 +1185,19 @@ fn split_shape(s: &str) -> Option<(u64, u64)> {
         return None;
     }
     Some((dp.parse().ok()?, tp.parse().ok()?))
+}
+
+/// "`allow(...)` with 1 argument" for a call, else the value's description.
+fn call_shape(v: &Value) -> String {
+    match v {
+        Value::Call(_, _, args) => format!(
+            "{} with {} argument{}",
+            v.describe(),
+            args.len(),
+            if args.len() == 1 { "" } else { "s" }
+        ),
+        _ => v.describe(),
+    }
 }
 
 /// Doc comment lines joined into paragraphs (a blank line separates them),

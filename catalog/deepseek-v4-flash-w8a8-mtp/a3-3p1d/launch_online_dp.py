@@ -78,7 +78,9 @@ def validate(args):
     if args.dp_size_local == -1:
         args.dp_size_local = args.dp_size
     if args.dp_size < 1 or args.tp_size < 1 or args.dp_size_local < 1:
-        fail("--dp-size, --tp-size and --dp-size-local must be at least 1")
+        fail(f"found --dp-size {args.dp_size} --tp-size {args.tp_size} "
+             f"--dp-size-local {args.dp_size_local}; each must be at least 1: "
+             "a DP group has at least one rank of at least one NPU")
     if args.dp_size_local > args.dp_size:
         fail(f"--dp-size-local {args.dp_size_local} exceeds --dp-size {args.dp_size}")
     if args.dp_rank_start < 0 or args.dp_rank_start + args.dp_size_local > args.dp_size:
