@@ -148,6 +148,10 @@ pub struct Model {
     pub weights: &'static str,
     /// Where it is published.
     pub source: &'static str,
+    /// Hub ids upstream configs and tutorials write in `model:` or
+    /// `vllm serve <id>` for these weights (ModelScope / Hugging Face
+    /// `org/name`). [`model_by_hub_id`] matches them case-insensitively.
+    pub hub_ids: &'static [&'static str],
     /// Default path of the weights inside the container.
     pub default_path: &'static str,
     /// Default `--served-model-name`.
@@ -168,6 +172,10 @@ pub static DEEPSEEK_V4_FLASH_W8A8_MTP: Model = Model {
     id: "deepseek_v4_flash_w8a8_mtp",
     weights: "DeepSeek-V4-Flash-w8a8-mtp",
     source: "ModelScope Eco-Tech/DeepSeek-V4-Flash-w8a8-mtp",
+    hub_ids: &[
+        "Eco-Tech/DeepSeek-V4-Flash-w8a8-mtp",
+        "vllm-ascend/DeepSeek-V4-Flash-w8a8-mtp",
+    ],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V4-Flash-w8a8-mtp",
     served_name: "dsv4",
     quantization: Some("ascend"),
@@ -181,6 +189,7 @@ pub static DEEPSEEK_V3_1_W8A8_MTP_QUAROT: Model = Model {
     id: "deepseek_v3_1_w8a8_mtp_quarot",
     weights: "DeepSeek-V3.1-w8a8-mtp-QuaRot",
     source: "ModelScope DeepSeek-V3.1-w8a8-mtp-QuaRot",
+    hub_ids: &["Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot"],
     default_path: "/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot",
     served_name: "deepseek_v3",
     quantization: Some("ascend"),
@@ -194,6 +203,7 @@ pub static DEEPSEEK_V3_1_BF16: Model = Model {
     id: "deepseek_v3_1",
     weights: "DeepSeek-V3.1",
     source: "ModelScope DeepSeek-V3.1",
+    hub_ids: &["deepseek-ai/DeepSeek-V3.1", "unsloth/DeepSeek-V3.1-BF16"],
     default_path: "/weights/DeepSeek-V3.1",
     served_name: "deepseek_v3",
     quantization: None,
@@ -207,6 +217,7 @@ pub static DEEPSEEK_V3_1_TERMINUS_W4A8_MTP_QUAROT: Model = Model {
     id: "deepseek_v3_1_terminus_w4a8_mtp_quarot",
     weights: "DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot",
     source: "ModelScope DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot",
+    hub_ids: &["Eco-Tech/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot"],
     default_path: "/weights/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot",
     served_name: "deepseek_v3",
     quantization: Some("ascend"),
@@ -221,6 +232,7 @@ pub static DEEPSEEK_V3_1_W4A4C8_MXFP4: Model = Model {
     id: "deepseek_v3_1_w4a4c8_mxfp4",
     weights: "DeepSeek-V3.1-w4a4c8-mxfp4",
     source: "ModelScope DeepSeek-V3.1-w4a4c8-mxfp4",
+    hub_ids: &["Eco-Tech/DeepSeek-V3.1-w4a4c8-mxfp4"],
     default_path: "/weight/dsk-v3.1-w4a4_mlp-w8a8c8_attn-0618-full",
     served_name: "deepseek_v3",
     quantization: Some("ascend"),
@@ -235,6 +247,7 @@ pub static DEEPSEEK_V3_1_W8A8C8_MXFP8: Model = Model {
     id: "deepseek_v3_1_w8a8c8_mxfp8",
     weights: "DeepSeek-V3.1-w8a8c8-mxfp8",
     source: "ModelScope DeepSeek-V3.1-w8a8c8-mxfp8",
+    hub_ids: &["Eco-Tech/DeepSeek-V3.1-w8a8c8-mxfp8"],
     default_path: "/weight/dsk_v3.1-T-w8a8c8_attn-0506-full/",
     served_name: "dsv3",
     quantization: Some("ascend"),
@@ -256,6 +269,35 @@ pub static MODELS: [&Model; 6] = [
 /// Looks a model up by its layout identifier.
 pub fn model(id: &str) -> Option<&'static Model> {
     MODELS.iter().copied().find(|m| m.id == id)
+}
+
+/// Looks a model up by what an upstream config writes for it: a hub id
+/// (`vllm-ascend/DeepSeek-R1-0528-W8A8`) or a path whose last component is
+/// the weights name or the name part of a hub id
+/// (`/root/.cache/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot/`). Case-insensitive;
+/// `None` when nothing matches.
+pub fn model_by_hub_id(id: &str) -> Option<&'static Model> {
+    let id = id.trim();
+    let trimmed = id.trim_end_matches('/');
+    if let Some(m) = MODELS
+        .iter()
+        .copied()
+        .find(|m| m.hub_ids.iter().any(|h| h.eq_ignore_ascii_case(trimmed)))
+    {
+        return Some(m);
+    }
+    let last = trimmed.rsplit('/').next().unwrap_or(trimmed);
+    if last.is_empty() {
+        return None;
+    }
+    MODELS.iter().copied().find(|m| {
+        m.weights.eq_ignore_ascii_case(last)
+            || m.hub_ids.iter().any(|h| {
+                h.rsplit('/')
+                    .next()
+                    .is_some_and(|n| n.eq_ignore_ascii_case(last))
+            })
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -793,6 +835,64 @@ mod tests {
             Some("quay.io/ascend/vllm-ascend:v0.23.0-a5")
         );
         assert_eq!(image("v0.25.1rc1").and_then(|i| i.reference(&A950DT)), None);
+    }
+
+    #[test]
+    fn model_by_hub_id_matches_ids_case_insensitively() {
+        let id = |m: Option<&Model>| m.map(|m| m.id);
+        assert_eq!(
+            id(model_by_hub_id("Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot")),
+            Some("deepseek_v3_1_w8a8_mtp_quarot")
+        );
+        assert_eq!(
+            id(model_by_hub_id("eco-tech/deepseek-v3.1-W8A8-MTP-quarot")),
+            Some("deepseek_v3_1_w8a8_mtp_quarot")
+        );
+        assert_eq!(
+            id(model_by_hub_id("unsloth/DeepSeek-V3.1-BF16")),
+            Some("deepseek_v3_1")
+        );
+    }
+
+    #[test]
+    fn model_by_hub_id_matches_a_path_by_its_last_component() {
+        let id = |m: Option<&Model>| m.map(|m| m.id);
+        assert_eq!(
+            id(model_by_hub_id(
+                "/weights/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot/"
+            )),
+            Some("deepseek_v3_1_terminus_w4a8_mtp_quarot")
+        );
+        assert_eq!(
+            id(model_by_hub_id("/mnt/cache/deepseek-v3.1-bf16")),
+            Some("deepseek_v3_1")
+        );
+        assert_eq!(
+            id(model_by_hub_id("/root/.cache/DeepSeek-V4-Flash-w8a8-mtp")),
+            Some("deepseek_v4_flash_w8a8_mtp")
+        );
+    }
+
+    #[test]
+    fn model_by_hub_id_rejects_unknown_and_empty() {
+        assert!(model_by_hub_id("Qwen/Qwen2-7B").is_none());
+        assert!(model_by_hub_id("").is_none());
+        assert!(model_by_hub_id("/").is_none());
+        // A prefix of a weights name is not a match.
+        assert!(model_by_hub_id("/weights/DeepSeek-V3").is_none());
+    }
+
+    #[test]
+    fn every_model_has_a_hub_id_and_ids_are_unique() {
+        let mut seen = std::collections::BTreeSet::new();
+        for m in MODELS {
+            assert!(!m.hub_ids.is_empty(), "{} has no hub id", m.id);
+            for h in m.hub_ids {
+                assert!(seen.insert(h.to_ascii_lowercase()), "{h} listed twice");
+                assert_eq!(model_by_hub_id(h).map(|x| x.id), Some(m.id), "{h}");
+            }
+            assert!(seen.insert(m.id.to_owned()));
+        }
     }
 
     #[test]
