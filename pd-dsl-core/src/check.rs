@@ -387,15 +387,15 @@ fn lookup_tables(
 ) {
     let model = tables::model(&spec.model.value);
     if model.is_none() {
-        let hint = did_you_mean(&spec.model.value, tables::MODELS.iter().map(|m| m.id));
+        let hint = model_hint(&spec.model.value);
         cx.report(
             Rule::UnknownModel,
             spec.model.site,
             "model",
             format!(
-                "found model `{}`, expected one of {}: models are a closed table{hint}",
+                "found model `{}`, expected {}: models are a closed table{hint}",
                 spec.model.value,
-                list(tables::MODELS.iter().map(|m| m.id))
+                model_choices(&spec.model.value)
             ),
         );
     }
@@ -482,6 +482,57 @@ fn lookup_tables(
             );
     }
     (model, hardware, image)
+}
+
+/// "did you mean" for a model id. Ids are long (`family_version_quant_...`)
+/// and authors often write a prefix (`deepseek_v4_flash`), so each id is
+/// compared on its first `word.len()` characters, then on the whole id.
+fn model_hint(word: &str) -> String {
+    let n = word.chars().count();
+    let limit = (n / 3).max(2);
+    tables::MODELS
+        .iter()
+        .map(|m| {
+            let head: String = m.id.chars().take(n).collect();
+            (
+                crate::rules::edit_distance(word, &head),
+                crate::rules::edit_distance(word, m.id),
+                m.id,
+            )
+        })
+        .filter(|(d, _, _)| *d <= limit)
+        .min()
+        .map(|(_, _, id)| format!("; did you mean `{id}`?"))
+        .unwrap_or_default()
+}
+
+/// The model ids to offer for an unknown `word`: those sharing its longest
+/// `_`-separated prefix (`deepseek_v5_flash` -> every `deepseek_v...`), or
+/// one id per family when no family matches, so the list stays readable as
+/// the table grows.
+fn model_choices(word: &str) -> String {
+    let ids = || tables::MODELS.iter().map(|m| m.id);
+    let tokens: Vec<&str> = word.split('_').collect();
+    for n in (1..=tokens.len()).rev() {
+        let prefix = tokens[..n].join("_");
+        let same: Vec<&str> = ids()
+            .filter(|id| *id == prefix || id.starts_with(&format!("{prefix}_")))
+            .collect();
+        if !same.is_empty() {
+            return format!("one of {}", list(same.into_iter()));
+        }
+    }
+    let mut families: Vec<String> = Vec::new();
+    for id in ids() {
+        let f = format!("{}_*", id.split('_').next().unwrap_or(id));
+        if !families.contains(&f) {
+            families.push(f);
+        }
+    }
+    format!(
+        "a model-table id of the families {}",
+        list(families.iter().map(String::as_str))
+    )
 }
 
 fn list<'a>(items: impl Iterator<Item = &'a str>) -> String {
@@ -1575,6 +1626,7 @@ fn check_serve(
             );
         }
     }
+    check_role_limits(facts, role, serve, cx);
     if role == Role::Decode
         && let (Some(mbt), Some(seqs)) = (serve.max_num_batched_tokens, serve.max_num_seqs)
     {
@@ -1589,6 +1641,221 @@ fn check_serve(
                         "found decode `max_num_batched_tokens` {mbt}, expected at least {need} = {seqs} seqs x (1 + {spec_tokens}): every running sequence schedules its speculative tokens each step"
                     ),
                 );
+        }
+    }
+}
+
+/// Role restrictions and limits vllm-ascend enforces at start-up that read
+/// model facts: `enable_kv_nz`, `enable_reduce_sample`, `eplb_config`,
+/// `max_num_seqs`, `block_size`, draft models.
+fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+    let Facts {
+        spec, model, image, ..
+    } = *facts;
+    let scope = role.as_str();
+    // enable_kv_nz: RuntimeError unless `is_deepseek_mla` and not sparse,
+    // NotImplementedError unless kv_consumer (ascend_config.py @HEAD L251-259,
+    // the same at every tag from @v0.18.0 L143-149).
+    if serve.config_flag("enable_kv_nz") {
+        let site = config_site(spec, role, "enable_kv_nz");
+        let field = format!("{scope}.additional_config.enable_kv_nz");
+        if role != Role::Decode {
+            cx.report(
+                Rule::KvNzDecodeOnly,
+                site,
+                field.clone(),
+                format!("found `enable_kv_nz` on a {role} engine, expected it on decode engines of a PD layout only: vllm-ascend raises NotImplementedError unless the engine is a kv_consumer (ascend_config.py L251-259)"),
+            );
+        }
+        if let Some(m) = model
+            && m.attention != tables::Attention::Mla
+        {
+            cx.report(
+                Rule::KvNzNeedsMla,
+                site,
+                field,
+                format!(
+                    "found `enable_kv_nz` with `{}` ({} attention), expected an MLA model without sparse attention: vllm-ascend raises RuntimeError \"only supported for mla\" (ascend_config.py L251-256)",
+                    m.weights,
+                    m.attention.as_str()
+                ),
+            );
+        }
+    }
+    // enable_reduce_sample: ValueError on kv_producer and with lmhead TP
+    // (ascend_config.py @v0.23.0 L318-340, @HEAD L291-314); the other images
+    // run it unchecked, with the silent wrong results the check was added for.
+    if serve.config_flag("enable_reduce_sample") {
+        let site = config_site(spec, role, "enable_reduce_sample");
+        let field = format!("{scope}.additional_config.enable_reduce_sample");
+        if role == Role::Prefill {
+            cx.report(
+                Rule::ReduceSampleDecodeOnly,
+                site,
+                field.clone(),
+                "found `enable_reduce_sample` on a prefill engine, expected it on decode or mixed engines only: reduce sampling is wrong on a kv_producer, which vllm-ascend rejects with ValueError (ascend_config.py L318-340 at v0.23.0)",
+            );
+        }
+        let lmhead = serve
+            .additional_config
+            .get("finegrained_tp_config")
+            .and_then(|f| f.get("lmhead_tensor_parallel_size"))
+            .and_then(Json::as_u64)
+            .is_some_and(|n| n > 0);
+        if lmhead {
+            cx.report(
+                Rule::ReduceSampleDecodeOnly,
+                site,
+                field,
+                format!("found `enable_reduce_sample` with `finegrained_tp_config.lmhead_tensor_parallel_size` on {role}, expected one of them: they are incompatible and vllm-ascend raises ValueError (ascend_config.py L327-332 at v0.23.0)"),
+            );
+        }
+    }
+    if let (Some(img), Some(eplb)) = (image, serve.additional_config.get("eplb_config")) {
+        check_eplb_config(spec, role, img, eplb, cx);
+    }
+    // max_num_seqs: `Field(ge=1)` in vllm/config/scheduler.py.
+    if serve.max_num_seqs == Some(0) {
+        cx.report(
+            Rule::MaxNumSeqsPositive,
+            site_in(spec, role, |b| b.max_num_seqs.as_ref()),
+            format!("{scope}.max_num_seqs"),
+            format!("found `max_num_seqs` 0 on {role}, expected at least 1: vLLM rejects it (`ge=1` in vllm/config/scheduler.py) and an engine must run a sequence"),
+        );
+    }
+    if let (Some(bs), Some(m), Some(img)) = (serve.block_size, model, image) {
+        let site = site_in(spec, role, |b| b.block_size.as_ref());
+        let field = format!("{scope}.block_size");
+        if m.attention == tables::Attention::V4Hybrid {
+            let ok = tables::dsv4_block_sizes(img.tag);
+            if !ok.contains(&bs) {
+                cx.report(
+                    Rule::BlockSizeBackend,
+                    site,
+                    field,
+                    format!(
+                        "found `block_size` {bs} for `{}` on image `{}`, expected one of {}: vllm-ascend replaces any other block size for DeepSeek-V4 with a warning (utils.py `refresh_block_size`)",
+                        m.weights,
+                        img.tag,
+                        ok.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                );
+            }
+        } else if bs != 128 {
+            // Every other model: 128 whenever prefix caching or chunked
+            // prefill is on, and both are on unless turned off (utils.py
+            // @HEAD L1195-1199, @v0.18.0 L1186-1189).
+            let no_chunked = serve
+                .flags
+                .iter()
+                .any(|(n, _)| n == "--no-enable-chunked-prefill");
+            if serve.prefix_caching != Some(false) || !no_chunked {
+                cx.report(
+                    Rule::BlockSizeBackend,
+                    site,
+                    field,
+                    format!(
+                        "found `block_size` {bs} for `{}`, expected `128`: vllm-ascend sets 128 whenever prefix caching or chunked prefill is on (utils.py `refresh_block_size`), so {bs} would never run",
+                        m.weights
+                    ),
+                );
+            }
+        }
+    }
+    if let (Some(s), Some(m)) = (&serve.speculative, model)
+        && tables::DRAFT_METHODS.contains(&s.method.as_str())
+        && m.draft(&s.method).is_none()
+    {
+        let site = spec
+            .roles
+            .get(&role)
+            .and_then(|b| b.speculative.as_ref())
+            .or(spec.serve.speculative.as_ref())
+            .map_or(Site::NONE, |sp| sp.method.site);
+        let known: Vec<&str> = m.drafts.iter().map(|d| d.method).collect();
+        let expected = if known.is_empty() && m.mtp {
+            "`mtp` (these weights carry an MTP layer)".to_owned()
+        } else if known.is_empty() {
+            "a method without a draft model (`ngram`, `suffix`)".to_owned()
+        } else {
+            format!("one of {}", list(known.into_iter()))
+        };
+        cx.report(
+            Rule::SpeculativeNeedsDraft,
+            site,
+            format!("{scope}.speculative.method"),
+            format!(
+                "found speculative method `{}` with `{}`, expected {expected}: `{}` runs a separate draft model and the model table names none for these weights",
+                s.method, m.weights, s.method
+            ),
+        );
+    }
+}
+
+/// `eplb_config` is validated strictly by `EplbConfig` (ascend_config.py
+/// @HEAD L990-1056; the same checks at every tag in the table): unknown
+/// sub-keys raise ValueError, and so do bad values.
+fn check_eplb_config(spec: &LayoutSpec, role: Role, img: &Image, eplb: &Json, cx: &mut Cx) {
+    let scope = role.as_str();
+    let site = config_site(spec, role, "eplb_config");
+    let field = format!("{scope}.additional_config.eplb_config");
+    let Some(map) = eplb.as_object() else {
+        cx.report(
+            Rule::EplbConfigStrict,
+            site,
+            field,
+            format!("found `eplb_config` {eplb}, expected a mapping of EPLB settings: vllm-ascend reads it as a dict (ascend_config.py `EplbConfig`)"),
+        );
+        return;
+    };
+    let known: Vec<&str> = tables::eplb_config_keys(img.tag).collect();
+    for (k, v) in map {
+        if !known.contains(&k.as_str()) {
+            let hint = did_you_mean(k, known.iter().copied());
+            let note = tables::EPLB_CONFIG_KEYS
+                .iter()
+                .find(|e| e.name == k)
+                .map_or(String::new(), |e| format!(" ({})", e.note));
+            cx.report(
+                Rule::EplbConfigStrict,
+                site,
+                format!("{field}.{k}"),
+                format!(
+                    "found `eplb_config.{k}` on image `{}`{note}, expected one of {}: vllm-ascend raises ValueError \"Config has no attribute\" for any other key{hint}",
+                    img.tag,
+                    list(known.iter().copied())
+                ),
+            );
+            continue;
+        }
+        let bad = match k.as_str() {
+            "expert_heat_collection_interval"
+            | "algorithm_execution_interval"
+            | "num_redundant_experts" => {
+                (!v.is_u64()).then_some("a non-negative integer (TypeError/ValueError otherwise)")
+            }
+            "eplb_policy_type" => v
+                .as_u64()
+                .is_none_or(|n| n > 3)
+                .then_some("one of `0`, `1`, `2`, `3` (ValueError otherwise)"),
+            "eplb_heat_collection_stage" => {
+                (!matches!(v.as_str(), Some("all" | "prefill" | "decode"))).then_some(
+                    "one of `\"all\"`, `\"prefill\"`, `\"decode\"` (ValueError otherwise)",
+                )
+            }
+            "expert_map_path" | "expert_map_record_path" => (!v.is_null()
+                && !v.as_str().is_some_and(|p| p.ends_with(".json")))
+            .then_some("a path ending in `.json` (TypeError otherwise)"),
+            "dynamic_eplb" => (!v.is_boolean()).then_some("`true` or `false`"),
+            _ => None,
+        };
+        if let Some(expected) = bad {
+            cx.report(
+                Rule::EplbConfigStrict,
+                site,
+                format!("{field}.{k}"),
+                format!("found `eplb_config.{k}: {v}`, expected {expected}: `EplbConfig` validates it at start-up (ascend_config.py L1028-1056)"),
+            );
         }
     }
 }

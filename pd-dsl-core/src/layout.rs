@@ -38,9 +38,18 @@ pub struct Speculative {
 impl Speculative {
     /// The `--speculative-config` JSON, keys in upstream's order.
     pub fn to_json(&self) -> Json {
+        self.to_json_with_draft(None)
+    }
+
+    /// The `--speculative-config` JSON with the draft model the model table
+    /// names for this method (`model`, as upstream's eagle3/dflash runs pass it).
+    pub fn to_json_with_draft(&self, draft: Option<&str>) -> Json {
         let mut m = serde_json::Map::new();
         m.insert("num_speculative_tokens".into(), json!(self.tokens));
         m.insert("method".into(), json!(self.method));
+        if let Some(d) = draft {
+            m.insert("model".into(), json!(d));
+        }
         if let Some(e) = self.enforce_eager {
             m.insert("enforce_eager".into(), json!(e));
         }
@@ -195,6 +204,12 @@ impl Serve {
         if let Some(q) = model.quantization {
             push("--quantization", Some(q.to_owned()));
         }
+        // The model's tokenizer mode, unless the layout passes its own.
+        if let Some(t) = model.tokenizer_mode
+            && !self.flags.iter().any(|(n, _)| n == "--tokenizer-mode")
+        {
+            push("--tokenizer-mode", Some(t.to_owned()));
+        }
         if self.async_scheduling {
             push("--async-scheduling", None);
         }
@@ -213,7 +228,11 @@ impl Serve {
             None => {}
         }
         if let Some(s) = &self.speculative {
-            push("--speculative-config", Some(s.to_json().to_string()));
+            let draft = model.draft(&s.method).map(|d| d.model);
+            push(
+                "--speculative-config",
+                Some(s.to_json_with_draft(draft).to_string()),
+            );
         }
         if !self.additional_config.is_empty() {
             let m: serde_json::Map<String, Json> =

@@ -163,6 +163,21 @@ rules! {
     TextFormat = "text_format", Hard, "text fields hold no control characters";
     /// Date not `YYYY-MM-DD`.
     DateFormat = "date_format", Hard, "dates are `YYYY-MM-DD`";
+    // --- role limits and model facts (appended) ------------------------------------
+    /// `enable_kv_nz` outside a PD decode engine.
+    KvNzDecodeOnly = "kv_nz_decode_only", Hard, "`enable_kv_nz` runs only on decode engines of a PD layout";
+    /// `enable_kv_nz` on a model without plain MLA.
+    KvNzNeedsMla = "kv_nz_needs_mla", Hard, "`enable_kv_nz` needs an MLA model without sparse attention";
+    /// `enable_reduce_sample` on prefill or with lmhead TP.
+    ReduceSampleDecodeOnly = "reduce_sample_decode_only", Hard, "`enable_reduce_sample` never runs on prefill engines nor with lmhead TP";
+    /// `eplb_config` sub-key or value the image rejects.
+    EplbConfigStrict = "eplb_config_strict", Hard, "`eplb_config` holds only the sub-keys and values the image accepts";
+    /// `max_num_seqs` of zero.
+    MaxNumSeqsPositive = "max_num_seqs_positive", Hard, "`max_num_seqs` is at least 1";
+    /// A block size the backend replaces.
+    BlockSizeBackend = "block_size_backend", Hard, "`block_size` is one the attention backend keeps";
+    /// Draft-model speculative method without a draft for the weights.
+    SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "eagle, eagle3, dflash, medusa and draft-model speculation need a draft the model table names";
     /// Verification image malformed or newer than the layout's.
     VerificationImage = "verification_image", Hard, "verification names an image no newer than the layout's";
     // --- acknowledgements -------------------------------------------------------------

@@ -165,6 +165,68 @@ pub struct Model {
     /// Uses a hybrid KV cache (`MooncakeHybridConnector` or, from
     /// v0.22.1rc1, the V1 connector).
     pub hybrid_kv: bool,
+    /// How the model attends (the rules for MLA-only settings and block
+    /// sizes read it).
+    pub attention: Attention,
+    /// Takes image input (vision tower); `--mm-processor-cache-gb` applies.
+    pub multimodal: bool,
+    /// Separate draft weights upstream runs with these weights, per
+    /// speculative method (`mtp` needs none: see [`Model::mtp`]).
+    pub drafts: &'static [Draft],
+    /// `--tokenizer-mode` upstream passes for these weights, if any.
+    pub tokenizer_mode: Option<&'static str>,
+}
+
+/// How a model attends, as vllm-ascend tells the kinds apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Attention {
+    /// Multi-head latent attention (`is_deepseek_mla`, no indexer):
+    /// DeepSeek-V3/V3.1/R1, Kimi-K2.x.
+    Mla,
+    /// MLA plus the DSA lightning indexer (sparse, "SFA" in vllm-ascend;
+    /// `model_uses_sfa_sparse`): DeepSeek-V3.2, GLM-5.x.
+    DsaSparse,
+    /// DeepSeek-V4: sliding-window plus compressed (CSA/HCA) caches, no
+    /// `kv_lora_rank` (`model_type == "deepseek_v4"`).
+    V4Hybrid,
+    /// Grouped-query attention: Qwen3, MiniMax-M2.x.
+    Gqa,
+}
+
+impl Attention {
+    /// The layout-facing name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Attention::Mla => "MLA",
+            Attention::DsaSparse => "DSA-sparse MLA",
+            Attention::V4Hybrid => "DeepSeek-V4 hybrid",
+            Attention::Gqa => "GQA",
+        }
+    }
+}
+
+/// Draft weights for a speculative method that needs them.
+#[derive(Debug, Serialize)]
+pub struct Draft {
+    /// `speculative_config.method`.
+    pub method: &'static str,
+    /// `speculative_config.model`: the hub id upstream writes.
+    pub model: &'static str,
+}
+
+/// Speculative methods that run a separate draft model, named in
+/// `speculative_config.model` (every upstream e2e config and tutorial using
+/// `eagle3` or `dflash` passes one, e.g. tests/e2e/nightly/multi_node/
+/// external_dp/config/Kimi-K2.6-W4A8-64k-1k-TPOT50-PD.yaml,
+/// Minimax_m2.7_in128k_1k_prefix90_tpot50.yaml; speculative_decoding.md).
+pub const DRAFT_METHODS: &[&str] = &["eagle", "eagle3", "dflash", "medusa", "draft_model"];
+
+impl Model {
+    /// The draft for a speculative method, if these weights have one.
+    pub fn draft(&self, method: &str) -> Option<&'static Draft> {
+        self.drafts.iter().find(|d| d.method == method)
+    }
 }
 
 /// DeepSeek-V4-Flash w8a8 with MTP (DeepSeek-V4-Flash.md @v0.21.0rc1).
@@ -182,6 +244,10 @@ pub static DEEPSEEK_V4_FLASH_W8A8_MTP: Model = Model {
     mtp: true,
     moe: true,
     hybrid_kv: true,
+    attention: Attention::V4Hybrid,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: Some("deepseek_v4"),
 };
 
 /// DeepSeek-V3.1 w8a8 with hybrid MTP, QuaRot (DeepSeek-V3.1.md §3.1).
@@ -196,6 +262,10 @@ pub static DEEPSEEK_V3_1_W8A8_MTP_QUAROT: Model = Model {
     mtp: true,
     moe: true,
     hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
 };
 
 /// DeepSeek-V3.1 BF16 (DeepSeek-V3.1.md §3.1).
@@ -210,6 +280,10 @@ pub static DEEPSEEK_V3_1_BF16: Model = Model {
     mtp: true,
     moe: true,
     hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
 };
 
 /// DeepSeek-V3.1-Terminus w4a8 with hybrid MTP, QuaRot (DeepSeek-V3.1.md §3.1).
@@ -224,6 +298,10 @@ pub static DEEPSEEK_V3_1_TERMINUS_W4A8_MTP_QUAROT: Model = Model {
     mtp: true,
     moe: true,
     hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
 };
 
 /// DeepSeek-V3.1 w4a4 MLP + w8a8c8 attention, mxfp4 (DeepSeek-V3.1.md §3.1;
@@ -239,6 +317,10 @@ pub static DEEPSEEK_V3_1_W4A4C8_MXFP4: Model = Model {
     mtp: true,
     moe: true,
     hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
 };
 
 /// DeepSeek-V3.1 w8a8c8 mxfp8 (DeepSeek-V3.1.md §3.1; the 950DT 2P1D serves
@@ -254,16 +336,758 @@ pub static DEEPSEEK_V3_1_W8A8C8_MXFP8: Model = Model {
     mtp: true,
     moe: true,
     hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// DeepSeek-V3.1-Terminus w8a8 with MTP, QuaRot: the weights of upstream's weekly
+/// PD runs (tests/e2e/weekly/multi_node/external_dp/config/DeepSeek_V3.1T_MTP1_PD.yaml,
+/// `_MTP3_PD`, `_layerwise_PD`: `--quantization ascend`, `mtp` with 1 or 3 tokens).
+pub static DEEPSEEK_V3_1_TERMINUS_W8A8_MTP_QUAROT: Model = Model {
+    id: "deepseek_v3_1_terminus_w8a8_mtp_quarot",
+    weights: "DeepSeek-V3.1-Terminus-w8a8-mtp-QuaRot",
+    source: "ModelScope Eco-Tech/DeepSeek-V3.1-Terminus-w8a8-mtp-QuaRot",
+    hub_ids: &["Eco-Tech/DeepSeek-V3.1-Terminus-w8a8-mtp-QuaRot"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/DeepSeek-V3.1-Terminus-w8a8-mtp-QuaRot",
+    served_name: "deepseek_v3",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// DeepSeek-V3 w8a8 (tests/e2e/weekly/multi_node/internal_dp/config/DeepSeek-V3.yaml,
+/// `--quantization ascend`, no speculative config). No upstream run uses MTP
+/// with these weights, so the table does not claim an MTP layer.
+pub static DEEPSEEK_V3_W8A8: Model = Model {
+    id: "deepseek_v3_w8a8",
+    weights: "DeepSeek-V3-W8A8",
+    source: "ModelScope vllm-ascend/DeepSeek-V3-W8A8",
+    hub_ids: &["vllm-ascend/DeepSeek-V3-W8A8"],
+    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V3-W8A8",
+    served_name: "deepseek_v3",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// DeepSeek-R1 w8a8 (docs/source/tutorials/models/DeepSeek-R1.md L22: 1 A3 or
+/// 2 A2 nodes; `--quantization ascend`, `--served-model-name deepseek_r1`,
+/// `"method":"mtp"` in its commands).
+pub static DEEPSEEK_R1_W8A8: Model = Model {
+    id: "deepseek_r1_w8a8",
+    weights: "DeepSeek-R1-W8A8",
+    source: "ModelScope vllm-ascend/DeepSeek-R1-W8A8",
+    hub_ids: &["vllm-ascend/DeepSeek-R1-W8A8"],
+    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-R1-W8A8",
+    served_name: "deepseek_r1",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// DeepSeek-R1-0528 w8a8 (tests/e2e/nightly/single_node/models/configs/
+/// DeepSeek-R1-0528-W8A8.yaml, MTPX-DeepSeek-R1-0528-W8A8.yaml and
+/// multi_node/internal_dp/config/DeepSeek-R1-W8A8-EPLB.yaml: `mtp` 1-3 tokens).
+pub static DEEPSEEK_R1_0528_W8A8: Model = Model {
+    id: "deepseek_r1_0528_w8a8",
+    weights: "DeepSeek-R1-0528-W8A8",
+    source: "ModelScope vllm-ascend/DeepSeek-R1-0528-W8A8",
+    hub_ids: &["vllm-ascend/DeepSeek-R1-0528-W8A8"],
+    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-R1-0528-W8A8",
+    served_name: "deepseek_r1",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// DeepSeek-R1-0528 w8a8 with MTP, QuaRot (tests/e2e/nightly/single_node/models/
+/// configs/Deepseek_R1_W8A8_A3.yaml: `deepseek_mtp`).
+pub static DEEPSEEK_R1_0528_W8A8_MTP_QUAROT: Model = Model {
+    id: "deepseek_r1_0528_w8a8_mtp_quarot",
+    weights: "DeepSeek-R1-0528-w8a8-mtp-QuaRot",
+    source: "ModelScope Eco-Tech/DeepSeek-R1-0528-w8a8-mtp-QuaRot",
+    hub_ids: &["Eco-Tech/DeepSeek-R1-0528-w8a8-mtp-QuaRot"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/DeepSeek-R1-0528-w8a8-mtp-QuaRot",
+    served_name: "deepseek_r1",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// DeepSeek-V3.2 w8a8: MLA plus the DSA indexer (docs/source/tutorials/models/
+/// DeepSeek-V3.2.md L19-20, `--served-model-name deepseek_v3_2`,
+/// `deepseek_mtp`; tests/e2e/nightly/multi_node/internal_dp/config/
+/// DeepSeek-V3_2-W8A8-EP.yaml: `--tokenizer-mode deepseek_v32`, MTP 2).
+pub static DEEPSEEK_V3_2_W8A8: Model = Model {
+    id: "deepseek_v3_2_w8a8",
+    weights: "DeepSeek-V3.2-W8A8",
+    source: "ModelScope vllm-ascend/DeepSeek-V3.2-W8A8",
+    hub_ids: &["vllm-ascend/DeepSeek-V3.2-W8A8"],
+    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V3.2-W8A8",
+    served_name: "deepseek_v3_2",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: Some("deepseek_v32"),
+};
+
+/// DeepSeek-V3.2-Exp w8a8 (docs/source/tutorials/models/DeepSeek-V3.2.md L19:
+/// same hardware and commands as V3.2).
+pub static DEEPSEEK_V3_2_EXP_W8A8: Model = Model {
+    id: "deepseek_v3_2_exp_w8a8",
+    weights: "DeepSeek-V3.2-Exp-W8A8",
+    source: "ModelScope vllm-ascend/DeepSeek-V3.2-Exp-W8A8",
+    hub_ids: &["vllm-ascend/DeepSeek-V3.2-Exp-W8A8"],
+    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V3.2-Exp-W8A8",
+    served_name: "deepseek_v3_2",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: Some("deepseek_v32"),
+};
+
+/// DeepSeek-V4-Pro w4a8 with MTP (docs/source/tutorials/models/DeepSeek-V4-Pro.md
+/// L26: 2 A3 or 4 A2 nodes; `--served-model-name dsv4`, `--tokenizer-mode
+/// deepseek_v4`, `"method":"mtp"`; tests/e2e/nightly/multi_node/external_dp/
+/// config/DeepSeek-V4-Pro-w4a8-1M-PD.yaml). Hybrid KV as V4-Flash.
+pub static DEEPSEEK_V4_PRO_W4A8_MTP: Model = Model {
+    id: "deepseek_v4_pro_w4a8_mtp",
+    weights: "DeepSeek-V4-Pro-w4a8-mtp",
+    source: "ModelScope Eco-Tech/DeepSeek-V4-Pro-w4a8-mtp",
+    hub_ids: &["Eco-Tech/DeepSeek-V4-Pro-w4a8-mtp"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/DeepSeek-V4-Pro-w4a8-mtp",
+    served_name: "dsv4",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: true,
+    attention: Attention::V4Hybrid,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: Some("deepseek_v4"),
+};
+
+/// GLM-5 BF16 (tutorial: "require at least 2 Atlas 800 A3"; docs/source/tutorials/models/GLM5.md L23-26: `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
+/// layer (`model.layers.78`, GLM5.md L507-513).
+pub static GLM_5: Model = Model {
+    id: "glm_5",
+    weights: "GLM-5",
+    source: "ModelScope ZhipuAI/GLM-5",
+    hub_ids: &["ZhipuAI/GLM-5"],
+    default_path: "/root/.cache/modelscope/hub/models/ZhipuAI/GLM-5",
+    served_name: "glm-5",
+    quantization: None,
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// GLM-5 w4a8 (1 A3 or 1 A2; tests/e2e/weekly/single_node/configs/GLM-5.yaml, MTP 3;
+/// docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
+/// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
+/// layer (`model.layers.78`, GLM5.md L507-513).
+pub static GLM_5_W4A8: Model = Model {
+    id: "glm_5_w4a8",
+    weights: "GLM-5-w4a8",
+    source: "ModelScope Eco-Tech/GLM-5-w4a8",
+    hub_ids: &["Eco-Tech/GLM-5-w4a8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5-w4a8",
+    served_name: "glm-5",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// GLM-5 w8a8 (1 A3; docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
+/// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
+/// layer (`model.layers.78`, GLM5.md L507-513).
+pub static GLM_5_W8A8: Model = Model {
+    id: "glm_5_w8a8",
+    weights: "GLM-5-w8a8",
+    source: "ModelScope Eco-Tech/GLM-5-w8a8",
+    hub_ids: &["Eco-Tech/GLM-5-w8a8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5-w8a8",
+    served_name: "glm-5",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// GLM-5.1 BF16 (Hugging Face; docs/source/tutorials/models/GLM5.md L23-26: `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
+/// layer (`model.layers.78`, GLM5.md L507-513).
+pub static GLM_5_1: Model = Model {
+    id: "glm_5_1",
+    weights: "GLM-5.1",
+    source: "Hugging Face zai-org/GLM-5.1",
+    hub_ids: &["zai-org/GLM-5.1"],
+    default_path: "/weights/GLM-5.1",
+    served_name: "glm-5",
+    quantization: None,
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// GLM-5.1 w4a8 (modelers.cn; docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
+/// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
+/// layer (`model.layers.78`, GLM5.md L507-513).
+pub static GLM_5_1_W4A8: Model = Model {
+    id: "glm_5_1_w4a8",
+    weights: "GLM-5.1-w4a8",
+    source: "Modelers Eco-Tech/GLM-5.1-w4a8",
+    hub_ids: &["Eco-Tech/GLM-5.1-w4a8"],
+    default_path: "/weights/GLM-5.1-w4a8",
+    served_name: "glm-5",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// GLM-5.1 w8a8 (modelers.cn; tests/e2e/nightly/multi_node/external_dp/config/
+/// GLM5_1-W8A8-EP-external.yaml, MTP 3; docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
+/// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
+/// layer (`model.layers.78`, GLM5.md L507-513).
+pub static GLM_5_1_W8A8: Model = Model {
+    id: "glm_5_1_w8a8",
+    weights: "GLM-5.1-w8a8",
+    source: "Modelers Eco-Tech/GLM-5.1-w8a8",
+    hub_ids: &["Eco-Tech/GLM-5.1-w8a8"],
+    default_path: "/weights/GLM-5.1-w8a8",
+    served_name: "glm-5",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// GLM-5.1 w8a8 with int8 (C8) KV, run with `enable_sparse_li_c8`
+/// (tests/e2e/nightly/multi_node/external_dp/config/GLM-5.1-W8A8C8-128k-1k-90-50-PD.yaml;
+/// docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
+/// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
+/// layer (`model.layers.78`, GLM5.md L507-513).
+pub static GLM_5_1_W8A8C8: Model = Model {
+    id: "glm_5_1_w8a8c8",
+    weights: "GLM-5.1-w8a8c8",
+    source: "ModelScope Eco-Tech/GLM-5.1-w8a8c8",
+    hub_ids: &["Eco-Tech/GLM-5.1-w8a8c8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.1-w8a8c8",
+    served_name: "glm-5",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// GLM-5.2 BF16 (2 A3 or 4 A2; docs/source/tutorials/models/GLM5.2.md L19-21: `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer with
+/// IndexShare, one MTP layer.
+pub static GLM_5_2: Model = Model {
+    id: "glm_5_2",
+    weights: "GLM-5.2",
+    source: "ModelScope ZhipuAI/GLM-5.2",
+    hub_ids: &["ZhipuAI/GLM-5.2"],
+    default_path: "/root/.cache/modelscope/hub/models/ZhipuAI/GLM-5.2",
+    served_name: "glm-52",
+    quantization: None,
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// GLM-5.2 w8a8 (1 A3 or 2 A2; docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization ascend`,
+/// `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer with
+/// IndexShare, one MTP layer.
+pub static GLM_5_2_W8A8: Model = Model {
+    id: "glm_5_2_w8a8",
+    weights: "GLM-5.2-w8a8",
+    source: "ModelScope Eco-Tech/GLM-5.2-w8a8",
+    hub_ids: &["Eco-Tech/GLM-5.2-w8a8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.2-w8a8",
+    served_name: "glm-52",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// GLM-5.2 w8a8 with C8 KV (e2e only: tests/e2e/nightly/multi_node/external_dp/config/
+/// GLM-5.2-W8A8C8-128k-1k-90-50-PD.yaml; one weekly file spells it `W8A8C8`,
+/// which the case-insensitive lookup covers; docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization ascend`,
+/// `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer with
+/// IndexShare, one MTP layer.
+pub static GLM_5_2_W8A8C8: Model = Model {
+    id: "glm_5_2_w8a8c8",
+    weights: "GLM-5.2-w8a8c8",
+    source: "ModelScope Eco-Tech/GLM-5.2-w8a8c8",
+    hub_ids: &["Eco-Tech/GLM-5.2-w8a8c8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.2-w8a8c8",
+    served_name: "glm-52",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// GLM-5.2 w4a8 with C8 KV (1 A3 or 2 A2; "a single Atlas 800 A2 node cannot fit"
+/// it; tests/e2e/weekly/multi_node/external_dp/config/GLM-5.2-W4A8C8-1M-PD-DCP.yaml;
+/// docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization ascend`,
+/// `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer with
+/// IndexShare, one MTP layer.
+pub static GLM_5_2_W4A8C8: Model = Model {
+    id: "glm_5_2_w4a8c8",
+    weights: "GLM-5.2-w4a8c8",
+    source: "ModelScope Eco-Tech/GLM-5.2-w4a8c8",
+    hub_ids: &["Eco-Tech/GLM-5.2-w4a8c8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.2-w4a8c8",
+    served_name: "glm-52",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// Kimi-K2.5 w4a8 (docs/source/tutorials/models/Kimi-K2.5.md L21-22: 1 A3 or 2 A2,
+/// `--quantization ascend`, `--served-model-name kimi_k25`, eagle3 draft
+/// `lightseekorg/kimi-k2.5-eagle3`; tests/e2e/nightly/single_node/models/configs/
+/// Kimi-K2.5.yaml passes `--mm-processor-cache-gb`). Kimi-K2.x is the DeepSeek-V3 MLA shape (61 layers, 384 experts) with a
+/// vision tower (`KimiK25ForConditionalGeneration`) and no MTP layer: upstream
+/// drafts with eagle3 or dflash.
+pub static KIMI_K2_5_W4A8: Model = Model {
+    id: "kimi_k2_5_w4a8",
+    weights: "Kimi-K2.5-W4A8",
+    source: "ModelScope Eco-Tech/Kimi-K2.5-W4A8",
+    hub_ids: &["Eco-Tech/Kimi-K2.5-W4A8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Kimi-K2.5-W4A8",
+    served_name: "kimi_k25",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: true,
+    drafts: &[
+        Draft {
+            method: "eagle3",
+            model: "lightseekorg/kimi-k2.5-eagle3",
+        },
+        Draft {
+            method: "dflash",
+            model: "z-lab/Kimi-K2.5-DFlash",
+        },
+    ],
+    tokenizer_mode: None,
+};
+
+/// Kimi-K2.6 w4a8 (docs/source/tutorials/models/Kimi-K2.6.md L21-23, whose link
+/// spells it `Kimi-K2.6-W4A8`: eagle3 draft `lightseekorg/kimi-k2.6-eagle3`,
+/// dflash draft `z-lab/Kimi-K2.5-DFlash`, `--served-model-name kimi_k26`;
+/// tests/e2e/nightly/multi_node/external_dp/config/Kimi-K2.6-W4A8-64k-1k-TPOT50-PD.yaml).
+/// Kimi-K2.x is the DeepSeek-V3 MLA shape (61 layers, 384 experts) with a
+/// vision tower (`KimiK25ForConditionalGeneration`) and no MTP layer: upstream
+/// drafts with eagle3 or dflash.
+pub static KIMI_K2_6_W4A8: Model = Model {
+    id: "kimi_k2_6_w4a8",
+    weights: "Kimi-K2.6-w4a8",
+    source: "ModelScope Eco-Tech/Kimi-K2.6-w4a8",
+    hub_ids: &["Eco-Tech/Kimi-K2.6-w4a8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Kimi-K2.6-w4a8",
+    served_name: "kimi_k26",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: true,
+    drafts: &[
+        Draft {
+            method: "eagle3",
+            model: "lightseekorg/kimi-k2.6-eagle3",
+        },
+        Draft {
+            method: "dflash",
+            model: "z-lab/Kimi-K2.5-DFlash",
+        },
+    ],
+    tokenizer_mode: None,
+};
+
+/// Kimi-K2.7-Code w4a8 (e2e only, no tutorial: tests/e2e/weekly/multi_node/
+/// external_dp/config/Kimi-K2.7-W4A8-*-PD.yaml, dflash draft
+/// `z-lab/Kimi-K2.5-DFlash`). The served name follows K2.5/K2.6 (our choice).
+/// Multimodal per a third-party copy of its config (`kimi_k25` wrapper), not
+/// re-checked; no rule reads it. Kimi-K2.x is the DeepSeek-V3 MLA shape (61 layers, 384 experts) with a
+/// vision tower (`KimiK25ForConditionalGeneration`) and no MTP layer: upstream
+/// drafts with eagle3 or dflash.
+pub static KIMI_K2_7_CODE_W4A8: Model = Model {
+    id: "kimi_k2_7_code_w4a8",
+    weights: "Kimi-K2.7-Code-w4a8",
+    source: "ModelScope Eco-Tech/Kimi-K2.7-Code-w4a8",
+    hub_ids: &["Eco-Tech/Kimi-K2.7-Code-w4a8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Kimi-K2.7-Code-w4a8",
+    served_name: "kimi_k27",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: true,
+    drafts: &[Draft {
+        method: "dflash",
+        model: "z-lab/Kimi-K2.5-DFlash",
+    }],
+    tokenizer_mode: None,
+};
+
+/// Qwen3-235B-A22B BF16 (docs/source/tutorials/models/Qwen3-235B-A22B.md L27,
+/// `--served-model-name qwen3`; tests/e2e/nightly/multi_node/internal_dp/config/
+/// Qwen3-235B-A22B.yaml runs it without `--quantization`). GQA: 64 query / 4 KV heads, 94 layers, 128 experts, no MTP layer
+/// (a third-party copy of the Hugging Face config; upstream runs never use MTP
+/// with it).
+pub static QWEN3_235B_A22B: Model = Model {
+    id: "qwen3_235b_a22b",
+    weights: "Qwen3-235B-A22B",
+    source: "ModelScope Qwen/Qwen3-235B-A22B",
+    hub_ids: &["Qwen/Qwen3-235B-A22B"],
+    default_path: "/root/.cache/modelscope/hub/models/Qwen/Qwen3-235B-A22B",
+    served_name: "qwen3",
+    quantization: None,
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// Qwen3-235B-A22B w8a8 (tutorial L33 links `Modelers_Park/Qwen3-235B-A22B-w8a8`;
+/// the e2e runs serve `vllm-ascend/Qwen3-235B-A22B-W8A8`, e.g. tests/e2e/weekly/
+/// multi_node/external_dp/config/QWEN3_235B_PD.yaml; `--quantization ascend`).
+/// GQA: 64 query / 4 KV heads, 94 layers, 128 experts, no MTP layer
+/// (a third-party copy of the Hugging Face config; upstream runs never use MTP
+/// with it).
+pub static QWEN3_235B_A22B_W8A8: Model = Model {
+    id: "qwen3_235b_a22b_w8a8",
+    weights: "Qwen3-235B-A22B-W8A8",
+    source: "ModelScope vllm-ascend/Qwen3-235B-A22B-W8A8",
+    hub_ids: &[
+        "vllm-ascend/Qwen3-235B-A22B-W8A8",
+        "Modelers_Park/Qwen3-235B-A22B-w8a8",
+    ],
+    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/Qwen3-235B-A22B-W8A8",
+    served_name: "qwen3",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// Qwen3-235B-A22B w8a8 QuaRot (tests/e2e/weekly/single_node/configs/
+/// Qwen3_235b_w8a8_A5.yaml: the 950DT run, DP4 x TP2). GQA: 64 query / 4 KV heads, 94 layers, 128 experts, no MTP layer
+/// (a third-party copy of the Hugging Face config; upstream runs never use MTP
+/// with it).
+pub static QWEN3_235B_A22B_W8A8_QUAROT: Model = Model {
+    id: "qwen3_235b_a22b_w8a8_quarot",
+    weights: "Qwen3-235B-A22B-w8a8-QuaRot",
+    source: "ModelScope Eco-Tech/Qwen3-235B-A22B-w8a8-QuaRot",
+    hub_ids: &["Eco-Tech/Qwen3-235B-A22B-w8a8-QuaRot"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3-235B-A22B-w8a8-QuaRot",
+    served_name: "qwen3",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// Qwen3-235B-A22B w8a8 mxfp0 (tests/e2e/nightly/multi_node/internal_dp/config/
+/// Qwen3-235B-W8A8-EPLB-mxfp0.yaml serves it from the local path
+/// `/root/.cache/modelscope/hub/models/vllm-ascend/Qwen3-235B-A22B-w8a8-mxfp0`).
+/// GQA: 64 query / 4 KV heads, 94 layers, 128 experts, no MTP layer
+/// (a third-party copy of the Hugging Face config; upstream runs never use MTP
+/// with it).
+pub static QWEN3_235B_A22B_W8A8_MXFP0: Model = Model {
+    id: "qwen3_235b_a22b_w8a8_mxfp0",
+    weights: "Qwen3-235B-A22B-w8a8-mxfp0",
+    source: "local build vllm-ascend/Qwen3-235B-A22B-w8a8-mxfp0",
+    hub_ids: &["vllm-ascend/Qwen3-235B-A22B-w8a8-mxfp0"],
+    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/Qwen3-235B-A22B-w8a8-mxfp0",
+    served_name: "qwen3",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// Qwen3-VL-235B-A22B-Instruct BF16 (docs/source/tutorials/models/
+/// Qwen3-VL-235B-A22B-Instruct.md L21: "remove [`--quantization`] when deploying
+/// the BF16 model", `--served-model-name qwen3-vl-235b`). Multimodal; its text decoder is taken as GQA like Qwen3 (the
+/// architecture numbers were not found in a citable source), no MTP layer.
+pub static QWEN3_VL_235B_A22B_INSTRUCT: Model = Model {
+    id: "qwen3_vl_235b_a22b_instruct",
+    weights: "Qwen3-VL-235B-A22B-Instruct",
+    source: "ModelScope Qwen/Qwen3-VL-235B-A22B-Instruct",
+    hub_ids: &["Qwen/Qwen3-VL-235B-A22B-Instruct"],
+    default_path: "/root/.cache/modelscope/hub/models/Qwen/Qwen3-VL-235B-A22B-Instruct",
+    served_name: "qwen3-vl-235b",
+    quantization: None,
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: true,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// Qwen3-VL-235B-A22B-Instruct w8a8 QuaRot (tutorial L22: 1 A3; tests/e2e/
+/// nightly/single_node/models/configs/Qwen3-VL-235B-A22B-Instruct-W8A8.yaml).
+/// Multimodal; its text decoder is taken as GQA like Qwen3 (the
+/// architecture numbers were not found in a citable source), no MTP layer.
+pub static QWEN3_VL_235B_A22B_INSTRUCT_W8A8_QUAROT: Model = Model {
+    id: "qwen3_vl_235b_a22b_instruct_w8a8_quarot",
+    weights: "Qwen3-VL-235B-A22B-Instruct-w8a8-QuaRot",
+    source: "ModelScope Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-QuaRot",
+    hub_ids: &["Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-QuaRot"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-QuaRot",
+    served_name: "qwen3-vl-235b",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: true,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// Qwen3-VL-235B-A22B-Instruct w8a8 mxfp8 for 950DT (tutorial L23: "requires
+/// 1 Ascend 950DT (96G x 8) node"). Multimodal; its text decoder is taken as GQA like Qwen3 (the
+/// architecture numbers were not found in a citable source), no MTP layer.
+pub static QWEN3_VL_235B_A22B_INSTRUCT_W8A8_MXFP8: Model = Model {
+    id: "qwen3_vl_235b_a22b_instruct_w8a8_mxfp8",
+    weights: "Qwen3-VL-235B-A22B-Instruct-w8a8-mxfp8",
+    source: "ModelScope Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-mxfp8",
+    hub_ids: &["Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-mxfp8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-mxfp8",
+    served_name: "qwen3-vl-235b",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: true,
+    drafts: &[],
+    tokenizer_mode: None,
+};
+
+/// MiniMax-M2.7 w8a8 QuaRot (docs/source/tutorials/models/MiniMax-M2.md L25-29:
+/// 1 A3 or 1 A2, `--served-model-name minimax`, eagle3 draft
+/// `Eco-Tech/MiniMax-M2.7-eagle-model-short`; tests/e2e/nightly/multi_node/
+/// external_dp/config/Minimax_m2.7_in128k_1k_prefix90_tpot50.yaml). GQA (48 query / 8 KV heads, 62 layers, 256 experts, no shared expert) and
+/// no MTP layer per a third-party copy of the Hugging Face config; upstream
+/// drafts with eagle3 only.
+pub static MINIMAX_M2_7_W8A8_QUAROT: Model = Model {
+    id: "minimax_m2_7_w8a8_quarot",
+    weights: "MiniMax-M2.7-w8a8-QuaRot",
+    source: "ModelScope vllm-ascend/MiniMax-M2.7-w8a8-QuaRot",
+    hub_ids: &["vllm-ascend/MiniMax-M2.7-w8a8-QuaRot"],
+    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/MiniMax-M2.7-w8a8-QuaRot",
+    served_name: "minimax",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: false,
+    drafts: &[Draft {
+        method: "eagle3",
+        model: "Eco-Tech/MiniMax-M2.7-eagle-model-short",
+    }],
+    tokenizer_mode: None,
+};
+
+/// MiniMax-M2.7 w8a8 with C8 KV, QuaRot (MiniMax-M2.md L27, same hardware and
+/// draft as w8a8). GQA (48 query / 8 KV heads, 62 layers, 256 experts, no shared expert) and
+/// no MTP layer per a third-party copy of the Hugging Face config; upstream
+/// drafts with eagle3 only.
+pub static MINIMAX_M2_7_W8A8C8_QUAROT: Model = Model {
+    id: "minimax_m2_7_w8a8c8_quarot",
+    weights: "MiniMax-M2.7-w8a8c8-QuaRot",
+    source: "ModelScope vllm-ascend/MiniMax-M2.7-w8a8c8-QuaRot",
+    hub_ids: &["vllm-ascend/MiniMax-M2.7-w8a8c8-QuaRot"],
+    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/MiniMax-M2.7-w8a8c8-QuaRot",
+    served_name: "minimax",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: false,
+    drafts: &[Draft {
+        method: "eagle3",
+        model: "Eco-Tech/MiniMax-M2.7-eagle-model-short",
+    }],
+    tokenizer_mode: None,
+};
+
+/// MiniMax-M2.5 w8a8 QuaRot (MiniMax-M2.md L26; eagle3 draft
+/// `vllm-ascend/MiniMax-M2.5-eagle-model-0318` in tests/e2e/nightly/
+/// single_node/models/configs/MiniMax-M2.5-w8a8-QuaRot-A3.yaml). GQA (48 query / 8 KV heads, 62 layers, 256 experts, no shared expert) and
+/// no MTP layer per a third-party copy of the Hugging Face config; upstream
+/// drafts with eagle3 only.
+pub static MINIMAX_M2_5_W8A8_QUAROT: Model = Model {
+    id: "minimax_m2_5_w8a8_quarot",
+    weights: "MiniMax-M2.5-w8a8-QuaRot",
+    source: "ModelScope Eco-Tech/MiniMax-M2.5-w8a8-QuaRot",
+    hub_ids: &["Eco-Tech/MiniMax-M2.5-w8a8-QuaRot"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/MiniMax-M2.5-w8a8-QuaRot",
+    served_name: "minimax",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: false,
+    drafts: &[Draft {
+        method: "eagle3",
+        model: "vllm-ascend/MiniMax-M2.5-eagle-model-0318",
+    }],
+    tokenizer_mode: None,
 };
 
 /// Every model, in table order.
-pub static MODELS: [&Model; 6] = [
+pub static MODELS: [&Model; 38] = [
     &DEEPSEEK_V4_FLASH_W8A8_MTP,
     &DEEPSEEK_V3_1_W8A8_MTP_QUAROT,
     &DEEPSEEK_V3_1_BF16,
     &DEEPSEEK_V3_1_TERMINUS_W4A8_MTP_QUAROT,
     &DEEPSEEK_V3_1_W4A4C8_MXFP4,
     &DEEPSEEK_V3_1_W8A8C8_MXFP8,
+    &DEEPSEEK_V3_1_TERMINUS_W8A8_MTP_QUAROT,
+    &DEEPSEEK_V3_W8A8,
+    &DEEPSEEK_R1_W8A8,
+    &DEEPSEEK_R1_0528_W8A8,
+    &DEEPSEEK_R1_0528_W8A8_MTP_QUAROT,
+    &DEEPSEEK_V3_2_W8A8,
+    &DEEPSEEK_V3_2_EXP_W8A8,
+    &DEEPSEEK_V4_PRO_W4A8_MTP,
+    &GLM_5,
+    &GLM_5_W4A8,
+    &GLM_5_W8A8,
+    &GLM_5_1,
+    &GLM_5_1_W4A8,
+    &GLM_5_1_W8A8,
+    &GLM_5_1_W8A8C8,
+    &GLM_5_2,
+    &GLM_5_2_W8A8,
+    &GLM_5_2_W8A8C8,
+    &GLM_5_2_W4A8C8,
+    &KIMI_K2_5_W4A8,
+    &KIMI_K2_6_W4A8,
+    &KIMI_K2_7_CODE_W4A8,
+    &QWEN3_235B_A22B,
+    &QWEN3_235B_A22B_W8A8,
+    &QWEN3_235B_A22B_W8A8_QUAROT,
+    &QWEN3_235B_A22B_W8A8_MXFP0,
+    &QWEN3_VL_235B_A22B_INSTRUCT,
+    &QWEN3_VL_235B_A22B_INSTRUCT_W8A8_QUAROT,
+    &QWEN3_VL_235B_A22B_INSTRUCT_W8A8_MXFP8,
+    &MINIMAX_M2_7_W8A8_QUAROT,
+    &MINIMAX_M2_7_W8A8C8_QUAROT,
+    &MINIMAX_M2_5_W8A8_QUAROT,
 ];
 
 /// Looks a model up by its layout identifier.
@@ -574,7 +1398,9 @@ pub static ADDITIONAL_CONFIG_KEYS: &[ConfigKey] = &[
     key!("enable_kv_nz"),
     key!("c8_enable_reshape_optim"),
     key!("enable_mc2_hierarchy_comm"),
-    key!("enable_reduce_sample"),
+    // Read from v0.20.2rc1 (absent from ascend_config.py at v0.18.0 and
+    // v0.19.1rc1).
+    key!("enable_reduce_sample", FROM_V0_20_2, "added in v0.20.2rc1"),
     key!("mix_placement"),
     key!("mega_moe_max_tokens"),
     key!("draft_window_size"),
@@ -698,6 +1524,47 @@ pub static ADDITIONAL_CONFIG_KEYS: &[ConfigKey] = &[
         "nested `scheduler_config` is read from v0.25.1rc1 (#12177); earlier images ignore it"
     ),
 ];
+
+/// `additional_config.eplb_config` sub-keys: `EplbConfig._defaults` in
+/// vllm_ascend/ascend_config.py, which raises `ValueError("Config has no
+/// attribute ...")` for any other key at every tag (@v0.18.0 L367-391,
+/// @v0.23.0 L831-856, @HEAD L990-1019). `load_collection_phase` exists only
+/// after v0.25.1rc1, so no image in the table reads it.
+pub static EPLB_CONFIG_KEYS: &[ConfigKey] = &[
+    key!("dynamic_eplb"),
+    key!("expert_map_path"),
+    key!("expert_heat_collection_interval"),
+    key!("algorithm_execution_interval"),
+    key!("expert_map_record_path"),
+    key!("num_redundant_experts"),
+    key!("eplb_policy_type"),
+    key!(
+        "eplb_heat_collection_stage",
+        &["v0.23.0rc1", "v0.23.0", "v0.24.0rc1", "v0.25.1rc1"],
+        "added in v0.23.0rc1"
+    ),
+];
+
+/// The `eplb_config` sub-keys `image` accepts.
+pub fn eplb_config_keys(image: &str) -> impl Iterator<Item = &'static str> + '_ {
+    EPLB_CONFIG_KEYS
+        .iter()
+        .filter(move |k| k.images.is_none_or(|imgs| imgs.contains(&image)))
+        .map(|k| k.name)
+}
+
+/// Block sizes vllm-ascend keeps for DeepSeek-V4 on `image`; any other value
+/// is replaced with a warning. `refresh_block_size` in vllm_ascend/utils.py:
+/// v0.20.2rc1 forces 128 (L1319-1321); from v0.21.0rc1 it keeps 32, 64 or 128
+/// and rewrites anything else to 32 (@v0.21.0rc1 L1263-1270, @HEAD
+/// L1179-1188). Before v0.20.2rc1 there is no V4 branch and the generic 128
+/// rule applies.
+pub fn dsv4_block_sizes(image: &str) -> &'static [u64] {
+    match image {
+        "v0.18.0" | "v0.19.1rc1" | "v0.20.2rc1" => &[128],
+        _ => &[32, 64, 128],
+    }
+}
 
 /// Looks a top-level `additional_config` key up.
 pub fn config_key(name: &str) -> Option<&'static ConfigKey> {
@@ -893,6 +1760,71 @@ mod tests {
             }
             assert!(seen.insert(m.id.to_owned()));
         }
+    }
+
+    #[test]
+    fn model_facts_are_consistent() {
+        for m in MODELS {
+            // Hybrid KV is the V4 attention layout and nothing else.
+            assert_eq!(m.hybrid_kv, m.attention == Attention::V4Hybrid, "{}", m.id);
+            for d in m.drafts {
+                assert!(DRAFT_METHODS.contains(&d.method), "{}: {}", m.id, d.method);
+                assert!(SPECULATIVE_METHODS.contains(&d.method), "{}", m.id);
+            }
+            assert!(m.default_path.starts_with('/'), "{}", m.id);
+            assert!(
+                m.weights.eq_ignore_ascii_case(
+                    m.default_path
+                        .trim_end_matches('/')
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or("")
+                ) || m.id.starts_with("deepseek_v3_1_w"),
+                "{}: the default path ends in the weights name",
+                m.id
+            );
+        }
+        let m = |id: &str| model(id).unwrap_or_else(|| unreachable!("{id}"));
+        assert!(!m("qwen3_235b_a22b_w8a8").mtp);
+        assert_eq!(
+            m("kimi_k2_6_w4a8").draft("eagle3").map(|d| d.model),
+            Some("lightseekorg/kimi-k2.6-eagle3")
+        );
+        assert!(m("kimi_k2_6_w4a8").draft("mtp").is_none());
+        assert_eq!(m("deepseek_v3_2_w8a8").attention, Attention::DsaSparse);
+        assert_eq!(m("glm_5_1_w8a8c8").attention, Attention::DsaSparse);
+        assert_eq!(m("deepseek_r1_w8a8").attention, Attention::Mla);
+    }
+
+    #[test]
+    fn upstream_hub_ids_resolve() {
+        let id = |h: &str| model_by_hub_id(h).map(|m| m.id);
+        assert_eq!(
+            id("vllm-ascend/DeepSeek-R1-0528-W8A8"),
+            Some("deepseek_r1_0528_w8a8")
+        );
+        // One weekly config spells the GLM-5.2 C8 weights in capitals.
+        assert_eq!(id("Eco-Tech/GLM-5.2-W8A8C8"), Some("glm_5_2_w8a8c8"));
+        // The Kimi-K2.6 tutorial link spells it `W4A8`.
+        assert_eq!(id("Eco-Tech/Kimi-K2.6-W4A8"), Some("kimi_k2_6_w4a8"));
+        assert_eq!(
+            id("/root/.cache/modelscope/hub/models/vllm-ascend/Qwen3-235B-A22B-w8a8-mxfp0"),
+            Some("qwen3_235b_a22b_w8a8_mxfp0")
+        );
+        assert_eq!(
+            id("Modelers_Park/Qwen3-235B-A22B-w8a8"),
+            Some("qwen3_235b_a22b_w8a8")
+        );
+    }
+
+    #[test]
+    fn eplb_keys_follow_the_image() {
+        let keys = |img| eplb_config_keys(img).collect::<Vec<_>>();
+        assert!(!keys("v0.22.1rc1").contains(&"eplb_heat_collection_stage"));
+        assert!(keys("v0.23.0").contains(&"eplb_heat_collection_stage"));
+        assert_eq!(keys("v0.18.0").len(), 7);
+        assert_eq!(dsv4_block_sizes("v0.20.2rc1"), &[128]);
+        assert_eq!(dsv4_block_sizes("v0.21.0rc1"), &[32, 64, 128]);
     }
 
     #[test]

@@ -5,10 +5,7 @@ use std::path::Path;
 
 /// Rules no layout can break today, with the reason. Each entry is
 /// re-checked below so it leaves this list as soon as it becomes reachable.
-const UNREACHABLE: &[(&str, &str)] = &[(
-    "speculative_needs_mtp",
-    "every model in the model table carries an MTP layer, so no layout can put MTP on weights without one",
-)];
+const UNREACHABLE: &[(&str, &str)] = &[];
 
 #[test]
 fn ui() {
@@ -52,10 +49,4 @@ fn every_rule_has_a_compile_fail_case() {
             "`{name}` is not a rule"
         );
     }
-}
-
-/// `speculative_needs_mtp` is unreachable while every model has an MTP layer.
-#[test]
-fn speculative_needs_mtp_is_unreachable() {
-    assert!(pd_dsl::tables::MODELS.iter().all(|m| m.mtp));
 }

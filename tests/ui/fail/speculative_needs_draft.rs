@@ -1,0 +1,15 @@
+//! eagle3 on Qwen3-235B, for which no draft model is published in the table
+use pd_dsl::layout;
+
+fn main() {
+    let _spec = layout! {
+        name: "demo/a3-mixed",
+        model: qwen3_235b_a22b_w8a8,
+        hardware: a3,
+        image: "v0.23.0",
+        topology: <mixed 1 x dp4tp4>,
+        ports: { api: 8000 },
+        provenance: { recorded: "2026-08-20" },
+        mixed: { speculative: { method: eagle3, tokens: 3 } },
+    };
+}

@@ -1,0 +1,15 @@
+//! MTP speculation on Qwen3-235B, whose weights carry no MTP layer
+use pd_dsl::layout;
+
+fn main() {
+    let _spec = layout! {
+        name: "demo/a3-mixed",
+        model: qwen3_235b_a22b_w8a8,
+        hardware: a3,
+        image: "v0.23.0",
+        topology: <mixed 1 x dp4tp4>,
+        ports: { api: 8000 },
+        provenance: { recorded: "2026-08-20" },
+        mixed: { speculative: { method: mtp, tokens: 1 } },
+    };
+}
