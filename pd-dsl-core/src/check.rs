@@ -1627,6 +1627,7 @@ fn check_serve(
         }
     }
     check_role_limits(facts, role, serve, cx);
+    check_model_settings(facts, role, serve, cx);
     if role == Role::Decode
         && let (Some(mbt), Some(seqs)) = (serve.max_num_batched_tokens, serve.max_num_seqs)
     {
@@ -1787,6 +1788,62 @@ fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) 
             format!(
                 "found speculative method `{}` with `{}`, expected {expected}: `{}` runs a separate draft model and the model table names none for these weights",
                 s.method, m.weights, s.method
+            ),
+        );
+    }
+}
+
+/// Model-fact rules on one role's settings that are not about limits:
+/// attention-specific keys and the C8 KV + GQA + V1 transfer corruption.
+fn check_model_settings(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+    let Facts {
+        spec, model, image, ..
+    } = *facts;
+    let Some(m) = model else { return };
+    let scope = role.as_str();
+    for k in tables::ATTENTION_CONFIG_KEYS {
+        if serve.config_flag(k.name) && !k.attention.contains(&m.attention) {
+            cx.report(
+                Rule::ConfigKeyAttention,
+                config_site(spec, role, k.name),
+                format!("{scope}.additional_config.{}", k.name),
+                format!(
+                    "found `{}` with `{}` ({} attention), expected it only for {} models: {}, so here it is silently ignored",
+                    k.name,
+                    m.weights,
+                    m.attention.as_str(),
+                    k.attention
+                        .iter()
+                        .map(|a| a.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                    k.source
+                ),
+            );
+        }
+    }
+    // ascend_config.py `_check_mooncake_c8_kv_cache_quant` (@HEAD L374-398,
+    // from v0.23.0rc1): the producer keeps bf16 KV while the consumer
+    // allocates int8, and V1 moves raw bytes. Earlier images have no check
+    // and transfer garbage, so this holds on every image.
+    if role == Role::Decode
+        && m.kv_c8
+        && m.attention == tables::Attention::Gqa
+        && let Some(c) = &spec.connector
+        && c.kind.value == ConnectorKind::MooncakeV1
+    {
+        cx.report(
+            Rule::C8KvGqaConnector,
+            c.kind.site,
+            "connector",
+            format!(
+                "found `mooncake_v1` moving the int8 (C8) KV cache of `{}`, a GQA model, expected `mooncake_layerwise`: the producer keeps bf16 KV and V1 copies raw bytes into the consumer's int8 cache{}",
+                m.weights,
+                if image.is_some_and(|i| i.version() >= tables::Version { major: 0, minor: 23, patch: 0, rc: Some(1) }) {
+                    " (ValueError at start-up, ascend_config.py L374-398)"
+                } else {
+                    " (silent corruption: this image does not check it)"
+                }
             ),
         );
     }

@@ -178,6 +178,10 @@ rules! {
     BlockSizeBackend = "block_size_backend", Hard, "`block_size` is one the attention backend keeps";
     /// Draft-model speculative method without a draft for the weights.
     SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "eagle, eagle3, dflash, medusa and draft-model speculation need a draft the model table names";
+    /// An attention-specific `additional_config` key on a model whose backend ignores it.
+    ConfigKeyAttention = "config_key_attention", Convention, "attention-specific `additional_config` keys are set only for models whose backend reads them";
+    /// C8 KV weights on a GQA model through `MooncakeConnectorV1`.
+    C8KvGqaConnector = "c8_kv_gqa_connector", Hard, "C8 KV weights of GQA models move KV with the Layerwise connector, not V1";
     /// Verification image malformed or newer than the layout's.
     VerificationImage = "verification_image", Hard, "verification names an image no newer than the layout's";
     // --- acknowledgements -------------------------------------------------------------

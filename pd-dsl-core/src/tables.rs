@@ -175,6 +175,10 @@ pub struct Model {
     pub drafts: &'static [Draft],
     /// `--tokenizer-mode` upstream passes for these weights, if any.
     pub tokenizer_mode: Option<&'static str>,
+    /// The weights quantize the KV cache to int8 ("C8": the quant
+    /// description sets `enable_c8_quant`); upstream names every such build
+    /// `...c8...`.
+    pub kv_c8: bool,
 }
 
 /// How a model attends, as vllm-ascend tells the kinds apart.
@@ -248,6 +252,7 @@ pub static DEEPSEEK_V4_FLASH_W8A8_MTP: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: Some("deepseek_v4"),
+    kv_c8: false,
 };
 
 /// DeepSeek-V3.1 w8a8 with hybrid MTP, QuaRot (DeepSeek-V3.1.md §3.1).
@@ -266,6 +271,7 @@ pub static DEEPSEEK_V3_1_W8A8_MTP_QUAROT: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// DeepSeek-V3.1 BF16 (DeepSeek-V3.1.md §3.1).
@@ -284,6 +290,7 @@ pub static DEEPSEEK_V3_1_BF16: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// DeepSeek-V3.1-Terminus w4a8 with hybrid MTP, QuaRot (DeepSeek-V3.1.md §3.1).
@@ -302,6 +309,7 @@ pub static DEEPSEEK_V3_1_TERMINUS_W4A8_MTP_QUAROT: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// DeepSeek-V3.1 w4a4 MLP + w8a8c8 attention, mxfp4 (DeepSeek-V3.1.md §3.1;
@@ -321,6 +329,7 @@ pub static DEEPSEEK_V3_1_W4A4C8_MXFP4: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: true,
 };
 
 /// DeepSeek-V3.1 w8a8c8 mxfp8 (DeepSeek-V3.1.md §3.1; the 950DT 2P1D serves
@@ -340,6 +349,7 @@ pub static DEEPSEEK_V3_1_W8A8C8_MXFP8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: true,
 };
 
 /// DeepSeek-V3.1-Terminus w8a8 with MTP, QuaRot: the weights of upstream's weekly
@@ -360,6 +370,7 @@ pub static DEEPSEEK_V3_1_TERMINUS_W8A8_MTP_QUAROT: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// DeepSeek-V3 w8a8 (tests/e2e/weekly/multi_node/internal_dp/config/DeepSeek-V3.yaml,
@@ -380,6 +391,7 @@ pub static DEEPSEEK_V3_W8A8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// DeepSeek-R1 w8a8 (docs/source/tutorials/models/DeepSeek-R1.md L22: 1 A3 or
@@ -400,6 +412,7 @@ pub static DEEPSEEK_R1_W8A8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// DeepSeek-R1-0528 w8a8 (tests/e2e/nightly/single_node/models/configs/
@@ -420,6 +433,7 @@ pub static DEEPSEEK_R1_0528_W8A8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// DeepSeek-R1-0528 w8a8 with MTP, QuaRot (tests/e2e/nightly/single_node/models/
@@ -439,6 +453,7 @@ pub static DEEPSEEK_R1_0528_W8A8_MTP_QUAROT: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// DeepSeek-V3.2 w8a8: MLA plus the DSA indexer (docs/source/tutorials/models/
@@ -460,6 +475,7 @@ pub static DEEPSEEK_V3_2_W8A8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: Some("deepseek_v32"),
+    kv_c8: false,
 };
 
 /// DeepSeek-V3.2-Exp w8a8 (docs/source/tutorials/models/DeepSeek-V3.2.md L19:
@@ -479,6 +495,7 @@ pub static DEEPSEEK_V3_2_EXP_W8A8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: Some("deepseek_v32"),
+    kv_c8: false,
 };
 
 /// DeepSeek-V4-Pro w4a8 with MTP (docs/source/tutorials/models/DeepSeek-V4-Pro.md
@@ -500,6 +517,7 @@ pub static DEEPSEEK_V4_PRO_W4A8_MTP: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: Some("deepseek_v4"),
+    kv_c8: false,
 };
 
 /// GLM-5 BF16 (tutorial: "require at least 2 Atlas 800 A3"; docs/source/tutorials/models/GLM5.md L23-26: `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
@@ -519,6 +537,7 @@ pub static GLM_5: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// GLM-5 w4a8 (1 A3 or 1 A2; tests/e2e/weekly/single_node/configs/GLM-5.yaml, MTP 3;
@@ -540,6 +559,7 @@ pub static GLM_5_W4A8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// GLM-5 w8a8 (1 A3; docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
@@ -560,6 +580,7 @@ pub static GLM_5_W8A8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// GLM-5.1 BF16 (Hugging Face; docs/source/tutorials/models/GLM5.md L23-26: `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
@@ -579,6 +600,7 @@ pub static GLM_5_1: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// GLM-5.1 w4a8 (modelers.cn; docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
@@ -599,6 +621,7 @@ pub static GLM_5_1_W4A8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// GLM-5.1 w8a8 (modelers.cn; tests/e2e/nightly/multi_node/external_dp/config/
@@ -620,6 +643,7 @@ pub static GLM_5_1_W8A8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// GLM-5.1 w8a8 with int8 (C8) KV, run with `enable_sparse_li_c8`
@@ -642,6 +666,7 @@ pub static GLM_5_1_W8A8C8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: true,
 };
 
 /// GLM-5.2 BF16 (2 A3 or 4 A2; docs/source/tutorials/models/GLM5.2.md L19-21: `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer with
@@ -661,6 +686,7 @@ pub static GLM_5_2: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// GLM-5.2 w8a8 (1 A3 or 2 A2; docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization ascend`,
@@ -681,6 +707,7 @@ pub static GLM_5_2_W8A8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// GLM-5.2 w8a8 with C8 KV (e2e only: tests/e2e/nightly/multi_node/external_dp/config/
@@ -703,6 +730,7 @@ pub static GLM_5_2_W8A8C8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: true,
 };
 
 /// GLM-5.2 w4a8 with C8 KV (1 A3 or 2 A2; "a single Atlas 800 A2 node cannot fit"
@@ -725,6 +753,7 @@ pub static GLM_5_2_W4A8C8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: true,
 };
 
 /// Kimi-K2.5 w4a8 (docs/source/tutorials/models/Kimi-K2.5.md L21-22: 1 A3 or 2 A2,
@@ -757,6 +786,7 @@ pub static KIMI_K2_5_W4A8: Model = Model {
         },
     ],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// Kimi-K2.6 w4a8 (docs/source/tutorials/models/Kimi-K2.6.md L21-23, whose link
@@ -790,6 +820,7 @@ pub static KIMI_K2_6_W4A8: Model = Model {
         },
     ],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// Kimi-K2.7-Code w4a8 (e2e only, no tutorial: tests/e2e/weekly/multi_node/
@@ -817,6 +848,7 @@ pub static KIMI_K2_7_CODE_W4A8: Model = Model {
         model: "z-lab/Kimi-K2.5-DFlash",
     }],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// Qwen3-235B-A22B BF16 (docs/source/tutorials/models/Qwen3-235B-A22B.md L27,
@@ -839,6 +871,7 @@ pub static QWEN3_235B_A22B: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// Qwen3-235B-A22B w8a8 (tutorial L33 links `Modelers_Park/Qwen3-235B-A22B-w8a8`;
@@ -865,6 +898,7 @@ pub static QWEN3_235B_A22B_W8A8: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// Qwen3-235B-A22B w8a8 QuaRot (tests/e2e/weekly/single_node/configs/
@@ -886,6 +920,7 @@ pub static QWEN3_235B_A22B_W8A8_QUAROT: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// Qwen3-235B-A22B w8a8 mxfp0 (tests/e2e/nightly/multi_node/internal_dp/config/
@@ -909,6 +944,7 @@ pub static QWEN3_235B_A22B_W8A8_MXFP0: Model = Model {
     multimodal: false,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// Qwen3-VL-235B-A22B-Instruct BF16 (docs/source/tutorials/models/
@@ -930,6 +966,7 @@ pub static QWEN3_VL_235B_A22B_INSTRUCT: Model = Model {
     multimodal: true,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// Qwen3-VL-235B-A22B-Instruct w8a8 QuaRot (tutorial L22: 1 A3; tests/e2e/
@@ -951,6 +988,7 @@ pub static QWEN3_VL_235B_A22B_INSTRUCT_W8A8_QUAROT: Model = Model {
     multimodal: true,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// Qwen3-VL-235B-A22B-Instruct w8a8 mxfp8 for 950DT (tutorial L23: "requires
@@ -971,6 +1009,7 @@ pub static QWEN3_VL_235B_A22B_INSTRUCT_W8A8_MXFP8: Model = Model {
     multimodal: true,
     drafts: &[],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// MiniMax-M2.7 w8a8 QuaRot (docs/source/tutorials/models/MiniMax-M2.md L25-29:
@@ -997,6 +1036,7 @@ pub static MINIMAX_M2_7_W8A8_QUAROT: Model = Model {
         model: "Eco-Tech/MiniMax-M2.7-eagle-model-short",
     }],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// MiniMax-M2.7 w8a8 with C8 KV, QuaRot (MiniMax-M2.md L27, same hardware and
@@ -1021,6 +1061,7 @@ pub static MINIMAX_M2_7_W8A8C8_QUAROT: Model = Model {
         model: "Eco-Tech/MiniMax-M2.7-eagle-model-short",
     }],
     tokenizer_mode: None,
+    kv_c8: true,
 };
 
 /// MiniMax-M2.5 w8a8 QuaRot (MiniMax-M2.md L26; eagle3 draft
@@ -1046,6 +1087,7 @@ pub static MINIMAX_M2_5_W8A8_QUAROT: Model = Model {
         model: "vllm-ascend/MiniMax-M2.5-eagle-model-0318",
     }],
     tokenizer_mode: None,
+    kv_c8: false,
 };
 
 /// Every model, in table order.
@@ -1565,6 +1607,46 @@ pub fn dsv4_block_sizes(image: &str) -> &'static [u64] {
         _ => &[32, 64, 128],
     }
 }
+
+/// An `additional_config` key only some attention backends read; on other
+/// models it is silently ignored.
+#[derive(Debug)]
+pub struct AttentionKey {
+    /// Key name.
+    pub name: &'static str,
+    /// Attention kinds whose backend reads it.
+    pub attention: &'static [Attention],
+    /// Where it is read.
+    pub source: &'static str,
+}
+
+/// Keys read only by some attention backends (`enable_kv_nz` is a hard
+/// error elsewhere and has its own rule).
+pub static ATTENTION_CONFIG_KEYS: &[AttentionKey] = &[
+    AttentionKey {
+        name: "enable_mlapo",
+        attention: &[Attention::Mla, Attention::DsaSparse],
+        source: "only the MLA and SFA backends read it (attention/mla_v1.py L741, attention/sfa_v1.py L559)",
+    },
+    // `... and use_sparse` (ascend_config.py @HEAD L262-263); V4 counted as
+    // sparse up to v0.22.1rc1 (`hasattr(index_topk)`, @v0.21.0rc1 L232-236),
+    // so it is not flagged for V4.
+    AttentionKey {
+        name: "enable_sparse_c8",
+        attention: &[Attention::DsaSparse, Attention::V4Hybrid],
+        source: "it is ANDed with sparse attention (ascend_config.py `use_sparse`)",
+    },
+    AttentionKey {
+        name: "enable_sparse_sfa_c8",
+        attention: &[Attention::DsaSparse, Attention::V4Hybrid],
+        source: "it is ANDed with sparse attention (ascend_config.py L262)",
+    },
+    AttentionKey {
+        name: "enable_sparse_li_c8",
+        attention: &[Attention::DsaSparse, Attention::V4Hybrid],
+        source: "it is ANDed with sparse attention (ascend_config.py L263)",
+    },
+];
 
 /// Looks a top-level `additional_config` key up.
 pub fn config_key(name: &str) -> Option<&'static ConfigKey> {

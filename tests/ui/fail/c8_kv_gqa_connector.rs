@@ -1,0 +1,16 @@
+//! C8 KV weights of a GQA model moved by MooncakeConnectorV1
+use pd_dsl::layout;
+
+fn main() {
+    let _spec = layout! {
+        name: "demo/a3-1p1d",
+        model: minimax_m2_7_w8a8c8_quarot,
+        hardware: a3,
+        image: "v0.23.0",
+        topology: <prefill 1 x dp2tp8; decode 1 x dp4tp4;>,
+        connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36200 } },
+        ports: { api: 7100, dp_rpc: 12321 },
+        proxy: { port: 1999 },
+        provenance: { recorded: "2026-08-20" },
+    };
+}
