@@ -1039,10 +1039,11 @@ pub static MINIMAX_M2_7_W8A8_QUAROT: Model = Model {
     kv_c8: false,
 };
 
-/// MiniMax-M2.7 w8a8 with C8 KV, QuaRot (MiniMax-M2.md L27, same hardware and
-/// draft as w8a8). GQA (48 query / 8 KV heads, 62 layers, 256 experts, no shared expert) and
-/// no MTP layer per a third-party copy of the Hugging Face config; upstream
-/// drafts with eagle3 only.
+/// MiniMax-M2.7 w8a8 with C8 KV, QuaRot (MiniMax-M2.md L27, same hardware as
+/// w8a8). GQA (48 query / 8 KV heads, 62 layers, 256 experts, no shared
+/// expert) and no MTP layer per a third-party copy of the Hugging Face
+/// config. No draft: "C8 quantization with EAGLE3 is currently unsupported"
+/// (MiniMax-M2.md L611-613).
 pub static MINIMAX_M2_7_W8A8C8_QUAROT: Model = Model {
     id: "minimax_m2_7_w8a8c8_quarot",
     weights: "MiniMax-M2.7-w8a8c8-QuaRot",
@@ -1056,10 +1057,7 @@ pub static MINIMAX_M2_7_W8A8C8_QUAROT: Model = Model {
     hybrid_kv: false,
     attention: Attention::Gqa,
     multimodal: false,
-    drafts: &[Draft {
-        method: "eagle3",
-        model: "Eco-Tech/MiniMax-M2.7-eagle-model-short",
-    }],
+    drafts: &[],
     tokenizer_mode: None,
     kv_c8: true,
 };
@@ -1853,7 +1851,14 @@ mod tests {
                 assert!(DRAFT_METHODS.contains(&d.method), "{}: {}", m.id, d.method);
                 assert!(SPECULATIVE_METHODS.contains(&d.method), "{}", m.id);
             }
-            assert!(m.default_path.starts_with('/'), "{}", m.id);
+            assert!(crate::check::is_safe_path(m.default_path), "{}", m.id);
+            assert!(
+                m.served_name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)),
+                "{}",
+                m.id
+            );
             assert!(
                 m.weights.eq_ignore_ascii_case(
                     m.default_path

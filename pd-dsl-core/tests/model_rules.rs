@@ -265,6 +265,15 @@ fn draft_methods_need_a_draft_in_the_table() {
     // MTP weights are pointed to `mtp`.
     let v = spec("deepseek_r1_w8a8", "eagle3");
     assert!(messages(&v, "speculative_needs_draft")[0].contains("expected `mtp`"));
+    // C8 weights run no eagle3 (MiniMax-M2.md L611-613), unlike the w8a8 build.
+    assert_eq!(
+        broken(&spec("minimax_m2_7_w8a8c8_quarot", "eagle3")),
+        only("speculative_needs_draft")
+    );
+    assert_eq!(
+        broken(&spec("minimax_m2_7_w8a8_quarot", "eagle3")),
+        BTreeSet::new()
+    );
     // Methods without a draft model are not this rule's business.
     assert_eq!(broken(&spec("qwen3_235b_a22b", "ngram")), BTreeSet::new());
     // And Kimi has no MTP layer.
