@@ -521,7 +521,8 @@ pub static DEEPSEEK_V4_PRO_W4A8_MTP: Model = Model {
 };
 
 /// GLM-5 BF16 (tutorial: "require at least 2 Atlas 800 A3"; docs/source/tutorials/models/GLM5.md L23-26: `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513).
+/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
+/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
 pub static GLM_5: Model = Model {
     id: "glm_5",
     weights: "GLM-5",
@@ -543,7 +544,8 @@ pub static GLM_5: Model = Model {
 /// GLM-5 w4a8 (1 A3 or 1 A2; tests/e2e/weekly/single_node/configs/GLM-5.yaml, MTP 3;
 /// docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
 /// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513).
+/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
+/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
 pub static GLM_5_W4A8: Model = Model {
     id: "glm_5_w4a8",
     weights: "GLM-5-w4a8",
@@ -564,7 +566,8 @@ pub static GLM_5_W4A8: Model = Model {
 
 /// GLM-5 w8a8 (1 A3; docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
 /// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513).
+/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
+/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
 pub static GLM_5_W8A8: Model = Model {
     id: "glm_5_w8a8",
     weights: "GLM-5-w8a8",
@@ -584,7 +587,8 @@ pub static GLM_5_W8A8: Model = Model {
 };
 
 /// GLM-5.1 BF16 (Hugging Face; docs/source/tutorials/models/GLM5.md L23-26: `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513).
+/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
+/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
 pub static GLM_5_1: Model = Model {
     id: "glm_5_1",
     weights: "GLM-5.1",
@@ -605,7 +609,8 @@ pub static GLM_5_1: Model = Model {
 
 /// GLM-5.1 w4a8 (modelers.cn; docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
 /// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513).
+/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
+/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
 pub static GLM_5_1_W4A8: Model = Model {
     id: "glm_5_1_w4a8",
     weights: "GLM-5.1-w4a8",
@@ -627,7 +632,8 @@ pub static GLM_5_1_W4A8: Model = Model {
 /// GLM-5.1 w8a8 (modelers.cn; tests/e2e/nightly/multi_node/external_dp/config/
 /// GLM5_1-W8A8-EP-external.yaml, MTP 3; docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
 /// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513).
+/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
+/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
 pub static GLM_5_1_W8A8: Model = Model {
     id: "glm_5_1_w8a8",
     weights: "GLM-5.1-w8a8",
@@ -650,7 +656,8 @@ pub static GLM_5_1_W8A8: Model = Model {
 /// (tests/e2e/nightly/multi_node/external_dp/config/GLM-5.1-W8A8C8-128k-1k-90-50-PD.yaml;
 /// docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
 /// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513).
+/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
+/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
 pub static GLM_5_1_W8A8C8: Model = Model {
     id: "glm_5_1_w8a8c8",
     weights: "GLM-5.1-w8a8c8",
@@ -670,7 +677,8 @@ pub static GLM_5_1_W8A8C8: Model = Model {
 };
 
 /// GLM-5.2 BF16 (2 A3 or 4 A2; docs/source/tutorials/models/GLM5.2.md L19-21: `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer with
-/// IndexShare, one MTP layer.
+/// IndexShare, one MTP layer; GLM5.2.md L186 advises `enable_sparse_sfa_c8`,
+/// which only sparse-attention models read.
 pub static GLM_5_2: Model = Model {
     id: "glm_5_2",
     weights: "GLM-5.2",
@@ -691,7 +699,8 @@ pub static GLM_5_2: Model = Model {
 
 /// GLM-5.2 w8a8 (1 A3 or 2 A2; docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization ascend`,
 /// `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer with
-/// IndexShare, one MTP layer.
+/// IndexShare, one MTP layer; GLM5.2.md L186 advises `enable_sparse_sfa_c8`,
+/// which only sparse-attention models read.
 pub static GLM_5_2_W8A8: Model = Model {
     id: "glm_5_2_w8a8",
     weights: "GLM-5.2-w8a8",
@@ -714,7 +723,8 @@ pub static GLM_5_2_W8A8: Model = Model {
 /// GLM-5.2-W8A8C8-128k-1k-90-50-PD.yaml; one weekly file spells it `W8A8C8`,
 /// which the case-insensitive lookup covers; docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization ascend`,
 /// `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer with
-/// IndexShare, one MTP layer.
+/// IndexShare, one MTP layer; GLM5.2.md L186 advises `enable_sparse_sfa_c8`,
+/// which only sparse-attention models read.
 pub static GLM_5_2_W8A8C8: Model = Model {
     id: "glm_5_2_w8a8c8",
     weights: "GLM-5.2-w8a8c8",
@@ -737,7 +747,8 @@ pub static GLM_5_2_W8A8C8: Model = Model {
 /// it; tests/e2e/weekly/multi_node/external_dp/config/GLM-5.2-W4A8C8-1M-PD-DCP.yaml;
 /// docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization ascend`,
 /// `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer with
-/// IndexShare, one MTP layer.
+/// IndexShare, one MTP layer; GLM5.2.md L186 advises `enable_sparse_sfa_c8`,
+/// which only sparse-attention models read.
 pub static GLM_5_2_W4A8C8: Model = Model {
     id: "glm_5_2_w4a8c8",
     weights: "GLM-5.2-w4a8c8",
@@ -761,7 +772,9 @@ pub static GLM_5_2_W4A8C8: Model = Model {
 /// `lightseekorg/kimi-k2.5-eagle3`; tests/e2e/nightly/single_node/models/configs/
 /// Kimi-K2.5.yaml passes `--mm-processor-cache-gb`). Kimi-K2.x is the DeepSeek-V3 MLA shape (61 layers, 384 experts) with a
 /// vision tower (`KimiK25ForConditionalGeneration`) and no MTP layer: upstream
-/// drafts with eagle3 or dflash.
+/// drafts with eagle3 or dflash. MLA confirmed upstream: Kimi runs the
+/// `DeepseekV2Model` (vllm_ascend/patch/worker/patch_eagle3_pp_aux.py L32) and
+/// its tutorials enable MLAPO (Kimi-K2.5.md L145).
 pub static KIMI_K2_5_W4A8: Model = Model {
     id: "kimi_k2_5_w4a8",
     weights: "Kimi-K2.5-W4A8",
@@ -795,7 +808,9 @@ pub static KIMI_K2_5_W4A8: Model = Model {
 /// tests/e2e/nightly/multi_node/external_dp/config/Kimi-K2.6-W4A8-64k-1k-TPOT50-PD.yaml).
 /// Kimi-K2.x is the DeepSeek-V3 MLA shape (61 layers, 384 experts) with a
 /// vision tower (`KimiK25ForConditionalGeneration`) and no MTP layer: upstream
-/// drafts with eagle3 or dflash.
+/// drafts with eagle3 or dflash. MLA confirmed upstream: Kimi runs the
+/// `DeepseekV2Model` (vllm_ascend/patch/worker/patch_eagle3_pp_aux.py L32) and
+/// its tutorials enable MLAPO (Kimi-K2.5.md L145).
 pub static KIMI_K2_6_W4A8: Model = Model {
     id: "kimi_k2_6_w4a8",
     weights: "Kimi-K2.6-w4a8",
@@ -829,7 +844,9 @@ pub static KIMI_K2_6_W4A8: Model = Model {
 /// Multimodal per a third-party copy of its config (`kimi_k25` wrapper), not
 /// re-checked; no rule reads it. Kimi-K2.x is the DeepSeek-V3 MLA shape (61 layers, 384 experts) with a
 /// vision tower (`KimiK25ForConditionalGeneration`) and no MTP layer: upstream
-/// drafts with eagle3 or dflash.
+/// drafts with eagle3 or dflash. MLA confirmed upstream: Kimi runs the
+/// `DeepseekV2Model` (vllm_ascend/patch/worker/patch_eagle3_pp_aux.py L32) and
+/// its tutorials enable MLAPO (Kimi-K2.5.md L145).
 pub static KIMI_K2_7_CODE_W4A8: Model = Model {
     id: "kimi_k2_7_code_w4a8",
     weights: "Kimi-K2.7-Code-w4a8",
@@ -854,8 +871,9 @@ pub static KIMI_K2_7_CODE_W4A8: Model = Model {
 /// Qwen3-235B-A22B BF16 (docs/source/tutorials/models/Qwen3-235B-A22B.md L27,
 /// `--served-model-name qwen3`; tests/e2e/nightly/multi_node/internal_dp/config/
 /// Qwen3-235B-A22B.yaml runs it without `--quantization`). GQA: 64 query / 4 KV heads, 94 layers, 128 experts, no MTP layer
-/// (a third-party copy of the Hugging Face config; upstream runs never use MTP
-/// with it).
+/// (a third-party copy of the Hugging Face config; GQA confirmed upstream:
+/// "a GQA model such as Qwen3-235B", context_parallel.md L60; no upstream run
+/// uses MTP with it).
 pub static QWEN3_235B_A22B: Model = Model {
     id: "qwen3_235b_a22b",
     weights: "Qwen3-235B-A22B",
@@ -878,8 +896,9 @@ pub static QWEN3_235B_A22B: Model = Model {
 /// the e2e runs serve `vllm-ascend/Qwen3-235B-A22B-W8A8`, e.g. tests/e2e/weekly/
 /// multi_node/external_dp/config/QWEN3_235B_PD.yaml; `--quantization ascend`).
 /// GQA: 64 query / 4 KV heads, 94 layers, 128 experts, no MTP layer
-/// (a third-party copy of the Hugging Face config; upstream runs never use MTP
-/// with it).
+/// (a third-party copy of the Hugging Face config; GQA confirmed upstream:
+/// "a GQA model such as Qwen3-235B", context_parallel.md L60; no upstream run
+/// uses MTP with it).
 pub static QWEN3_235B_A22B_W8A8: Model = Model {
     id: "qwen3_235b_a22b_w8a8",
     weights: "Qwen3-235B-A22B-W8A8",
@@ -903,8 +922,9 @@ pub static QWEN3_235B_A22B_W8A8: Model = Model {
 
 /// Qwen3-235B-A22B w8a8 QuaRot (tests/e2e/weekly/single_node/configs/
 /// Qwen3_235b_w8a8_A5.yaml: the 950DT run, DP4 x TP2). GQA: 64 query / 4 KV heads, 94 layers, 128 experts, no MTP layer
-/// (a third-party copy of the Hugging Face config; upstream runs never use MTP
-/// with it).
+/// (a third-party copy of the Hugging Face config; GQA confirmed upstream:
+/// "a GQA model such as Qwen3-235B", context_parallel.md L60; no upstream run
+/// uses MTP with it).
 pub static QWEN3_235B_A22B_W8A8_QUAROT: Model = Model {
     id: "qwen3_235b_a22b_w8a8_quarot",
     weights: "Qwen3-235B-A22B-w8a8-QuaRot",
@@ -927,8 +947,9 @@ pub static QWEN3_235B_A22B_W8A8_QUAROT: Model = Model {
 /// Qwen3-235B-W8A8-EPLB-mxfp0.yaml serves it from the local path
 /// `/root/.cache/modelscope/hub/models/vllm-ascend/Qwen3-235B-A22B-w8a8-mxfp0`).
 /// GQA: 64 query / 4 KV heads, 94 layers, 128 experts, no MTP layer
-/// (a third-party copy of the Hugging Face config; upstream runs never use MTP
-/// with it).
+/// (a third-party copy of the Hugging Face config; GQA confirmed upstream:
+/// "a GQA model such as Qwen3-235B", context_parallel.md L60; no upstream run
+/// uses MTP with it).
 pub static QWEN3_235B_A22B_W8A8_MXFP0: Model = Model {
     id: "qwen3_235b_a22b_w8a8_mxfp0",
     weights: "Qwen3-235B-A22B-w8a8-mxfp0",
@@ -1016,8 +1037,10 @@ pub static QWEN3_VL_235B_A22B_INSTRUCT_W8A8_MXFP8: Model = Model {
 /// 1 A3 or 1 A2, `--served-model-name minimax`, eagle3 draft
 /// `Eco-Tech/MiniMax-M2.7-eagle-model-short`; tests/e2e/nightly/multi_node/
 /// external_dp/config/Minimax_m2.7_in128k_1k_prefix90_tpot50.yaml). GQA (48 query / 8 KV heads, 62 layers, 256 experts, no shared expert) and
-/// no MTP layer per a third-party copy of the Hugging Face config; upstream
-/// drafts with eagle3 only.
+/// no MTP layer per a third-party copy of the Hugging Face config; GQA
+/// confirmed upstream ("MiniMax M2 C8 cache-scale support in GQA
+/// `load_weights`", release_notes.md, #10461); upstream drafts with eagle3
+/// only.
 pub static MINIMAX_M2_7_W8A8_QUAROT: Model = Model {
     id: "minimax_m2_7_w8a8_quarot",
     weights: "MiniMax-M2.7-w8a8-QuaRot",
@@ -1042,7 +1065,9 @@ pub static MINIMAX_M2_7_W8A8_QUAROT: Model = Model {
 /// MiniMax-M2.7 w8a8 with C8 KV, QuaRot (MiniMax-M2.md L27, same hardware as
 /// w8a8). GQA (48 query / 8 KV heads, 62 layers, 256 experts, no shared
 /// expert) and no MTP layer per a third-party copy of the Hugging Face
-/// config. No draft: "C8 quantization with EAGLE3 is currently unsupported"
+/// config. GQA confirmed upstream (#10461: MiniMax M2 C8 in GQA
+/// `load_weights`). No draft: "C8 quantization with EAGLE3 is currently
+/// unsupported"
 /// (MiniMax-M2.md L611-613).
 pub static MINIMAX_M2_7_W8A8C8_QUAROT: Model = Model {
     id: "minimax_m2_7_w8a8c8_quarot",
@@ -1065,8 +1090,10 @@ pub static MINIMAX_M2_7_W8A8C8_QUAROT: Model = Model {
 /// MiniMax-M2.5 w8a8 QuaRot (MiniMax-M2.md L26; eagle3 draft
 /// `vllm-ascend/MiniMax-M2.5-eagle-model-0318` in tests/e2e/nightly/
 /// single_node/models/configs/MiniMax-M2.5-w8a8-QuaRot-A3.yaml). GQA (48 query / 8 KV heads, 62 layers, 256 experts, no shared expert) and
-/// no MTP layer per a third-party copy of the Hugging Face config; upstream
-/// drafts with eagle3 only.
+/// no MTP layer per a third-party copy of the Hugging Face config; GQA
+/// confirmed upstream ("MiniMax M2 C8 cache-scale support in GQA
+/// `load_weights`", release_notes.md, #10461); upstream drafts with eagle3
+/// only.
 pub static MINIMAX_M2_5_W8A8_QUAROT: Model = Model {
     id: "minimax_m2_5_w8a8_quarot",
     weights: "MiniMax-M2.5-w8a8-QuaRot",
