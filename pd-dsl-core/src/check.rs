@@ -1903,7 +1903,10 @@ fn check_eplb_config(spec: &LayoutSpec, role: Role, img: &Image, eplb: &Json, cx
             "expert_map_path" | "expert_map_record_path" => (!v.is_null()
                 && !v.as_str().is_some_and(|p| p.ends_with(".json")))
             .then_some("a path ending in `.json` (TypeError otherwise)"),
-            "dynamic_eplb" => (!v.is_boolean()).then_some("`true` or `false`"),
+            // Not type-checked upstream: any non-empty string is truthy
+            // there, so `"false"` would switch dynamic EPLB on.
+            "dynamic_eplb" => (!v.is_boolean())
+                .then_some("`true` or `false` (vllm-ascend reads it as a Python truth value, so `\"false\"` is on)"),
             _ => None,
         };
         if let Some(expected) = bad {
@@ -1911,7 +1914,7 @@ fn check_eplb_config(spec: &LayoutSpec, role: Role, img: &Image, eplb: &Json, cx
                 Rule::EplbConfigStrict,
                 site,
                 format!("{field}.{k}"),
-                format!("found `eplb_config.{k}: {v}`, expected {expected}: `EplbConfig` validates it at start-up (ascend_config.py L1028-1056)"),
+                format!("found `eplb_config.{k}: {v}`, expected {expected}: `EplbConfig` checks its values at start-up (ascend_config.py L1028-1056)"),
             );
         }
     }

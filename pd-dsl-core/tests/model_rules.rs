@@ -210,6 +210,7 @@ fn eplb_values_are_checked_like_eplb_config() {
         json!({"num_redundant_experts": "16"}),
         json!({"expert_map_path": "/maps/r1.yaml"}),
         json!({"expert_heat_interval": 600}),
+        json!({"dynamic_eplb": "false"}),
         json!([1, 2]),
     ] {
         assert_eq!(eplb(bad.clone()), only("eplb_config_strict"), "{bad}");
