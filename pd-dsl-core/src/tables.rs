@@ -238,10 +238,7 @@ pub static DEEPSEEK_V4_FLASH_W8A8_MTP: Model = Model {
     id: "deepseek_v4_flash_w8a8_mtp",
     weights: "DeepSeek-V4-Flash-w8a8-mtp",
     source: "ModelScope Eco-Tech/DeepSeek-V4-Flash-w8a8-mtp",
-    hub_ids: &[
-        "Eco-Tech/DeepSeek-V4-Flash-w8a8-mtp",
-        "vllm-ascend/DeepSeek-V4-Flash-w8a8-mtp",
-    ],
+    hub_ids: &["Eco-Tech/DeepSeek-V4-Flash-w8a8-mtp"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V4-Flash-w8a8-mtp",
     served_name: "dsv4",
     quantization: Some("ascend"),
