@@ -33,6 +33,6 @@ fn main() {
         .and_then(|(_, v)| v.clone());
     assert_eq!(
         compilation.as_deref(),
-        Some(r#"{"cudagraph_capture_sizes":[3,6,9,12],"cudagraph_mode":"FULL_DECODE_ONLY"}"#)
+        Some(r#"{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[3,6,9,12]}"#)
     );
 }
