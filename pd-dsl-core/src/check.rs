@@ -6,7 +6,8 @@ use crate::placement::{self, GroupShape, PlacementInput};
 use crate::rules::{Diagnostic, Diagnostics, Rule, Severity, did_you_mean};
 use crate::site::{Site, Spanned};
 use crate::spec::{
-    ConnectorKind, EnvValue, HardwareSpec, Json, LayoutSpec, Role, ServeSpec, Verification,
+    ConnectorKind, EnvValue, GraphMode, HardwareSpec, Json, LayoutSpec, Role, ServeSpec,
+    Verification,
 };
 use crate::tables::{self, Hardware, Image, Model, RecomputeRoles, Version};
 use std::collections::{BTreeMap, BTreeSet};
@@ -782,30 +783,13 @@ fn check_wiring(
             .map(|g| usize::try_from(g.count.value).unwrap_or(0))
             .sum()
     };
-    let api = port_of(cx, &spec.ports.api, "ports.api", "API port");
-    let dp_rpc = match &spec.ports.dp_rpc {
-        Some(p) => port_of(cx, p, "ports.dp_rpc", "DP RPC port"),
-        None => None,
-    };
-    let multi_node_mixed = shapes.is_some_and(|s| {
-        s.iter()
-            .any(|g| g.role == Role::Mixed && g.dp > g.ranks_per_node)
-    });
-    if spec.ports.dp_rpc.is_none() && (pd || multi_node_mixed) {
-        cx.report(
-            Rule::DpRpcPortRequired,
-            spec.ports.api.site,
-            "ports.dp_rpc",
-            if pd {
-                "found no `dp_rpc` port, expected `ports: { dp_rpc: N }`: `launch_online_dp.py`'s default is an int that crashes `subprocess` (launch_online_dp.py L15, L40)"
-            } else {
-                "found no `dp_rpc` port for a mixed engine spanning nodes, expected `ports: { dp_rpc: N }`: every node must pass the same `--data-parallel-rpc-port`"
-            },
-        );
-        ok = false;
-    }
+    let present: BTreeSet<Role> = spec.topology.iter().map(|g| g.role.value).collect();
+    let (api, dp_rpc, role_ports, ports_ok) = check_port_bases(spec, &present, pd, shapes, cx);
+    ok &= ports_ok;
     let mut input = PlacementInput {
         api_port: api.unwrap_or(0),
+        dp_rpc_port: dp_rpc,
+        role_ports,
         ..PlacementInput::default()
     };
     let mut proxy = None;
@@ -1063,15 +1047,235 @@ fn check_wiring(
     })
 }
 
-/// Port rules over a placement: collisions per host, ranges, the ADXL range.
-fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx: &mut Cx) {
-    struct Use {
-        lo: u32,
-        hi: u32,
-        what: String,
-        site: Site,
-        field: String,
+/// The API and DP RPC ports of every role: the common `ports: { api, dp_rpc }`
+/// and the per-role blocks overriding them. Returns the layout's API and DP
+/// RPC port (the common ones, else the first role's), the roles with their
+/// own ports, and whether every engine has an API port in range.
+fn check_port_bases(
+    spec: &LayoutSpec,
+    present: &BTreeSet<Role>,
+    pd: bool,
+    shapes: Option<&[GroupShape]>,
+    cx: &mut Cx,
+) -> (
+    Option<u32>,
+    Option<u32>,
+    BTreeMap<Role, placement::RolePorts>,
+    bool,
+) {
+    let ports = &spec.ports;
+    let mut ok = true;
+    let common_api = match &ports.api {
+        Some(p) => {
+            let v = port_of(cx, p, "ports.api", "API port");
+            ok &= v.is_some();
+            v
+        }
+        None => None,
+    };
+    let common_rpc = match &ports.dp_rpc {
+        Some(p) => port_of(cx, p, "ports.dp_rpc", "DP RPC port"),
+        None => None,
+    };
+    let mut role_ports = BTreeMap::new();
+    for role in [Role::Prefill, Role::Decode] {
+        let Some(b) = ports.role(role) else { continue };
+        if !present.contains(&role) {
+            cx.report(
+                Rule::TopologyRoles,
+                b.site,
+                format!("ports.{role}"),
+                format!("found `ports.{role}` but no `{role}` engines in the topology, expected per-role ports only for roles that run: they would be silently unused"),
+            );
+            continue;
+        }
+        let api = match &b.api {
+            Some(p) => {
+                let v = port_of(cx, p, &format!("ports.{role}.api"), "API port");
+                ok &= v.is_some();
+                v
+            }
+            None => common_api,
+        };
+        let dp_rpc = match &b.dp_rpc {
+            Some(p) => port_of(cx, p, &format!("ports.{role}.dp_rpc"), "DP RPC port"),
+            None => common_rpc,
+        };
+        if let Some(api) = api {
+            role_ports.insert(role, placement::RolePorts { api, dp_rpc });
+        }
     }
+    // Where a "missing" finding points: the ports block, else the layout.
+    let block_site = if ports.site.is_known() {
+        ports.site
+    } else {
+        ports.api.as_ref().map_or(Site::NONE, |p| p.site)
+    };
+    for role in present {
+        if ports.api_of(*role).is_none() {
+            cx.report(
+                Rule::ApiPortRequired,
+                block_site,
+                "ports.api",
+                if *role == Role::Mixed {
+                    "found no API port, expected `ports: { api: N }`: the engine serves its API on it".to_owned()
+                } else {
+                    format!("found no API port for the {role} engines, expected `ports: {{ api: N }}` or `ports: {{ {role}: {{ api: N }} }}`: each rank serves its API on the start port + its local index")
+                },
+            );
+            ok = false;
+        }
+    }
+    let multi_node_mixed = shapes.is_some_and(|s| {
+        s.iter()
+            .any(|g| g.role == Role::Mixed && g.dp > g.ranks_per_node)
+    });
+    let needs_rpc: Vec<Role> = present
+        .iter()
+        .copied()
+        .filter(|r| *r != Role::Mixed || multi_node_mixed)
+        .collect();
+    let missing_rpc: Vec<Role> = needs_rpc
+        .iter()
+        .copied()
+        .filter(|r| ports.dp_rpc_of(*r).is_none())
+        .collect();
+    let rpc_site = ports.api.as_ref().map_or(block_site, |p| p.site);
+    if !missing_rpc.is_empty() && missing_rpc.len() == needs_rpc.len() {
+        cx.report(
+            Rule::DpRpcPortRequired,
+            rpc_site,
+            "ports.dp_rpc",
+            if pd {
+                "found no `dp_rpc` port, expected `ports: { dp_rpc: N }`: `launch_online_dp.py`'s default is an int that crashes `subprocess` (launch_online_dp.py L15, L40)"
+            } else {
+                "found no `dp_rpc` port for a mixed engine spanning nodes, expected `ports: { dp_rpc: N }`: every node must pass the same `--data-parallel-rpc-port`"
+            },
+        );
+        ok = false;
+    } else {
+        for role in missing_rpc {
+            let site = ports.role(role).map_or(rpc_site, |b| b.site);
+            cx.report(
+                Rule::DpRpcPortRequired,
+                site,
+                format!("ports.{role}.dp_rpc"),
+                format!("found no `dp_rpc` port for the {role} engines, expected `ports: {{ dp_rpc: N }}` or `ports: {{ {role}: {{ dp_rpc: N }} }}`: `launch_online_dp.py`'s default is an int that crashes `subprocess` (launch_online_dp.py L15, L40)"),
+            );
+            ok = false;
+        }
+    }
+    let first = present.iter().next().copied();
+    let first_ports = first.and_then(|r| role_ports.get(&r));
+    let api = common_api.or(first_ports.map(|p| p.api));
+    let dp_rpc = common_rpc.or(first_ports.and_then(|p| p.dp_rpc));
+    (api, dp_rpc, role_ports, ok)
+}
+
+/// One socket as the port rules see it: what it is, and which written value
+/// moves it.
+struct PortUse {
+    lo: u32,
+    hi: u32,
+    what: String,
+    /// What kind of socket, for grouping one mistake's findings.
+    kind: &'static str,
+    /// Which moves first when two collide: a single port (proxy, DP RPC) is
+    /// cheaper to move than a kv base, a kv base cheaper than the API base
+    /// that the proxy lists and every rank derive from.
+    weight: u8,
+    /// The DP rank it belongs to, if any.
+    rank: Option<(usize, u32)>,
+    site: Site,
+    field: String,
+}
+
+/// Findings of one mistake: the first occurrence and every rank it hits.
+struct Finding {
+    rule: Rule,
+    site: Site,
+    field: String,
+    /// The kinds of socket involved (`kv/api`), so different clashes of one
+    /// value stay apart.
+    kinds: String,
+    /// The first occurrence, as a "found ..." clause.
+    first: String,
+    expected: &'static str,
+    ranks: BTreeSet<(usize, u32)>,
+    nodes: BTreeSet<usize>,
+}
+
+/// Groups findings that come from one written value and one kind of clash,
+/// so a mistake that hits many ranks is one diagnostic.
+#[derive(Default)]
+struct Findings(Vec<Finding>);
+
+impl Findings {
+    /// Records one occurrence of `rule` at the value `site` / `field`.
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        rule: Rule,
+        site: Site,
+        field: &str,
+        kinds: &str,
+        first: impl FnOnce() -> String,
+        expected: &'static str,
+        ranks: impl IntoIterator<Item = (usize, u32)>,
+        node: usize,
+    ) {
+        let i =
+            match self.0.iter().position(|f| {
+                f.rule == rule && f.site == site && f.field == field && f.kinds == kinds
+            }) {
+                Some(i) => i,
+                None => {
+                    self.0.push(Finding {
+                        rule,
+                        site,
+                        field: field.to_owned(),
+                        kinds: kinds.to_owned(),
+                        first: first(),
+                        expected,
+                        ranks: BTreeSet::new(),
+                        nodes: BTreeSet::new(),
+                    });
+                    self.0.len() - 1
+                }
+            };
+        let f = &mut self.0[i];
+        f.ranks.extend(ranks);
+        f.nodes.insert(node);
+    }
+
+    fn report(self, cx: &mut Cx) {
+        for f in self.0 {
+            let count = f.ranks.len();
+            let more = if count > 1 {
+                let nodes: Vec<String> = f.nodes.iter().map(usize::to_string).collect();
+                format!(
+                    ", and the same on {} more ranks ({count} ranks on node{} {})",
+                    count - 1,
+                    if nodes.len() > 1 { "s" } else { "" },
+                    nodes.join(", ")
+                )
+            } else {
+                String::new()
+            };
+            cx.report(
+                f.rule,
+                f.site,
+                f.field,
+                format!("found {}{more}, expected {}", f.first, f.expected),
+            );
+        }
+    }
+}
+
+/// Port rules over a placement: collisions per host, ranges, the ADXL range.
+/// One written value that collides with or overflows on many ranks is one
+/// diagnostic naming the first rank and the count.
+fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx: &mut Cx) {
     let kv_site = |role: Role, role_index: usize| -> (Site, String) {
         let Some(c) = &spec.connector else {
             return (Site::NONE, "connector".into());
@@ -1086,49 +1290,81 @@ fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx: &mut Cx) {
             format!("connector.kv_port.{field}[{i}]"),
         )
     };
-    let rpc_site = spec
-        .ports
-        .dp_rpc
-        .as_ref()
-        .map_or(spec.ports.api.site, |p| p.site);
+    // A role's API / DP RPC port: its own block's value, else the common one.
+    let port_site = |role: Role, rpc: bool| -> (Site, String) {
+        let own = spec.ports.role(role).and_then(|b| {
+            if rpc {
+                b.dp_rpc.as_ref()
+            } else {
+                b.api.as_ref()
+            }
+        });
+        let name = if rpc { "dp_rpc" } else { "api" };
+        match own {
+            Some(p) => (p.site, format!("ports.{role}.{name}")),
+            None => {
+                let common = if rpc {
+                    spec.ports.dp_rpc.as_ref()
+                } else {
+                    spec.ports.api.as_ref()
+                };
+                (
+                    common.map_or(spec.ports.site, |p| p.site),
+                    format!("ports.{name}"),
+                )
+            }
+        }
+    };
+    let mut findings = Findings::default();
     for node in &layout.placement.nodes {
         let engine = &layout.placement.engines[node.engine];
-        let uses: Vec<Use> = layout
+        let uses: Vec<PortUse> = layout
             .node_sockets(node.index)
             .into_iter()
             .map(|sock| {
                 let (lo, hi) = (sock.first, sock.last);
-                let (what, site, field) = match sock.kind {
+                let (what, kind, weight, rank, (site, field)) = match sock.kind {
                     SocketKind::Api { dp_rank } => (
                         format!("API port {lo} of DP rank {dp_rank}"),
-                        spec.ports.api.site,
-                        "ports.api".to_owned(),
+                        "api",
+                        0,
+                        Some((engine.index, dp_rank)),
+                        port_site(engine.role, false),
                     ),
                     // Both roles compute the span (facts §10.5): it counts
                     // whichever role binds it.
-                    SocketKind::Kv { dp_rank, .. } => {
-                        let (site, field) = kv_site(engine.role, engine.role_index);
-                        (
-                            format!("kv span {lo}-{hi} of DP rank {dp_rank}"),
-                            site,
-                            field,
-                        )
-                    }
+                    SocketKind::Kv { dp_rank, .. } => (
+                        format!("kv span {lo}-{hi} of DP rank {dp_rank}"),
+                        "kv",
+                        1,
+                        Some((engine.index, dp_rank)),
+                        kv_site(engine.role, engine.role_index),
+                    ),
                     SocketKind::DpRpc => (
                         format!("DP RPC port {lo}"),
-                        rpc_site,
-                        "ports.dp_rpc".to_owned(),
+                        "dp_rpc",
+                        2,
+                        None,
+                        port_site(engine.role, true),
                     ),
                     SocketKind::Proxy => (
                         format!("proxy port {lo}"),
-                        spec.proxy.as_ref().map_or(Site::NONE, |p| p.port.site),
-                        "proxy.port".to_owned(),
+                        "proxy",
+                        3,
+                        None,
+                        (
+                            spec.proxy.as_ref().map_or(Site::NONE, |p| p.port.site),
+                            "proxy.port".to_owned(),
+                        ),
                     ),
                 };
-                Use {
+                PortUse {
                     lo,
                     hi,
                     what,
+                    kind,
+                    weight,
+                    rank,
                     site,
                     field,
                 }
@@ -1136,34 +1372,47 @@ fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx: &mut Cx) {
             .collect();
         for u in &uses {
             if u.hi > 65535 {
-                cx.report(
+                findings.add(
                     Rule::PortRange,
                     u.site,
-                    u.field.clone(),
-                    format!("found {} on node {} reaching port {}, expected at most 65535: it is a TCP port", u.what, node.index, u.hi),
+                    &u.field,
+                    u.kind,
+                    || format!("{} on node {} reaching port {}", u.what, node.index, u.hi),
+                    "at most 65535: it is a TCP port",
+                    u.rank,
+                    node.index,
                 );
             }
         }
-        // Report each colliding pair once, at the later-written value.
+        // Each colliding pair once, at the value that moves first (see
+        // `PortUse::weight`; the later-written value between equals).
         for (i, a) in uses.iter().enumerate() {
-            if let Some(b) = uses[..i].iter().find(|b| a.lo <= b.hi && b.lo <= a.hi) {
-                let (at, field) = if a.site >= b.site {
-                    (a.site, &a.field)
+            for b in uses[..i].iter().filter(|b| a.lo <= b.hi && b.lo <= a.hi) {
+                let (at, other) = if (a.weight, a.site) >= (b.weight, b.site) {
+                    (a, b)
                 } else {
-                    (b.site, &b.field)
+                    (b, a)
                 };
-                cx.report(
+                let kinds = format!("{}/{}", at.kind, other.kind);
+                findings.add(
                     Rule::PortCollision,
-                    at,
-                    field.clone(),
-                    format!(
-                        "found {} overlapping {} on node {}, expected disjoint ports per host: the second bind fails with `Address already in use`",
-                        a.what, b.what, node.index
-                    ),
+                    at.site,
+                    &at.field,
+                    &kinds,
+                    || {
+                        format!(
+                            "{} overlapping {} on node {}",
+                            at.what, other.what, node.index
+                        )
+                    },
+                    "disjoint ports per host: the second bind fails with `Address already in use`",
+                    at.rank.into_iter().chain(other.rank),
+                    node.index,
                 );
             }
         }
     }
+    findings.report(cx);
     // ADXL dynamic range [20000, 20000 + 1000·NPUs) per the doc table, with
     // Mooncake's inclusive upper bound as its own rule (facts §3.4, §10.6).
     let lo = 20000u32;
@@ -1367,6 +1616,7 @@ fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
             );
         }
     }
+    check_capture_sizes(block, scope, cx);
     if let Some(g) = &block.gpu_memory_utilization {
         let ok = g.value.parse::<f64>().is_ok_and(|x| x > 0.0 && x <= 1.0);
         if !ok {
@@ -1375,6 +1625,45 @@ fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
                 g.site,
                 format!("{scope}.gpu_memory_utilization"),
                 format!("found {}, expected a number in (0, 1]: it is the fraction of NPU memory vLLM may use", g.value),
+            );
+        }
+    }
+}
+
+/// Capture sizes as written in one block: with the cudagraph mode they
+/// belong to, each at least 1 and listed once.
+fn check_capture_sizes(block: &ServeSpec, scope: &str, cx: &mut Cx) {
+    let Some(first) = block.capture_sizes.first() else {
+        return;
+    };
+    let field = format!("{scope}.graph.capture_sizes");
+    match block.graph.as_ref().map(|g| g.value) {
+        Some(GraphMode::Eager) | None => cx.report(
+            Rule::GraphCaptureSizes,
+            first.site,
+            field.clone(),
+            format!(
+                "found capture sizes with {} in `{scope}`, expected them with a cudagraph mode like `graph: full_decode_only {{ capture_sizes: [...] }}`: without graphs they would be silently unused",
+                if block.graph.is_some() { "`graph: eager`" } else { "no `graph`" }
+            ),
+        ),
+        Some(_) => {}
+    }
+    let mut seen = BTreeSet::new();
+    for c in &block.capture_sizes {
+        if c.value == 0 {
+            cx.report(
+                Rule::GraphCaptureSizes,
+                c.site,
+                field.clone(),
+                "found capture size 0, expected sizes of at least 1: each is the token count of one captured graph",
+            );
+        } else if !seen.insert(c.value) {
+            cx.report(
+                Rule::GraphCaptureSizes,
+                c.site,
+                field.clone(),
+                format!("found capture size {} twice, expected each size once: a graph is captured once per size", c.value),
             );
         }
     }
@@ -1396,6 +1685,23 @@ fn site_in<'a, T: 'a>(
 
 fn config_site(spec: &LayoutSpec, role: Role, key: &str) -> Site {
     site_in(spec, role, |b| b.additional_config.get(key))
+}
+
+/// Where a nested `additional_config` value (`top.inner`) was written, in
+/// the block its top-level key comes from; its top key when not known.
+fn config_value_site(spec: &LayoutSpec, role: Role, path: &str) -> Site {
+    let top = path.split('.').next().unwrap_or(path);
+    let block = spec
+        .roles
+        .get(&role)
+        .filter(|b| b.additional_config.contains_key(top))
+        .unwrap_or(&spec.serve);
+    block
+        .additional_config_sites
+        .get(path)
+        .copied()
+        .filter(|s| s.is_known())
+        .unwrap_or_else(|| config_site(spec, role, top))
 }
 
 fn env_site(spec: &LayoutSpec, role: Role, name: &str) -> Site {
@@ -1518,7 +1824,7 @@ fn check_serve(
     {
         cx.report(
                 Rule::LmheadTensorParallel,
-                config_site(spec, role, "finegrained_tp_config"),
+                config_value_site(spec, role, "finegrained_tp_config.lmhead_tensor_parallel_size"),
                 format!("{scope}.additional_config.finegrained_tp_config"),
                 format!(
                     "found `lmhead_tensor_parallel_size` {size} on a {role} engine with DP{dp} TP{tp}, expected TP1 and a size dividing DP{dp}: ascend_config.py requires `data_parallel_size % size == 0` and it only works at TP = 1"
@@ -1628,6 +1934,40 @@ fn check_serve(
     }
     check_role_limits(facts, role, serve, cx);
     check_model_settings(facts, role, serve, cx);
+    // Full graphs with several speculative tokens: each capture size must be
+    // a multiple of `num_speculative_tokens + 1`
+    // (docs/source/user_guide/feature_guide/speculative_decoding.md
+    // @182b75ea84 L220; the V3.2 decode example uses [3, 6, 9, 12] with 2).
+    if let (Some(g @ (GraphMode::Full | GraphMode::FullDecodeOnly)), Some(s)) =
+        (serve.graph, &serve.speculative)
+        && s.tokens > 1
+    {
+        let step = s.tokens + 1;
+        let block = match spec.roles.get(&role) {
+            Some(b) if b.graph.is_some() => b,
+            _ => &spec.serve,
+        };
+        let off: Vec<&Spanned<u64>> = block
+            .capture_sizes
+            .iter()
+            .filter(|c| c.value % step != 0)
+            .collect();
+        if let Some(first) = off.first() {
+            let sizes: Vec<String> = off.iter().map(|c| c.value.to_string()).collect();
+            cx.report(
+                Rule::CaptureSizesSpeculative,
+                first.site,
+                format!("{scope}.graph.capture_sizes"),
+                format!(
+                    "found capture size{} {} with `{}` graphs and {} speculative tokens on {role}, expected multiples of {step} (`num_speculative_tokens + 1`): in full-graph mode every captured graph holds whole decode steps of {step} tokens per sequence (speculative_decoding.md L220)",
+                    if off.len() > 1 { "s" } else { "" },
+                    sizes.join(", "),
+                    g.as_str(),
+                    s.tokens
+                ),
+            );
+        }
+    }
     if role == Role::Decode
         && let (Some(mbt), Some(seqs)) = (serve.max_num_batched_tokens, serve.max_num_seqs)
     {

@@ -82,6 +82,9 @@ pub struct Serve {
     pub prefix_caching: Option<bool>,
     /// Graph mode.
     pub graph: Option<GraphMode>,
+    /// `cudagraph_capture_sizes` written with the graph mode (empty: vLLM's
+    /// defaults).
+    pub capture_sizes: Vec<u64>,
     /// Speculative config.
     pub speculative: Option<Speculative>,
     /// `--additional-config`, merged by top-level key.
@@ -128,6 +131,9 @@ impl Serve {
             }
         }
         let spec = r.speculative.as_ref().or(common.speculative.as_ref());
+        // Capture sizes belong to the graph mode they were written with: a
+        // role that sets its own `graph` does not inherit the common sizes.
+        let graph_block = if r.graph.is_some() { r } else { common };
         Serve {
             max_model_len: pick!(max_model_len),
             max_num_batched_tokens: pick!(max_num_batched_tokens),
@@ -140,6 +146,7 @@ impl Serve {
             async_scheduling: pick!(async_scheduling).unwrap_or(false),
             prefix_caching: pick!(prefix_caching),
             graph: pick!(graph),
+            capture_sizes: graph_block.capture_sizes.iter().map(|c| c.value).collect(),
             speculative: spec.map(|s| Speculative {
                 method: s.method.value.clone(),
                 tokens: s.tokens.value,
@@ -222,8 +229,14 @@ impl Serve {
             Some(GraphMode::Eager) => push("--enforce-eager", None),
             Some(g) => push(
                 "--compilation-config",
-                g.cudagraph_mode()
-                    .map(|m| json!({ "cudagraph_mode": m }).to_string()),
+                g.cudagraph_mode().map(|m| {
+                    let mut c = serde_json::Map::new();
+                    c.insert("cudagraph_mode".into(), json!(m));
+                    if !self.capture_sizes.is_empty() {
+                        c.insert("cudagraph_capture_sizes".into(), json!(self.capture_sizes));
+                    }
+                    Json::Object(c).to_string()
+                }),
             ),
             None => {}
         }
@@ -312,9 +325,11 @@ pub struct Layout {
     pub connector: Option<ConnectorKind>,
     /// Proxy (PD layouts).
     pub proxy: Option<Proxy>,
-    /// API port base.
+    /// API port base: the common `ports.api`, else the first engine's (each
+    /// engine's own is [`EnginePlan::api_port`]).
     pub api_port: u32,
-    /// DP RPC port, where used.
+    /// DP RPC port, where used: the common `ports.dp_rpc`, else the first
+    /// engine's (each engine's own is [`EnginePlan::dp_rpc_port`]).
     pub dp_rpc_port: Option<u32>,
     /// Weights path.
     pub model_path: String,
@@ -452,12 +467,9 @@ impl Layout {
         // The DP master listens on the RPC port when ranks talk to it over
         // the network: every external-DP (PD) engine, and native DP across
         // nodes; a single-node mixed engine keeps it internal.
-        let spans_nodes = self
-            .placement
-            .engines
-            .get(node.engine)
-            .is_some_and(|e| e.nodes.len() > 1);
-        if let Some(rpc) = self.dp_rpc_port
+        let engine = self.placement.engines.get(node.engine);
+        let spans_nodes = engine.is_some_and(|e| e.nodes.len() > 1);
+        if let Some(rpc) = engine.and_then(|e| e.dp_rpc_port)
             && node.dp_master == node.index
             && (self.is_pd() || spans_nodes)
         {
@@ -477,6 +489,15 @@ impl Layout {
             });
         }
         out
+    }
+
+    /// True when every engine uses the layout's one DP RPC port
+    /// ([`Layout::dp_rpc_port`]), so scripts may state it once.
+    pub fn uniform_dp_rpc_port(&self) -> bool {
+        self.placement
+            .engines
+            .iter()
+            .all(|e| e.dp_rpc_port == self.dp_rpc_port)
     }
 
     /// Whether the layout names an upstream "verified" image at all.

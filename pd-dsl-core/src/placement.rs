@@ -9,6 +9,7 @@
 
 use crate::spec::{ConnectorKind, Role};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// One DP rank.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -76,6 +77,11 @@ pub struct EnginePlan {
     pub engine_id: Option<u64>,
     /// `kv_port` base, if the engine has a connector.
     pub kv_port: Option<u32>,
+    /// API port of the first rank on each of its nodes (`--vllm-start-port`),
+    /// or its single API port when mixed.
+    pub api_port: u32,
+    /// `--data-parallel-rpc-port` of its DP master, where the layout has one.
+    pub dp_rpc_port: Option<u32>,
 }
 
 impl EnginePlan {
@@ -118,11 +124,24 @@ pub struct GroupShape {
     pub ranks_per_node: u32,
 }
 
+/// The ports one role's engines use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RolePorts {
+    /// API start port.
+    pub api: u32,
+    /// DP RPC port.
+    pub dp_rpc: Option<u32>,
+}
+
 /// Inputs of placement that are not the topology.
 #[derive(Clone, Debug, Default)]
 pub struct PlacementInput {
-    /// API port base.
+    /// API port base of roles without their own.
     pub api_port: u32,
+    /// DP RPC port of roles without their own.
+    pub dp_rpc_port: Option<u32>,
+    /// Ports of roles that have their own.
+    pub role_ports: BTreeMap<Role, RolePorts>,
     /// Connector, if PD.
     pub connector: Option<ConnectorKind>,
     /// kv port per prefill engine (one value repeats).
@@ -226,6 +245,10 @@ pub fn place(groups: &[GroupShape], input: &PlacementInput) -> Placement {
                 ),
                 _ => (None, None),
             };
+            let ports = input.role_ports.get(&g.role).copied().unwrap_or(RolePorts {
+                api: input.api_port,
+                dp_rpc: input.dp_rpc_port,
+            });
             let nodes: Vec<usize> = (first..first + node_count).collect();
             for (k, &node) in nodes.iter().enumerate() {
                 let start = k as u32 * rpn;
@@ -234,9 +257,9 @@ pub fn place(groups: &[GroupShape], input: &PlacementInput) -> Placement {
                     .map(|i| {
                         let dp_rank = start + i;
                         let api_port = match g.role {
-                            Role::Mixed if k == 0 && i == 0 => Some(input.api_port),
+                            Role::Mixed if k == 0 && i == 0 => Some(ports.api),
                             Role::Mixed => None,
-                            _ => Some(input.api_port + i),
+                            _ => Some(ports.api + i),
                         };
                         RankPlan {
                             dp_rank,
@@ -272,6 +295,8 @@ pub fn place(groups: &[GroupShape], input: &PlacementInput) -> Placement {
                 nodes,
                 engine_id,
                 kv_port,
+                api_port: ports.api,
+                dp_rpc_port: ports.dp_rpc,
             });
         }
     }
@@ -310,11 +335,11 @@ mod tests {
     fn pd_input(kv_p: Vec<u32>, kv_d: Vec<u32>) -> PlacementInput {
         PlacementInput {
             api_port: 7100,
+            dp_rpc_port: Some(12321),
             connector: Some(ConnectorKind::MooncakeV1),
             kv_prefill: kv_p,
             kv_decode: kv_d,
-            ids_prefill: None,
-            ids_decode: None,
+            ..PlacementInput::default()
         }
     }
 
@@ -454,7 +479,7 @@ mod tests {
                 kv_prefill: vec![36000],
                 kv_decode: vec![36100],
                 ids_prefill: Some(vec![10]),
-                ids_decode: None,
+                ..PlacementInput::default()
             },
         );
         assert_eq!(p.nodes.len(), 4);
@@ -499,5 +524,62 @@ mod tests {
         assert_eq!(ids, vec![0, 2, 4, 1]);
         assert_eq!(p.proxy.prefill.len(), 12);
         assert_eq!(p.proxy.decode.len(), 16);
+    }
+
+    /// Upstream e2e configs give prefill and decode nodes their own
+    /// `port_start` and `dp_rpc_port`: each engine starts its API ports at
+    /// its role's port and the proxy lists exactly those.
+    #[test]
+    fn per_role_ports_start_each_engine_at_its_roles_port() {
+        let mut input = pd_input(vec![30000], vec![30100]);
+        input.role_ports.insert(
+            Role::Decode,
+            RolePorts {
+                api: 9000,
+                dp_rpc: Some(13000),
+            },
+        );
+        let p = place(
+            &[
+                shape(Role::Prefill, 2, 2, 8, 16),
+                shape(Role::Decode, 1, 32, 1, 16),
+            ],
+            &input,
+        );
+        let ports: Vec<(Role, u32, Option<u32>)> = p
+            .engines
+            .iter()
+            .map(|e| (e.role, e.api_port, e.dp_rpc_port))
+            .collect();
+        assert_eq!(
+            ports,
+            vec![
+                (Role::Prefill, 7100, Some(12321)),
+                (Role::Prefill, 7100, Some(12321)),
+                (Role::Decode, 9000, Some(13000))
+            ]
+        );
+        assert_eq!(p.nodes[3].ranks[15].api_port, Some(9015));
+        assert_eq!(
+            p.proxy.prefill[1],
+            Endpoint {
+                node: 0,
+                port: 7101
+            }
+        );
+        assert_eq!(
+            p.proxy.decode[0],
+            Endpoint {
+                node: 2,
+                port: 9000
+            }
+        );
+        assert_eq!(
+            p.proxy.decode[31],
+            Endpoint {
+                node: 3,
+                port: 9015
+            }
+        );
     }
 }

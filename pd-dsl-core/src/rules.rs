@@ -92,6 +92,8 @@ rules! {
     KvPortCount = "kv_port_count", Hard, "one kv port per role, or one per engine of the role";
     /// DP RPC port missing where one is needed.
     DpRpcPortRequired = "dp_rpc_port_required", Hard, "external and multi-node DP need an explicit DP RPC port";
+    /// An engine without an API start port.
+    ApiPortRequired = "api_port_required", Hard, "every engine has an API start port, common or per role";
     // --- engine ids ----------------------------------------------------------
     /// Wrong number of engine ids.
     EngineIdCount = "engine_id_count", Hard, "an engine id override names every engine of the role";
@@ -150,6 +152,10 @@ rules! {
     DecodeBatchBudget = "decode_batch_budget", Convention, "decode `max_num_batched_tokens >= max_num_seqs x (1 + num_speculative_tokens)`";
     /// gpu-memory-utilization out of range.
     GpuMemoryUtilization = "gpu_memory_utilization", Hard, "`gpu_memory_utilization` is a number in (0, 1]";
+    /// Capture sizes without a cudagraph mode, or malformed.
+    GraphCaptureSizes = "graph_capture_sizes", Hard, "capture sizes go with a cudagraph mode and are positive and distinct";
+    /// Full graph with several speculative tokens and capture sizes that are not multiples of tokens + 1.
+    CaptureSizesSpeculative = "capture_sizes_speculative", Convention, "full-graph capture sizes are multiples of `num_speculative_tokens + 1` when speculating more than one token";
     // --- identity, text fields -------------------------------------------------------
     /// Name not `family/variant` in lowercase.
     NameFormat = "name_format", Hard, "layout names are `family/variant` in `[a-z0-9._-]`";
@@ -266,31 +272,53 @@ impl fmt::Display for Diagnostics {
 
 impl std::error::Error for Diagnostics {}
 
-/// Levenshtein distance, for "did you mean" suggestions.
+/// Edit distance with adjacent transpositions (optimal string alignment),
+/// for "did you mean" suggestions: `hsot` is one edit from `host`.
 pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
+    // rows[i][j] = distance between a[..i] and b[..j]
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = d;
+        }
+    }
+    rows[a.len()][b.len()]
 }
 
-/// The closest candidate within a third of the word's length, as
-/// "; did you mean `x`?" or an empty string.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    let limit = (word.chars().count() / 3).max(2);
+/// The candidate closest to `word`, if it is similar enough to be what the
+/// author meant: at most one edit per three characters of `word` (at least
+/// one), the threshold rustc uses for its own suggestions. `host` is two
+/// edits from `port`, so it is not offered.
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = word.chars().count().max(3) / 3;
     candidates
         .into_iter()
+        .filter(|c| *c != word)
         .map(|c| (edit_distance(word, c), c))
         .filter(|(d, _)| *d <= limit)
         .min()
-        .map(|(_, c)| format!("; did you mean `{c}`?"))
+        .map(|(_, c)| c)
+}
+
+/// [`closest`] as "; did you mean `x`?", or an empty string.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    closest(word, candidates)
+        .map(|c| format!("; did you mean `{c}`?"))
         .unwrap_or_default()
 }
 
@@ -320,5 +348,22 @@ mod tests {
         );
         assert_eq!(did_you_mean("zzz", ["enable_cpu_binding"]), "");
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("hsot", "host"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+
+    /// Near misses are offered, unrelated names of the same length are not.
+    #[test]
+    fn suggestions_need_real_similarity() {
+        let fields = ["name", "port", "ports", "proxy", "provenance"];
+        assert_eq!(closest("host", fields), None);
+        assert_eq!(closest("nam", fields), Some("name"));
+        assert_eq!(closest("provenence", fields), Some("provenance"));
+        assert_eq!(closest("prot", fields), Some("port"));
+        assert_eq!(
+            closest("max_num_sqs", ["max_num_seqs", "max_model_len"]),
+            Some("max_num_seqs")
+        );
+        assert_eq!(closest("ab", ["cd"]), None);
     }
 }

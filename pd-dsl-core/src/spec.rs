@@ -228,16 +228,72 @@ pub struct ProxySpec {
     pub site: Site,
 }
 
-/// `ports: { api: 7100, dp_rpc: 12321 }`.
+/// `ports: { api: 7100, dp_rpc: 12321 }`, optionally with per-role blocks
+/// `prefill: { api, dp_rpc }` / `decode: { api, dp_rpc }` that override the
+/// common values field by field (as upstream's e2e configs give prefill and
+/// decode nodes their own `port_start` and `dp_rpc_port`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PortsSpec {
     /// API port of the first rank on each node (`--vllm-start-port`), or the
-    /// single API port of a mixed engine.
-    pub api: Spanned<u64>,
+    /// single API port of a mixed engine. May be left out when every role
+    /// of the topology has its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<Spanned<u64>>,
     /// `--data-parallel-rpc-port` / `--dp-rpc-port`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dp_rpc: Option<Spanned<u64>>,
+    /// Prefill engines' ports, overriding the common ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill: Option<RolePortsSpec>,
+    /// Decode engines' ports, overriding the common ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode: Option<RolePortsSpec>,
+    /// Where the block was written.
+    #[serde(skip)]
+    pub site: Site,
+}
+
+impl PortsSpec {
+    /// The per-role block of `role`, if written.
+    pub fn role(&self, role: Role) -> Option<&RolePortsSpec> {
+        match role {
+            Role::Prefill => self.prefill.as_ref(),
+            Role::Decode => self.decode.as_ref(),
+            Role::Mixed => None,
+        }
+    }
+
+    /// The API start port of `role`'s engines as written: the role's own,
+    /// else the common one.
+    pub fn api_of(&self, role: Role) -> Option<&Spanned<u64>> {
+        self.role(role)
+            .and_then(|r| r.api.as_ref())
+            .or(self.api.as_ref())
+    }
+
+    /// The DP RPC port of `role`'s engines as written: the role's own, else
+    /// the common one.
+    pub fn dp_rpc_of(&self, role: Role) -> Option<&Spanned<u64>> {
+        self.role(role)
+            .and_then(|r| r.dp_rpc.as_ref())
+            .or(self.dp_rpc.as_ref())
+    }
+}
+
+/// `prefill: { api: 7100, dp_rpc: 12321 }` inside `ports`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RolePortsSpec {
+    /// API start port of the role's engines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<Spanned<u64>>,
+    /// DP RPC port of the role's engines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dp_rpc: Option<Spanned<u64>>,
+    /// Where the block was written.
+    #[serde(skip)]
+    pub site: Site,
 }
 
 /// Explicit engine ids overriding the derived ones.
@@ -401,12 +457,21 @@ pub struct ServeSpec {
     /// Eager or a cudagraph mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph: Option<Spanned<GraphMode>>,
+    /// `cudagraph_capture_sizes` of the graph mode written in the same
+    /// block (`graph: full_decode_only { capture_sizes: [4, 8] }`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capture_sizes: Vec<Spanned<u64>>,
     /// `--speculative-config`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speculative: Option<SpeculativeSpec>,
     /// `--additional-config` entries.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub additional_config: BTreeMap<String, Spanned<Json>>,
+    /// Where nested `additional_config` values were written, by dotted
+    /// path (`finegrained_tp_config.lmhead_tensor_parallel_size`), so a
+    /// rule about an inner value points at it rather than at its top key.
+    #[serde(skip)]
+    pub additional_config_sites: BTreeMap<String, Site>,
     /// Further flags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<FlagEntry>,

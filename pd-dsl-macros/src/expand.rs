@@ -162,6 +162,15 @@ mod tests {
                 .any(|m| m.contains("expected an integer for `max_num_seqs`")),
             "{e:?}"
         );
+        // `nam` was meant as `name`: one mistake, one error, no "missing".
+        assert!(!e.iter().any(|m| m.starts_with("missing `name:")), "{e:?}");
+        // A field that is not a near miss of `name` leaves it missing.
+        let e = errors(quote! { host: "demo/x" });
+        assert!(
+            e.iter()
+                .any(|m| m.contains("unknown field `host`") && !m.contains("did you mean")),
+            "{e:?}"
+        );
         assert!(e.iter().any(|m| m.starts_with("missing `name:")), "{e:?}");
     }
 

@@ -5,12 +5,12 @@
 //! the values is left to `pd_dsl_core::check`, the code the runtime runs too.
 
 use crate::parse::{Block, Entry, Group, Key, Layout, Range, Value};
-use pd_dsl_core::rules::did_you_mean;
+use pd_dsl_core::rules::{closest, did_you_mean};
 use pd_dsl_core::spec::{
     AllowSpec, BenchSpec, ConnectorKind, ConnectorSpec, DeviationSpec, EngineGroup, EngineIdsSpec,
     EnvEntry, EnvValue, FigureSpec, FlagEntry, GraphMode, HardwareSpec, Json, KvPorts, LayoutSpec,
-    PortsSpec, ProvenanceSpec, ProxyScript, ProxySpec, Role, ServeSpec, SpeculativeSpec,
-    Verification,
+    PortsSpec, ProvenanceSpec, ProxyScript, ProxySpec, Role, RolePortsSpec, ServeSpec,
+    SpeculativeSpec, Verification,
 };
 use pd_dsl_core::{Rule, Site, Spanned};
 use proc_macro2::Span;
@@ -201,6 +201,10 @@ impl Cx {
             return None;
         }
         if !known.contains(&key.as_str()) {
+            // The author meant the suggested field: it is not also missing.
+            if let Some(meant) = closest(&key, known.iter().copied()) {
+                self.broken.insert(meant.to_owned());
+            }
             let hint = did_you_mean(&key, known.iter().copied());
             let msg = match (hint.is_empty(), block) {
                 (true, _) => format!(
@@ -516,6 +520,18 @@ impl Cx {
         out
     }
 
+    /// Sites of the values inside a JSON object, by dotted path, so rules
+    /// about an inner value point at it.
+    fn nested_sites(&mut self, v: &Value, path: &str, out: &mut BTreeMap<String, Site>) {
+        let Value::Block(b) = v else { return };
+        for e in b.entries.iter().filter(|e| e.colon) {
+            let inner = format!("{path}.{}", e.key.text());
+            let site = self.site(e.value.range());
+            out.insert(inner.clone(), site);
+            self.nested_sites(&e.value, &inner, out);
+        }
+    }
+
     fn layout(&mut self, layout: &Layout) -> LayoutSpec {
         let mut spec = LayoutSpec {
             summary: paragraphs(layout.docs.iter().map(|d| d.value())),
@@ -747,15 +763,45 @@ impl Cx {
         let Some(b) = self.block(v, "ports") else {
             return ports;
         };
-        let f = self.fields(&b.entries, &["api", "dp_rpc"], "ports");
-        match f.get("api") {
-            Some(e) => ports.api = self.int(&e.value, "api").unwrap_or_default(),
-            None => self.missing(Range::of(b.span), "ports", "api: 7100"),
+        ports.site = self.span_site(b.span);
+        let f = self.fields(&b.entries, &["api", "dp_rpc", "prefill", "decode"], "ports");
+        if let Some(e) = f.get("api") {
+            ports.api = self.int(&e.value, "api");
         }
         if let Some(e) = f.get("dp_rpc") {
             ports.dp_rpc = self.int(&e.value, "dp_rpc");
         }
+        if let Some(e) = f.get("prefill") {
+            ports.prefill = self.role_ports(&e.value, "prefill");
+        }
+        if let Some(e) = f.get("decode") {
+            ports.decode = self.role_ports(&e.value, "decode");
+        }
         ports
+    }
+
+    /// `prefill: { api: 7100, dp_rpc: 12321 }` inside `ports`.
+    fn role_ports(&mut self, v: &Value, role: &str) -> Option<RolePortsSpec> {
+        let what = format!("ports.{role}");
+        let b = self.block(v, &what)?;
+        let f = self.fields(&b.entries, &["api", "dp_rpc"], &what);
+        let mut p = RolePortsSpec {
+            site: self.span_site(b.span),
+            ..RolePortsSpec::default()
+        };
+        if let Some(e) = f.get("api") {
+            p.api = self.int(&e.value, "api");
+        }
+        if let Some(e) = f.get("dp_rpc") {
+            p.dp_rpc = self.int(&e.value, "dp_rpc");
+        }
+        if p.api.is_none() && p.dp_rpc.is_none() && f.is_empty() && b.errors.is_empty() {
+            self.err(
+                Range::of(b.span),
+                format!("found an empty `{what}` block, expected `api: N` and/or `dp_rpc: N`: the {role} engines otherwise use the common ports"),
+            );
+        }
+        Some(p)
     }
 
     fn proxy(&mut self, v: &Value) -> Option<ProxySpec> {
@@ -842,21 +888,63 @@ impl Cx {
                 "async_scheduling" => s.async_scheduling = self.boolean(v, k),
                 "prefix_caching" => s.prefix_caching = self.boolean(v, k),
                 "graph" => {
-                    s.graph = self.keyword(
-                        v,
-                        k,
-                        &["eager", "full_decode_only", "full", "piecewise"],
-                        GraphMode::parse,
-                    )
+                    const MODES: &[&str] = &["eager", "full_decode_only", "full", "piecewise"];
+                    match v {
+                        Value::Kinded(mode, block) => {
+                            let mode = Value::Ident(mode.clone());
+                            s.graph = self.keyword(&mode, k, MODES, GraphMode::parse);
+                            s.capture_sizes = self.graph_options(block);
+                        }
+                        _ => s.graph = self.keyword(v, k, MODES, GraphMode::parse),
+                    }
                 }
                 "speculative" => s.speculative = self.speculative(v),
-                "additional_config" => s.additional_config = self.json_map(v, k),
+                "additional_config" => {
+                    s.additional_config = self.json_map(v, k);
+                    if let Value::Block(b) = v {
+                        for e in &b.entries {
+                            self.nested_sites(
+                                &e.value,
+                                &e.key.text(),
+                                &mut s.additional_config_sites,
+                            );
+                        }
+                    }
+                }
                 "flags" => s.flags = self.flags(v),
                 "env" => s.env = self.env(v),
                 _ => {}
             }
         }
         s
+    }
+
+    /// `{ capture_sizes: [4, 8, 16] }` after a graph mode.
+    fn graph_options(&mut self, b: &Block) -> Vec<Spanned<u64>> {
+        self.errors.extend(b.errors.iter().cloned());
+        self.broken.extend(b.broken.iter().cloned());
+        let f = self.fields(&b.entries, &["capture_sizes"], "graph");
+        let Some(e) = f.get("capture_sizes") else {
+            self.missing(Range::of(b.span), "graph", "capture_sizes: [4, 8, 16]");
+            return Vec::new();
+        };
+        match &e.value {
+            Value::List(span, items) if items.is_empty() => {
+                self.err(
+                    Range::of(*span),
+                    "found an empty `capture_sizes` list, expected at least one size: leave the block out to use vLLM's default sizes",
+                );
+                Vec::new()
+            }
+            Value::List(_, items) => items
+                .iter()
+                .filter_map(|i| self.int(i, "capture_sizes"))
+                .collect(),
+            other => {
+                self.expected(other, "a list of sizes like `[4, 8, 16]`", "capture_sizes");
+                Vec::new()
+            }
+        }
     }
 
     fn speculative(&mut self, v: &Value) -> Option<SpeculativeSpec> {

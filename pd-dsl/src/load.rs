@@ -417,11 +417,21 @@ impl Sites {
                 v.site = self.site(extra.and_then(|n| n.key_at(k)));
             }
         }
-        self.set(&mut s.ports.api, g("ports").and_then(|n| n.get("api")));
-        self.opt(
-            &mut s.ports.dp_rpc,
-            g("ports").and_then(|n| n.get("dp_rpc")),
-        );
+        let ports = g("ports");
+        s.ports.site = self.site(ports.and_then(|n| n.at));
+        self.opt(&mut s.ports.api, ports.and_then(|n| n.get("api")));
+        self.opt(&mut s.ports.dp_rpc, ports.and_then(|n| n.get("dp_rpc")));
+        for (role, block) in [
+            ("prefill", &mut s.ports.prefill),
+            ("decode", &mut s.ports.decode),
+        ] {
+            if let Some(b) = block {
+                let n = ports.and_then(|n| n.get(role));
+                b.site = self.site(n.and_then(|n| n.at));
+                self.opt(&mut b.api, n.and_then(|n| n.get("api")));
+                self.opt(&mut b.dp_rpc, n.and_then(|n| n.get("dp_rpc")));
+            }
+        }
         if let Some(p) = &mut s.proxy {
             let n = g("proxy");
             p.site = self.site(n.and_then(|n| n.at));
@@ -510,6 +520,7 @@ impl Sites {
         self.opt(&mut b.async_scheduling, f("async_scheduling"));
         self.opt(&mut b.prefix_caching, f("prefix_caching"));
         self.opt(&mut b.graph, f("graph"));
+        self.list(&mut b.capture_sizes, f("capture_sizes"));
         if let Some(sp) = &mut b.speculative {
             let n = f("speculative");
             sp.site = self.site(n.and_then(|n| n.at));
@@ -523,6 +534,9 @@ impl Sites {
         let ac = f("additional_config");
         for (k, v) in b.additional_config.iter_mut() {
             v.site = self.site(ac.and_then(|n| n.key_at(k)));
+            if let Some(inner) = ac.and_then(|n| n.get(k)) {
+                self.nested(inner, k, &mut b.additional_config_sites);
+            }
         }
         for (i, x) in b.flags.iter_mut().enumerate() {
             self.flag(x, f("flags").and_then(|n| n.item(i)));
@@ -531,6 +545,18 @@ impl Sites {
             let n = f("env").and_then(|n| n.item(i));
             self.set(&mut e.name, n.and_then(|n| n.get("name")));
             self.set(&mut e.value, n.and_then(|n| n.get("value")));
+        }
+    }
+
+    /// Sites of the values inside a mapping, by dotted path.
+    fn nested(&mut self, n: &Node, path: &str, out: &mut std::collections::BTreeMap<String, Site>) {
+        if let Kind::Map(entries) = &n.kind {
+            for (k, _, child) in entries {
+                let inner = format!("{path}.{k}");
+                let site = self.site(child.at);
+                out.insert(inner.clone(), site);
+                self.nested(child, &inner, out);
+            }
         }
     }
 

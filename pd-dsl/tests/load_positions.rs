@@ -136,3 +136,35 @@ fn the_valid_files_load() {
     assert!(load::from_json("l.json", JSON).is_ok());
     assert!(load::from_yaml("l.json", JSON).is_ok());
 }
+
+/// Files take the macro's new fields: per-role ports and capture sizes, with
+/// errors at the offending value.
+#[test]
+fn yaml_per_role_ports_and_capture_sizes() {
+    let text = YAML
+        .replace(
+            "ports: { api: 7100, dp_rpc: 12321 }",
+            "ports: { api: 7100, dp_rpc: 12321, decode: { api: 9000, dp_rpc: 13000 } }",
+        )
+        .replace(
+            "graph: full_decode_only }",
+            "graph: full_decode_only, capture_sizes: [8, 0] }",
+        );
+    let e = load::from_yaml("a3.yaml", &text).expect_err("size 0");
+    let comma = find(&text, "[8, 0]", 0);
+    let zero = Position {
+        line: comma.line,
+        column: comma.column + 4,
+    };
+    assert_eq!(rules(&e), [("graph_capture_sizes".to_owned(), Some(zero))]);
+    let ok = text.replace("[8, 0]", "[8, 16]");
+    let layout = load::from_yaml("a3.yaml", &ok).expect("valid");
+    let decode = layout
+        .placement
+        .engines
+        .iter()
+        .find(|e| e.role == pd_dsl::Role::Decode)
+        .expect("decode engine");
+    assert_eq!((decode.api_port, decode.dp_rpc_port), (9000, Some(13000)));
+    assert_eq!(layout.serve[&pd_dsl::Role::Decode].capture_sizes, [8, 16]);
+}

@@ -115,7 +115,14 @@ fn node_facts(layout: &Layout, index: usize) -> Vec<(&'static str, String)> {
             "KV_PORT",
             e.kv_port.map(|i| i.to_string()).unwrap_or_default(),
         ));
-        v.push(("API_START_PORT", layout.api_port.to_string()));
+        v.push(("API_START_PORT", e.api_port.to_string()));
+        // Per-role DP RPC ports: each node states its engine's.
+        if !layout.uniform_dp_rpc_port() {
+            v.push((
+                "DP_RPC_PORT",
+                e.dp_rpc_port.map(|p| p.to_string()).unwrap_or_default(),
+            ));
+        }
     } else {
         v.push(("HEADLESS", u8::from(n.headless).to_string()));
     }
@@ -318,7 +325,10 @@ pub fn run_sh(layout: &Layout) -> String {
     let _ = writeln!(s, "LAYOUT={}", q(layout.name()));
     let _ = writeln!(s, "NODE_COUNT={}", layout.node_count());
     let _ = writeln!(s, "HAS_PROXY={}", u8::from(layout.proxy.is_some()));
-    if let (Some(p), true) = (layout.dp_rpc_port, layout.is_pd()) {
+    if let (Some(p), true) = (
+        layout.dp_rpc_port,
+        layout.is_pd() && layout.uniform_dp_rpc_port(),
+    ) {
         let _ = writeln!(s, "DP_RPC_PORT={p}");
     }
     s.push_str("HERE=$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\n");
