@@ -220,7 +220,13 @@ fn build_inner(
             ));
         }
     }
-    let Some(model) = tables::model_by_hub_id(&model_at.v) else {
+    // A path equal to the table's default path names its model too.
+    let by_path = || {
+        tables::MODELS.iter().copied().find(|m| {
+            m.default_path.trim_end_matches('/') == model_at.v.trim().trim_end_matches('/')
+        })
+    };
+    let Some(model) = tables::model_by_hub_id(&model_at.v).or_else(by_path) else {
         let known: Vec<String> = tables::MODELS
             .iter()
             .flat_map(|m| m.hub_ids.iter().map(|h| format!("`{h}`")))
@@ -262,7 +268,7 @@ fn build_inner(
                 && last.master.v == n.master.v
                 && e.dp.v == n.dp.v
                 && n.rank_start.v > 0
-                && last.rank_start.v + last.dp_local.v == n.rank_start.v
+                && last.rank_start.v < n.rank_start.v
         });
         if joins {
             if let Some(e) = engines.last_mut() {
@@ -692,11 +698,14 @@ fn build_inner(
             .unwrap_or_else(|| "1970-01-01".into())
     });
     let name = opts.name.clone().unwrap_or_else(|| {
-        let stem = inputs
-            .first()
-            .map(|i| i.name.rsplit('/').next().unwrap_or(&i.name).to_owned())
-            .unwrap_or_default();
-        let stem = stem.split('.').next().unwrap_or("layout").to_owned();
+        // A script set is named after its directory, a config after its file.
+        let first = inputs.first().map(|i| i.name.as_str()).unwrap_or_default();
+        let mut parts = first.rsplit('/');
+        let file = parts.next().unwrap_or(first);
+        let stem = match parts.next() {
+            Some(dir) if inputs.len() > 1 && !dir.is_empty() && dir != "." => dir.to_owned(),
+            _ => file.split('.').next().unwrap_or("layout").to_owned(),
+        };
         let clean: String = stem
             .to_ascii_lowercase()
             .chars()
