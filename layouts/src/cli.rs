@@ -13,9 +13,16 @@
 //! catalog rehearse NAME [--kill NODE:RANK] [--fault FAULT] [--proxy-script PATH] [--keep] [--timeout S]
 //!                                run the layout's generated scripts end to end on this
 //!                                machine against the stand-ins (`pd_rehearse::rehearsal`)
+//! catalog import FILE... [--format rust|yaml|json] [--out FILE] [--name N] [--hardware H] [--image TAG] [--recorded DATE]
+//!                                an upstream e2e config or a set of scripts as a layout
+//!                                (`pd_dsl::import`); exit 1 when the deployment breaks a hard rule
+//! catalog lint PATH... [--format text|json] [--hardware H] [--image TAG]
+//!                                every rule finding with FILE:LINE:COL; directories are walked;
+//!                                exit 1 when any finding is an error
 //! ```
 //!
-//! Exit codes: 0 success; 1 the catalog on disk is stale (`--check`);
+//! Exit codes: 0 success; 1 the catalog on disk is stale (`--check`), `lint`
+//! found an error, or `import` failed (unreadable input or a hard rule);
 //! 2 usage error, unknown layout name, or a fault that does not apply;
 //! 3 the registered catalog is invalid; 4 rendering or writing failed;
 //! 5 the rehearsal failed (or could not run). Errors never panic.
@@ -42,7 +49,7 @@ pub const EXIT_RENDER: u8 = 4;
 /// Exit code: the rehearsal failed.
 pub const EXIT_REHEARSAL: u8 = 5;
 
-const EXIT_CODES: &str = "Exit codes: 0 success; 1 catalog stale (--check); 2 usage error or unknown layout; 3 registered catalog invalid; 4 render or write failed; 5 rehearsal failed";
+const EXIT_CODES: &str = "Exit codes: 0 success; 1 catalog stale (--check), lint errors or a failed import; 2 usage error or unknown layout; 3 registered catalog invalid; 4 render or write failed; 5 rehearsal failed";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -84,6 +91,46 @@ enum Command {
         /// Catalog directory; the layout goes to `DIR/NAME/`.
         #[arg(long, value_name = "DIR", default_value = "catalog")]
         out: PathBuf,
+    },
+    /// Import an upstream e2e multi-node config (`.yaml`) or a set of
+    /// hand-written scripts for one deployment, and print (or write) the
+    /// layout that reproduces it. Conventions the input breaks are
+    /// acknowledged as `allow(rule, "imported from FILE:LINE")`; a hard rule
+    /// makes the import fail with its findings (exit 1).
+    Import {
+        /// One e2e config, or every script of one deployment.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// `rust` (`layout!` source), or the loader's `yaml` / `json`.
+        #[arg(long, value_enum, default_value_t = ImportFormat::Rust)]
+        format: ImportFormat,
+        /// Write here instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        opts: ImportOpts,
+        /// Layout name (default `imported/<first file's stem>`).
+        #[arg(long)]
+        name: Option<String>,
+        /// Recorded date, `YYYY-MM-DD` (default: the image's date).
+        #[arg(long, value_name = "DATE")]
+        recorded: Option<String>,
+    },
+    /// Lint e2e configs, script sets and pd-dsl YAML/JSON layouts: every
+    /// finding rustc-style with FILE:LINE:COL and the rule, then one summary
+    /// line per file. Directories are walked: each `.yaml`/`.yml`/`.json` is
+    /// one unit, the `.sh` files of one directory one script set. Exit 1
+    /// when any finding is an error.
+    Lint {
+        /// Files or directories.
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// `text`, or `json` (stable: `{"files": [FileReport]}`, see
+        /// `pd_dsl::import::FileReport`).
+        #[arg(long, value_enum, default_value_t = LintFormat::Text)]
+        format: LintFormat,
+        #[command(flatten)]
+        opts: ImportOpts,
     },
     /// Rehearse a layout end to end on this machine: its generated scripts,
     /// unmodified, one loopback address 127.0.0.(i+1) per node, against the
@@ -134,6 +181,31 @@ impl From<FaultArg> for Fault {
             FaultArg::UnreachableMaster => Fault::UnreachableMaster,
         }
     }
+}
+
+/// What the inputs cannot say.
+#[derive(Debug, clap::Args)]
+struct ImportOpts {
+    /// Hardware id (`a2`, `a3`, `ascend_950dt`); default from
+    /// `npu_per_node` or the NPUs a node uses.
+    #[arg(long)]
+    hardware: Option<String>,
+    /// Image tag (default: the newest image of the table).
+    #[arg(long, value_name = "TAG")]
+    image: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ImportFormat {
+    Rust,
+    Yaml,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum LintFormat {
+    Text,
+    Json,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -188,6 +260,41 @@ where
             };
         }
     };
+    // Import and lint read the user's files, not the registered catalog.
+    match cli.command {
+        Some(Command::Import {
+            files,
+            format,
+            out: dest,
+            opts,
+            name,
+            recorded,
+        }) => {
+            let opts = pd_dsl::import::Options {
+                name,
+                hardware: opts.hardware,
+                image: opts.image,
+                recorded,
+            };
+            return finish(
+                import(&files, format, dest.as_deref(), &opts, out, err),
+                err,
+            );
+        }
+        Some(Command::Lint {
+            paths,
+            format,
+            opts,
+        }) => {
+            let opts = pd_dsl::import::Options {
+                hardware: opts.hardware,
+                image: opts.image,
+                ..Default::default()
+            };
+            return finish(lint(&paths, format, &opts, out), err);
+        }
+        _ => {}
+    }
     let layouts = match layouts {
         Ok(l) => l,
         Err(e) => {
@@ -205,6 +312,7 @@ where
         Some(Command::Render { name, out: dir }) => {
             find(&layouts, &name).and_then(|l| render_one(l, &dir, out))
         }
+        Some(Command::Import { .. } | Command::Lint { .. }) => Ok(EXIT_OK),
         Some(Command::Rehearse {
             name,
             kill,
@@ -235,6 +343,165 @@ where
 }
 
 type CliResult = Result<u8, (u8, String)>;
+
+fn finish(result: CliResult, err: &mut dyn Write) -> u8 {
+    match result {
+        Ok(code) => code,
+        Err((code, message)) => {
+            let _ = writeln!(err, "error: {message}");
+            code
+        }
+    }
+}
+
+fn read_inputs(files: &[PathBuf]) -> Result<Vec<pd_dsl::import::Input>, (u8, String)> {
+    files
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .map(|text| pd_dsl::import::Input::new(f.display().to_string(), text))
+                .map_err(|e| (EXIT_USAGE, format!("cannot read `{}`: {e}", f.display())))
+        })
+        .collect()
+}
+
+fn import(
+    files: &[PathBuf],
+    format: ImportFormat,
+    dest: Option<&Path>,
+    opts: &pd_dsl::import::Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> CliResult {
+    use pd_dsl::import;
+    let inputs = read_inputs(files)?;
+    let imported = match import::import(&inputs, opts) {
+        Ok(i) => i,
+        Err(e) => {
+            let _ = writeln!(err, "{}", import::Finding::from(e));
+            return Ok(EXIT_STALE);
+        }
+    };
+    let spec = match import::finish(&imported) {
+        Ok(s) => s,
+        Err(findings) => {
+            for f in &findings {
+                let _ = writeln!(err, "{f}");
+            }
+            let _ = writeln!(
+                err,
+                "error: the deployment breaks {} hard rule(s); no `allow` can excuse them",
+                findings.len()
+            );
+            return Ok(EXIT_STALE);
+        }
+    };
+    let text = match format {
+        ImportFormat::Rust => import::print::layout_file(&spec),
+        ImportFormat::Yaml => serde_saphyr::to_string(&spec).map_err(render_failed)?,
+        ImportFormat::Json => {
+            let mut t = serde_json::to_string_pretty(&spec).map_err(render_failed)?;
+            t.push('\n');
+            t
+        }
+    };
+    match dest {
+        Some(path) => {
+            std::fs::write(path, &text).map_err(|e| {
+                (
+                    EXIT_RENDER,
+                    format!("cannot write `{}`: {e}", path.display()),
+                )
+            })?;
+            let _ = writeln!(
+                out,
+                "wrote {} ({} acknowledged rule(s), {} deviation(s))",
+                path.display(),
+                spec.allow.len(),
+                spec.deviations.len()
+            );
+        }
+        None => {
+            out.write_all(text.as_bytes()).map_err(render_failed)?;
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+/// Expands directories into lint units: each YAML/JSON file alone, the
+/// `.sh` files of one directory (or of the command line) together.
+fn lint_units(paths: &[PathBuf]) -> Result<Vec<Vec<PathBuf>>, (u8, String)> {
+    let mut units: Vec<Vec<PathBuf>> = Vec::new();
+    let mut loose_scripts: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| (EXIT_USAGE, format!("cannot read `{}`: {e}", p.display())))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .collect();
+            entries.sort();
+            let scripts: Vec<PathBuf> = entries
+                .iter()
+                .filter(|e| e.extension().is_some_and(|x| x == "sh"))
+                .cloned()
+                .collect();
+            for e in &entries {
+                if e.is_dir() {
+                    units.extend(lint_units(std::slice::from_ref(e))?);
+                } else if e
+                    .extension()
+                    .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+                {
+                    units.push(vec![e.clone()]);
+                }
+            }
+            if !scripts.is_empty() {
+                units.push(scripts);
+            }
+        } else if p.extension().is_some_and(|x| x == "sh") {
+            loose_scripts.push(p.clone());
+        } else {
+            units.push(vec![p.clone()]);
+        }
+    }
+    if !loose_scripts.is_empty() {
+        units.push(loose_scripts);
+    }
+    Ok(units)
+}
+
+fn lint(
+    paths: &[PathBuf],
+    format: LintFormat,
+    opts: &pd_dsl::import::Options,
+    out: &mut dyn Write,
+) -> CliResult {
+    let units = lint_units(paths)?;
+    let mut reports = Vec::new();
+    for unit in &units {
+        let inputs = read_inputs(unit)?;
+        reports.push(pd_dsl::import::lint_unit(&inputs, opts));
+    }
+    let failed = reports.iter().any(|r| r.errors > 0);
+    match format {
+        LintFormat::Text => {
+            for r in &reports {
+                for f in &r.findings {
+                    let _ = writeln!(out, "{f}\n");
+                }
+            }
+            for r in &reports {
+                let _ = writeln!(out, "{}", r.summary());
+            }
+        }
+        LintFormat::Json => {
+            let doc = serde_json::json!({ "files": reports });
+            let text = serde_json::to_string_pretty(&doc).map_err(render_failed)?;
+            let _ = writeln!(out, "{text}");
+        }
+    }
+    Ok(if failed { EXIT_STALE } else { EXIT_OK })
+}
 
 fn render_failed(e: impl std::fmt::Display) -> (u8, String) {
     (EXIT_RENDER, e.to_string())

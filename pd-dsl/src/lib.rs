@@ -9,6 +9,7 @@
 pub use pd_dsl_core::*;
 pub use pd_dsl_macros::layout;
 
+pub mod import;
 pub mod load;
 pub mod render;
 

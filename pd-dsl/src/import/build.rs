@@ -1,0 +1,1299 @@
+//! From what the front ends read (nodes with their serve options and env) to
+//! a [`LayoutSpec`]: engines, topology, ports, connector, engine ids and
+//! per-role settings. Values pd-dsl derives are compared, not copied;
+//! values that differ are kept as overrides (engine ids, kv ports) or
+//! reported as notes.
+
+use super::{Imported, Input, InputRank, Loc, Note, Options, SourceMap};
+use crate::placement::{default_ranks_per_node, derived_engine_id};
+use crate::spec::{
+    ConnectorKind, ConnectorSpec, EngineGroup, EngineIdsSpec, EnvEntry, EnvValue, FlagEntry,
+    GraphMode, HardwareSpec, Json, KvPorts, LayoutSpec, PortsSpec, ProvenanceSpec, ProxyScript,
+    ProxySpec, Role, ServeSpec, SpeculativeSpec,
+};
+use crate::{Spanned, tables};
+use std::collections::BTreeMap;
+
+/// A value with where it was read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct P<T> {
+    pub v: T,
+    pub at: Loc,
+}
+
+pub(crate) fn p<T>(v: T, at: Loc) -> P<T> {
+    P { v, at }
+}
+
+/// One `vllm serve` option as read: `--flag` and its value, if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Arg {
+    pub flag: P<String>,
+    pub value: Option<P<String>>,
+}
+
+/// One node as read.
+#[derive(Clone, Debug)]
+pub(crate) struct NodeIn {
+    /// Where the node is described.
+    pub at: Loc,
+    pub role: Role,
+    pub model: P<String>,
+    pub dp: P<u64>,
+    pub dp_local: P<u64>,
+    pub rank_start: P<u64>,
+    pub tp: P<u64>,
+    pub api_port: P<u64>,
+    pub dp_rpc: Option<P<u64>>,
+    /// The DP master as written (engine key).
+    pub master: P<String>,
+    /// Options other than the model and the derived ones.
+    pub args: Vec<Arg>,
+    /// Env, in order; values as written (`/x:$LD_PRELOAD`).
+    pub env: Vec<(P<String>, P<String>)>,
+    /// A native-DP worker (`--headless`): no API port of its own.
+    pub headless: bool,
+}
+
+/// The proxy as read.
+#[derive(Clone, Debug)]
+pub(crate) struct ProxyIn {
+    pub port: P<u64>,
+    pub script: P<ProxyScript>,
+    pub prefill_endpoints: usize,
+    pub decode_endpoints: usize,
+}
+
+/// A deployment as read by a front end.
+#[derive(Clone, Debug)]
+pub(crate) struct Deployment {
+    pub nodes: Vec<NodeIn>,
+    /// NPUs per node when the input says (`npu_per_node`).
+    pub npus: Option<P<u64>>,
+    pub proxy: Option<ProxyIn>,
+    /// Notes the front end already made.
+    pub notes: Vec<Note>,
+}
+
+type Fail = (Loc, String);
+
+/// Flags pd-dsl derives per rank; front ends consume them into node facts.
+pub(crate) const RANK_FLAGS: &[&str] = &[
+    "--host",
+    "--port",
+    "--data-parallel-size",
+    "--data-parallel-rank",
+    "--data-parallel-address",
+    "--data-parallel-rpc-port",
+    "--data-parallel-size-local",
+    "--data-parallel-start-rank",
+    "--tensor-parallel-size",
+    "--headless",
+];
+
+/// Env the spine derives per node or rank, and harness-internal variables
+/// of the upstream e2e runner (`SERVER_PORT` is its port placeholder).
+const DERIVED_ENV: &[&str] = &[
+    "ASCEND_RT_VISIBLE_DEVICES",
+    "HCCL_IF_IP",
+    "GLOO_SOCKET_IFNAME",
+    "TP_SOCKET_IFNAME",
+    "HCCL_SOCKET_IFNAME",
+    "ENGINE_ID",
+    "KV_PORT",
+    "SERVER_PORT",
+];
+
+/// Splits `--flag=value` and normalises `--flag_name` to `--flag-name`
+/// (vLLM's argparse accepts both; one spelling lets rules see duplicates).
+pub(crate) fn normalise_flag(raw: &str) -> (String, Option<String>) {
+    let (name, value) = match raw.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_owned())),
+        None => (raw, None),
+    };
+    (
+        format!("--{}", name.trim_start_matches('-').replace('_', "-")),
+        value,
+    )
+}
+
+/// Whether a flag takes no value.
+pub(crate) fn is_switch(flag: &str) -> bool {
+    matches!(
+        flag,
+        "--headless"
+            | "--enable-expert-parallel"
+            | "--trust-remote-code"
+            | "--enforce-eager"
+            | "--no-enable-prefix-caching"
+            | "--enable-prefix-caching"
+            | "--async-scheduling"
+            | "--disable-log-stats"
+            | "--disable-log-requests"
+            | "--enable-chunked-prefill"
+            | "--no-enable-chunked-prefill"
+            | "--enable-auto-tool-choice"
+            | "--disable-uvicorn-access-log"
+    )
+}
+
+/// Parses a number the input wrote, pointing at it when it is not one.
+pub(crate) fn number(v: &P<String>, what: &str) -> Result<P<u64>, Fail> {
+    v.v.trim()
+        .parse::<u64>()
+        .map(|n| p(n, v.at))
+        .map_err(|_| {
+            (
+                v.at,
+                format!(
+                    "found `{}` for {what}, expected a whole number: the importer follows literal values only",
+                    v.v
+                ),
+            )
+        })
+}
+
+struct Engine {
+    role: Role,
+    dp: P<u64>,
+    tp: P<u64>,
+    /// Input node indices, in rank order.
+    nodes: Vec<usize>,
+    kv: Option<KvIn>,
+}
+
+#[derive(Clone, Debug)]
+struct KvIn {
+    kind: P<ConnectorKind>,
+    port: Option<P<u64>>,
+    engine_id: Option<P<u64>>,
+    extra: BTreeMap<String, P<Json>>,
+    shapes: BTreeMap<String, (P<Json>, Loc)>,
+}
+
+pub(crate) fn build(
+    mut d: Deployment,
+    mut map: SourceMap,
+    inputs: &[Input],
+    opts: &Options,
+) -> Result<Imported, (SourceMap, Loc, String)> {
+    match build_inner(&mut d, &mut map, inputs, opts) {
+        Ok((spec, ranks)) => Ok(Imported {
+            spec,
+            map,
+            notes: d.notes,
+            ranks,
+        }),
+        Err((at, m)) => Err((map, at, m)),
+    }
+}
+
+fn build_inner(
+    d: &mut Deployment,
+    map: &mut SourceMap,
+    inputs: &[Input],
+    opts: &Options,
+) -> Result<(LayoutSpec, Vec<InputRank>), Fail> {
+    let file0 = Loc {
+        file: 0,
+        line: 0,
+        column: 0,
+    };
+    let Some(first) = d.nodes.first() else {
+        return Err((
+            file0,
+            "found no node that runs `vllm serve`, expected at least one: nothing to import".into(),
+        ));
+    };
+    let mut s = |v: Loc| map.site(v);
+
+    // --- model ---------------------------------------------------------
+    let model_at = first.model.clone();
+    for n in &d.nodes {
+        if n.model.v != model_at.v {
+            return Err((
+                n.model.at,
+                format!(
+                    "found model `{}` here and `{}` on another node, expected one model per deployment",
+                    n.model.v, model_at.v
+                ),
+            ));
+        }
+    }
+    // A path equal to the table's default path names its model too.
+    let by_path = || {
+        tables::MODELS.iter().copied().find(|m| {
+            m.default_path.trim_end_matches('/') == model_at.v.trim().trim_end_matches('/')
+        })
+    };
+    let Some(model) = tables::model_by_hub_id(&model_at.v).or_else(by_path) else {
+        let known: Vec<String> = tables::MODELS
+            .iter()
+            .flat_map(|m| m.hub_ids.iter().map(|h| format!("`{h}`")))
+            .collect();
+        return Err((
+            model_at.at,
+            format!(
+                "found model `{}`, expected a model of the table (hub id, weights name or a path ending in one): known are {}",
+                model_at.v,
+                known.join(", ")
+            ),
+        ));
+    };
+    let model_path = if model_at.v.starts_with('/')
+        && model_at.v.trim_end_matches('/') != model.default_path.trim_end_matches('/')
+    {
+        Some(Spanned::new(model_at.v.clone(), s(model_at.at)))
+    } else {
+        if !model_at.v.starts_with('/') {
+            d.notes.push(Note {
+                at: model_at.at,
+                what: format!("model `{}` loaded from the hub", model_at.v),
+                why: format!(
+                    "pd-dsl serves weights from a path; the model table's is `{}`",
+                    model.default_path
+                ),
+            });
+        }
+        None
+    };
+
+    // --- engines -----------------------------------------------------------
+    let mut engines: Vec<Engine> = Vec::new();
+    for (i, n) in d.nodes.iter().enumerate() {
+        let kv = kv_of(n)?;
+        let joins = engines.last().is_some_and(|e: &Engine| {
+            let last = &d.nodes[e.nodes[e.nodes.len() - 1]];
+            e.role == n.role
+                && last.master.v == n.master.v
+                && e.dp.v == n.dp.v
+                && n.rank_start.v > 0
+                && last.rank_start.v < n.rank_start.v
+        });
+        if joins {
+            if let Some(e) = engines.last_mut() {
+                if e.tp.v != n.tp.v {
+                    return Err((
+                        n.tp.at,
+                        format!(
+                            "found `--tensor-parallel-size {}` on a node of an engine whose first node says {}, expected one TP size per engine",
+                            n.tp.v, e.tp.v
+                        ),
+                    ));
+                }
+                if let (Some(a), Some(b)) = (&e.kv, &kv)
+                    && (a.port.as_ref().map(|x| x.v) != b.port.as_ref().map(|x| x.v)
+                        || a.engine_id.as_ref().map(|x| x.v) != b.engine_id.as_ref().map(|x| x.v))
+                {
+                    let at = b.port.as_ref().map_or(n.at, |x| x.at);
+                    return Err((
+                        at,
+                        "found a `kv_port` or `engine_id` differing between nodes of one engine, expected one per engine: the engine's ranks share one kv-transfer-config".into(),
+                    ));
+                }
+                e.nodes.push(i);
+            }
+        } else {
+            if n.rank_start.v != 0 {
+                return Err((
+                    n.rank_start.at,
+                    format!(
+                        "found DP rank start {} on a node with no node before it in its engine (DP master `{}`), expected 0: the engine's first node is missing",
+                        n.rank_start.v, n.master.v
+                    ),
+                ));
+            }
+            engines.push(Engine {
+                role: n.role,
+                dp: n.dp.clone(),
+                tp: n.tp.clone(),
+                nodes: vec![i],
+                kv,
+            });
+        }
+    }
+
+    // --- hardware ------------------------------------------------------------
+    let comm_res = engines
+        .iter()
+        .filter_map(|e| e.kv.as_ref())
+        .any(|k| k.extra.contains_key("ascend_local_comm_res_path"));
+    let hw_id: String = match (&opts.hardware, &d.npus) {
+        (Some(h), _) => h.clone(),
+        (None, Some(npus)) => match npus.v {
+            16 => "a3".into(),
+            8 if comm_res => "ascend_950dt".into(),
+            8 => "a2".into(),
+            n => {
+                return Err((
+                    npus.at,
+                    format!(
+                        "found `npu_per_node: {n}`, expected 16 (Atlas 800 A3) or 8 (A2, 950DT): no other node kind is in the hardware table"
+                    ),
+                ));
+            }
+        },
+        (None, None) => {
+            let most = d
+                .nodes
+                .iter()
+                .map(|n| n.dp_local.v * n.tp.v)
+                .max()
+                .unwrap_or(0);
+            if comm_res {
+                "ascend_950dt".into()
+            } else if most > 8 {
+                "a3".into()
+            } else {
+                return Err((
+                    first.at,
+                    format!(
+                        "found nodes using at most {most} NPUs, expected `--hardware a2|a3|ascend_950dt`: the scripts do not say which node kind they run on"
+                    ),
+                ));
+            }
+        }
+    };
+    let Some(hw) = tables::hardware(&hw_id) else {
+        return Err((
+            file0,
+            format!(
+                "found hardware `{hw_id}`, expected one of `a2`, `a3`, `ascend_950dt`{}",
+                crate::rules::did_you_mean(&hw_id, tables::HARDWARE.iter().map(|h| h.id))
+            ),
+        ));
+    };
+    let npus = hw.npus_per_node;
+
+    // --- ranks per node, node coverage --------------------------------------
+    let mut groups: Vec<EngineGroup> = Vec::new();
+    let mut order: Vec<usize> = Vec::new(); // engine indices in pd-dsl order
+    for role in [Role::Prefill, Role::Decode, Role::Mixed] {
+        order.extend((0..engines.len()).filter(|&i| engines[i].role == role));
+    }
+    let mut engine_rpn: Vec<u64> = vec![0; engines.len()];
+    for (ei, e) in engines.iter().enumerate() {
+        let firstn = &d.nodes[e.nodes[0]];
+        let rpn = firstn.dp_local.v;
+        let mut next = 0u64;
+        for &ni in &e.nodes {
+            let n = &d.nodes[ni];
+            let want_local = rpn.min(e.dp.v.saturating_sub(next));
+            if n.rank_start.v != next {
+                return Err((
+                    n.rank_start.at,
+                    format!(
+                        "found DP rank start {}, expected {next}: the nodes of an engine take consecutive rank ranges of {rpn}",
+                        n.rank_start.v
+                    ),
+                ));
+            }
+            if n.dp_local.v != want_local {
+                return Err((
+                    n.dp_local.at,
+                    format!(
+                        "found {} local DP ranks, expected {want_local}: the engine's first node runs {rpn} and every node but the last runs as many",
+                        n.dp_local.v
+                    ),
+                ));
+            }
+            next += n.dp_local.v;
+        }
+        if next != e.dp.v {
+            let last = &d.nodes[e.nodes[e.nodes.len() - 1]];
+            return Err((
+                last.dp_local.at,
+                format!(
+                    "found ranks 0..{next} of `--data-parallel-size {}` (DP master `{}`), expected nodes for ranks {next}..{}: the engine's other nodes are missing",
+                    e.dp.v, last.master.v, e.dp.v
+                ),
+            ));
+        }
+        engine_rpn[ei] = rpn;
+    }
+    for &ei in &order {
+        let e = &engines[ei];
+        let rpn = engine_rpn[ei];
+        let default = default_ranks_per_node(
+            u32::try_from(e.dp.v).unwrap_or(u32::MAX),
+            u32::try_from(e.tp.v).unwrap_or(u32::MAX),
+            npus,
+        );
+        let rpn_spec = (u64::from(default) != rpn).then(|| {
+            let at = d.nodes[e.nodes[0]].dp_local.at;
+            Spanned::new(rpn, s(at))
+        });
+        let same = groups.last_mut().filter(|g| {
+            g.role.value == e.role
+                && g.dp.value == e.dp.v
+                && g.tp.value == e.tp.v
+                && g.ranks_per_node.as_ref().map(|r| r.value) == rpn_spec.as_ref().map(|r| r.value)
+        });
+        match same {
+            Some(g) => g.count.value += 1,
+            None => {
+                let role_at = d.nodes[e.nodes[0]].at;
+                groups.push(EngineGroup {
+                    role: Spanned::new(e.role, s(role_at)),
+                    count: Spanned::new(1, s(role_at)),
+                    dp: Spanned::new(e.dp.v, s(e.dp.at)),
+                    tp: Spanned::new(e.tp.v, s(e.tp.at)),
+                    ranks_per_node: rpn_spec,
+                    shape_site: s(e.dp.at),
+                });
+            }
+        }
+    }
+
+    // --- ports -------------------------------------------------------------------
+    let api = first.api_port.clone();
+    let mut dp_rpc: Option<P<u64>> = None;
+    for n in d.nodes.iter().filter(|n| !n.headless) {
+        if n.api_port.v != api.v {
+            d.notes.push(Note {
+                at: n.api_port.at,
+                what: format!(
+                    "API port base {} on one node, {} on the first",
+                    n.api_port.v, api.v
+                ),
+                why: "pd-dsl starts every node's ranks at one API port base".into(),
+            });
+        }
+        if let Some(r) = &n.dp_rpc {
+            match &dp_rpc {
+                None => dp_rpc = Some(r.clone()),
+                Some(first) if first.v != r.v => d.notes.push(Note {
+                    at: r.at,
+                    what: format!("DP RPC port {} on one node, {} on the first", r.v, first.v),
+                    why: "pd-dsl uses one DP RPC port for every engine (each engine has its own master)".into(),
+                }),
+                Some(_) => {}
+            }
+        }
+    }
+    // A single-node, single-rank mixed engine needs no DP RPC port.
+    let needs_rpc = engines.iter().any(|e| e.dp.v > 1 || e.nodes.len() > 1);
+    let ports = PortsSpec {
+        api: Spanned::new(api.v, s(api.at)),
+        dp_rpc: dp_rpc
+            .filter(|_| needs_rpc)
+            .map(|r| Spanned::new(r.v, s(r.at))),
+    };
+
+    // --- connector, engine ids ---------------------------------------------------
+    let pd = engines.iter().any(|e| e.role != Role::Mixed);
+    let mut connector: Option<ConnectorSpec> = None;
+    let mut engine_ids: Option<EngineIdsSpec> = None;
+    if pd {
+        let mut kind: Option<P<ConnectorKind>> = None;
+        let mut ports_by_role: BTreeMap<Role, Vec<Spanned<u64>>> = BTreeMap::new();
+        let mut ids_by_role: BTreeMap<Role, Vec<Spanned<u64>>> = BTreeMap::new();
+        let mut ids_differ = false;
+        let mut extra: BTreeMap<String, Spanned<Json>> = BTreeMap::new();
+        let mut role_index: BTreeMap<Role, usize> = BTreeMap::new();
+        for &ei in &order {
+            let e = &engines[ei];
+            let at = d.nodes[e.nodes[0]].at;
+            let Some(kv) = &e.kv else {
+                return Err((
+                    at,
+                    format!(
+                        "found a {} engine without `--kv-transfer-config`, expected one on every engine of a PD deployment",
+                        e.role
+                    ),
+                ));
+            };
+            match &kind {
+                None => kind = Some(kv.kind.clone()),
+                Some(k) if k.v != kv.kind.v => {
+                    return Err((
+                        kv.kind.at,
+                        format!(
+                            "found `{}` here and `{}` on another engine, expected one connector per deployment",
+                            kv.kind.v.kv_connector(),
+                            k.v.kv_connector()
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+            let Some(port) = &kv.port else {
+                return Err((
+                    kv.kind.at,
+                    "found a kv-transfer-config without `kv_port`, expected one: each engine's handshake span starts there".into(),
+                ));
+            };
+            ports_by_role
+                .entry(e.role)
+                .or_default()
+                .push(Spanned::new(port.v, s(port.at)));
+            let ri = role_index.entry(e.role).or_insert(0);
+            let derived = derived_engine_id(e.role, *ri);
+            *ri += 1;
+            let id = match &kv.engine_id {
+                Some(id) => {
+                    if Some(id.v) != derived {
+                        ids_differ = true;
+                    }
+                    Spanned::new(id.v, s(id.at))
+                }
+                None => Spanned::new(derived.unwrap_or(0), s(at)),
+            };
+            ids_by_role.entry(e.role).or_default().push(id);
+            for (k, v) in &kv.extra {
+                match extra.get(k) {
+                    Some(prev) if prev.value != v.v => {
+                        return Err((
+                            v.at,
+                            format!(
+                                "found `kv_connector_extra_config.{k}` = {} here and {} on another engine, expected one value: the extra config is identical on every engine",
+                                v.v, prev.value
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                    None => {
+                        extra.insert(k.clone(), Spanned::new(v.v.clone(), s(v.at)));
+                    }
+                }
+            }
+            // The prefill/decode shapes are derived: compare.
+            for (shape_role, (shape, key_at)) in &kv.shapes {
+                let want = engines
+                    .iter()
+                    .find(|x| x.role.as_str() == shape_role)
+                    .map(|x| serde_json::json!({ "dp_size": x.dp.v, "tp_size": x.tp.v }));
+                let same = want.as_ref().is_some_and(|w| {
+                    w.get("dp_size") == shape.v.get("dp_size")
+                        && w.get("tp_size") == shape.v.get("tp_size")
+                });
+                if !same {
+                    d.notes.push(Note {
+                        at: *key_at,
+                        what: format!(
+                            "`kv_connector_extra_config.{shape_role}` is {}",
+                            shape.v
+                        ),
+                        why: match want {
+                            Some(w) => format!(
+                                "pd-dsl derives {w} from the topology: a wrong shape makes the connector compute the peer's ports from the wrong rank layout"
+                            ),
+                            None => format!("the deployment has no {shape_role} engine"),
+                        },
+                    });
+                }
+            }
+        }
+        let kind = kind.unwrap_or(p(ConnectorKind::MooncakeV1, first.at));
+        let collapse = |v: Vec<Spanned<u64>>| -> Vec<Spanned<u64>> {
+            if v.len() > 1 && v.iter().all(|x| x.value == v[0].value) {
+                v.into_iter().take(1).collect()
+            } else {
+                v
+            }
+        };
+        let kind_site = s(kind.at);
+        connector = Some(ConnectorSpec {
+            kind: Spanned::new(kind.v, kind_site),
+            kv_port: KvPorts {
+                prefill: collapse(ports_by_role.remove(&Role::Prefill).unwrap_or_default()),
+                decode: collapse(ports_by_role.remove(&Role::Decode).unwrap_or_default()),
+            },
+            extra,
+            site: kind_site,
+        });
+        if ids_differ {
+            engine_ids = Some(EngineIdsSpec {
+                prefill: ids_by_role.remove(&Role::Prefill).unwrap_or_default(),
+                decode: ids_by_role.remove(&Role::Decode).unwrap_or_default(),
+                site: kind_site,
+            });
+        }
+    }
+
+    // --- proxy -------------------------------------------------------------------
+    let proxy = if pd {
+        Some(match &d.proxy {
+            Some(px) => {
+                let pairing = connector
+                    .as_ref()
+                    .map(|c| c.kind.value.proxy_script())
+                    .unwrap_or(ProxyScript::LoadBalance);
+                let prefill_ranks: u64 = engines
+                    .iter()
+                    .filter(|e| e.role == Role::Prefill)
+                    .map(|e| e.dp.v)
+                    .sum();
+                let decode_ranks: u64 = engines
+                    .iter()
+                    .filter(|e| e.role == Role::Decode)
+                    .map(|e| e.dp.v)
+                    .sum();
+                if px.prefill_endpoints as u64 != prefill_ranks
+                    || px.decode_endpoints as u64 != decode_ranks
+                {
+                    d.notes.push(Note {
+                        at: px.port.at,
+                        what: format!(
+                            "the proxy lists {} prefill and {} decode endpoints",
+                            px.prefill_endpoints, px.decode_endpoints
+                        ),
+                        why: format!(
+                            "pd-dsl derives {prefill_ranks} and {decode_ranks}: every rank exactly once, or requests miss ranks"
+                        ),
+                    });
+                }
+                ProxySpec {
+                    port: Spanned::new(px.port.v, s(px.port.at)),
+                    script: (px.script.v != pairing)
+                        .then(|| Spanned::new(px.script.v, s(px.script.at))),
+                    site: s(px.port.at),
+                }
+            }
+            // The e2e harness starts the load-balance proxy on node 0, port
+            // 1999 (tests/e2e/nightly/multi_node/external_dp/scripts/
+            // external_dp_config.py).
+            None => ProxySpec {
+                port: Spanned::bare(1999),
+                script: None,
+                site: crate::Site::NONE,
+            },
+        })
+    } else {
+        None
+    };
+
+    // --- serve settings per role ----------------------------------------------------
+    let mut roles: BTreeMap<Role, ServeSpec> = BTreeMap::new();
+    let mut served: Option<P<String>> = None;
+    for role in [Role::Prefill, Role::Decode, Role::Mixed] {
+        let nodes: Vec<&NodeIn> = d.nodes.iter().filter(|n| n.role == role).collect();
+        let Some(n0) = nodes.first() else { continue };
+        for n in &nodes[1..] {
+            same_settings(n0, n)?;
+        }
+        let block = serve_block(n0, model, &mut served, &mut d.notes, &mut s)?;
+        roles.insert(role, block);
+    }
+    let serve = factor_common(&mut roles);
+    let served_model_name = served
+        .filter(|x| x.v != model.served_name)
+        .map(|x| Spanned::new(x.v, s(x.at)));
+
+    // --- identity -----------------------------------------------------------------
+    let image_tag = opts
+        .image
+        .clone()
+        .or_else(|| {
+            tables::IMAGES
+                .iter()
+                .rev()
+                .find(|i| i.reference(hw).is_some())
+                .map(|i| i.tag.to_owned())
+        })
+        .unwrap_or_default();
+    let recorded = opts.recorded.clone().unwrap_or_else(|| {
+        tables::image(&image_tag)
+            .map(|i| i.date.to_owned())
+            .unwrap_or_else(|| "1970-01-01".into())
+    });
+    let name = opts.name.clone().unwrap_or_else(|| {
+        // A script set is named after its directory, a config after its file.
+        let first = inputs.first().map(|i| i.name.as_str()).unwrap_or_default();
+        let mut parts = first.rsplit('/');
+        let file = parts.next().unwrap_or(first);
+        let stem = match parts.next() {
+            Some(dir) if inputs.len() > 1 && !dir.is_empty() && dir != "." => dir.to_owned(),
+            _ => file.split('.').next().unwrap_or("layout").to_owned(),
+        };
+        let clean: String = stem
+            .to_ascii_lowercase()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        format!("imported/{}", clean.trim_matches('-'))
+    });
+    let spec = LayoutSpec {
+        summary: vec![format!(
+            "Imported from {}.",
+            inputs
+                .iter()
+                .map(|i| format!("`{}`", i.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )],
+        name: Spanned::bare(name),
+        model: Spanned::new(model.id.to_owned(), s(model_at.at)),
+        hardware: HardwareSpec::All(Spanned::bare(hw.id.to_owned())),
+        image: Spanned::bare(image_tag),
+        topology: groups,
+        topology_site: s(first.at),
+        connector,
+        ports,
+        proxy,
+        engine_ids,
+        model_path,
+        served_model_name,
+        serve,
+        roles,
+        provenance: ProvenanceSpec {
+            recorded: Spanned::bare(recorded),
+            derived_from: None,
+            sources: inputs
+                .iter()
+                .map(|i| Spanned::bare(format!("imported from {}", i.name)))
+                .collect(),
+            refresh: Vec::new(),
+        },
+        ..LayoutSpec::default()
+    };
+
+    // --- the input's ranks, in pd-dsl node order -------------------------------------
+    let mut ranks = Vec::new();
+    let mut node_index = 0usize;
+    for &ei in &order {
+        let e = &engines[ei];
+        for &ni in &e.nodes {
+            let n = &d.nodes[ni];
+            for local in 0..n.dp_local.v {
+                ranks.push(input_rank(n, node_index, local, e.kv.is_some()));
+            }
+            node_index += 1;
+        }
+    }
+    Ok((spec, ranks))
+}
+
+fn input_rank(n: &NodeIn, node: usize, local: u64, _pd: bool) -> InputRank {
+    let options = n
+        .args
+        .iter()
+        .map(|a| (a.flag.v.clone(), a.value.as_ref().map(|v| v.v.clone())))
+        .collect();
+    let env = n
+        .env
+        .iter()
+        .filter(|(k, _)| !DERIVED_ENV.contains(&k.v.as_str()))
+        .map(|(k, v)| (k.v.clone(), v.v.clone()))
+        .collect();
+    InputRank {
+        node,
+        dp_rank: n.rank_start.v + local,
+        options,
+        env,
+    }
+}
+
+/// Nodes of one role must run one set of settings: pd-dsl renders one
+/// template per role.
+fn same_settings(a: &NodeIn, b: &NodeIn) -> Result<(), Fail> {
+    let key = |x: &Arg| x.flag.v.clone();
+    let skip = |x: &&Arg| x.flag.v != "--kv-transfer-config";
+    let av: Vec<&Arg> = a.args.iter().filter(skip).collect();
+    for x in b.args.iter().filter(skip) {
+        match av.iter().find(|y| key(y) == key(x)) {
+            Some(y) if y.value.as_ref().map(|v| &v.v) == x.value.as_ref().map(|v| &v.v) => {}
+            Some(y) => {
+                return Err((
+                    x.value.as_ref().map_or(x.flag.at, |v| v.at),
+                    format!(
+                        "found `{} {}` here and `{}` on another node of the same role, expected one setting per role: pd-dsl renders one template per role",
+                        x.flag.v,
+                        x.value.as_ref().map_or("", |v| v.v.as_str()),
+                        y.value.as_ref().map_or("", |v| v.v.as_str())
+                    ),
+                ));
+            }
+            None => {
+                return Err((
+                    x.flag.at,
+                    format!(
+                        "found `{}` here but not on another node of the same role, expected one set of flags per role: pd-dsl renders one template per role",
+                        x.flag.v
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(x) = av.iter().find(|y| !b.args.iter().any(|x| key(x) == key(y))) {
+        return Err((
+            b.at,
+            format!(
+                "found no `{}` on this node, expected the same flags as the other nodes of its role (the first sets it at line {}): pd-dsl renders one template per role",
+                x.flag.v, x.flag.at.line
+            ),
+        ));
+    }
+    for (k, v) in &b.env {
+        if DERIVED_ENV.contains(&k.v.as_str()) {
+            continue;
+        }
+        match a.env.iter().find(|(ka, _)| ka.v == k.v) {
+            Some((_, va)) if va.v == v.v => {}
+            other => {
+                return Err((
+                    v.at,
+                    format!(
+                        "found `{}={}` here and {} on another node of the same role, expected one env per role: pd-dsl renders one template per role",
+                        k.v,
+                        v.v,
+                        other.map_or("nothing".to_owned(), |(_, va)| format!("`{}`", va.v))
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some((k, _)) = a.env.iter().find(|(k, _)| {
+        !DERIVED_ENV.contains(&k.v.as_str()) && !b.env.iter().any(|(kb, _)| kb.v == k.v)
+    }) {
+        return Err((
+            b.at,
+            format!(
+                "found no env `{}` on this node, expected the same env as the other nodes of its role: pd-dsl renders one template per role",
+                k.v
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn kv_of(n: &NodeIn) -> Result<Option<KvIn>, Fail> {
+    let Some(arg) = n.args.iter().find(|a| a.flag.v == "--kv-transfer-config") else {
+        return Ok(None);
+    };
+    let Some(v) = &arg.value else {
+        return Err((
+            arg.flag.at,
+            "found `--kv-transfer-config` without a value, expected a JSON object".into(),
+        ));
+    };
+    let json: Json = serde_json::from_str(&v.v).map_err(|e| {
+        (
+            v.at,
+            format!(
+                "found a `--kv-transfer-config` that is not JSON ({e}), expected a JSON object"
+            ),
+        )
+    })?;
+    let Json::Object(obj) = json else {
+        return Err((
+            v.at,
+            "found a `--kv-transfer-config` that is not a JSON object, expected `{\"kv_connector\": ..}`".into(),
+        ));
+    };
+    let name = obj
+        .get("kv_connector")
+        .and_then(Json::as_str)
+        .unwrap_or_default();
+    let Some(kind) = ConnectorKind::from_kv_connector(name) else {
+        let known: Vec<&str> = ConnectorKind::ALL
+            .iter()
+            .map(|k| k.kv_connector())
+            .collect();
+        return Err((
+            v.at,
+            format!(
+                "found `kv_connector` `{name}`, expected one of `{}`{}",
+                known.join("`, `"),
+                crate::rules::did_you_mean(name, known.iter().copied())
+            ),
+        ));
+    };
+    let want_role = n.role.kv_role();
+    let role = obj.get("kv_role").and_then(Json::as_str);
+    if role.is_some() && role != want_role {
+        return Err((
+            v.at,
+            format!(
+                "found `kv_role` `{}` on a {} node, expected `{}`: the routing and the connector disagree about the node's role",
+                role.unwrap_or_default(),
+                n.role,
+                want_role.unwrap_or("none")
+            ),
+        ));
+    }
+    let num = |key: &str| -> Result<Option<P<u64>>, Fail> {
+        match obj.get(key) {
+            None => Ok(None),
+            Some(Json::Number(x)) => x.as_u64().map(|x| Some(p(x, v.at))).ok_or((
+                v.at,
+                format!("found `{key}` = {x}, expected a whole number"),
+            )),
+            Some(Json::String(x)) => number(&p(x.clone(), v.at), &format!("`{key}`")).map(Some),
+            Some(other) => Err((
+                v.at,
+                format!("found `{key}` = {other}, expected a number or a numeric string"),
+            )),
+        }
+    };
+    let port = num("kv_port")?;
+    let engine_id = num("engine_id")?;
+    let mut extra = BTreeMap::new();
+    let mut shapes = BTreeMap::new();
+    if let Some(Json::Object(x)) = obj.get("kv_connector_extra_config") {
+        for (k, val) in x {
+            if k == "prefill" || k == "decode" {
+                shapes.insert(k.clone(), (p(val.clone(), v.at), v.at));
+            } else {
+                extra.insert(k.clone(), p(val.clone(), v.at));
+            }
+        }
+    }
+    Ok(Some(KvIn {
+        kind: p(kind, v.at),
+        port,
+        engine_id,
+        extra,
+        shapes,
+    }))
+}
+
+/// The role's settings from its first node's options and env.
+fn serve_block(
+    n: &NodeIn,
+    model: &tables::Model,
+    served: &mut Option<P<String>>,
+    notes: &mut Vec<Note>,
+    s: &mut impl FnMut(Loc) -> crate::Site,
+) -> Result<ServeSpec, Fail> {
+    let mut b = ServeSpec::default();
+    for a in &n.args {
+        let flag = a.flag.v.as_str();
+        let val = || -> Result<&P<String>, Fail> {
+            a.value.as_ref().ok_or((
+                a.flag.at,
+                format!("found `{flag}` without a value, expected one"),
+            ))
+        };
+        let int = |v: &P<String>| number(v, &format!("`{flag}`"));
+        let json = |v: &P<String>| -> Result<Json, Fail> {
+            serde_json::from_str(&v.v).map_err(|e| {
+                (
+                    v.at,
+                    format!(
+                        "found a `{flag}` value that is not JSON ({e}), expected a JSON object"
+                    ),
+                )
+            })
+        };
+        macro_rules! set_int {
+            ($f:ident) => {{
+                let v = int(val()?)?;
+                b.$f = Some(Spanned::new(v.v, s(v.at)));
+            }};
+        }
+        macro_rules! set_bool {
+            ($f:ident, $b:expr) => {
+                b.$f = Some(Spanned::new($b, s(a.flag.at)))
+            };
+        }
+        match flag {
+            "--kv-transfer-config" => {}
+            "--max-model-len" => set_int!(max_model_len),
+            "--max-num-batched-tokens" => set_int!(max_num_batched_tokens),
+            "--max-num-seqs" => set_int!(max_num_seqs),
+            "--block-size" => set_int!(block_size),
+            "--seed" => set_int!(seed),
+            "--gpu-memory-utilization" => {
+                let v = val()?;
+                b.gpu_memory_utilization = Some(Spanned::new(v.v.clone(), s(v.at)));
+            }
+            "--enable-expert-parallel" => set_bool!(expert_parallel, true),
+            "--trust-remote-code" => set_bool!(trust_remote_code, true),
+            "--async-scheduling" => set_bool!(async_scheduling, true),
+            "--enable-prefix-caching" => set_bool!(prefix_caching, true),
+            "--no-enable-prefix-caching" => set_bool!(prefix_caching, false),
+            "--enforce-eager" => b.graph = Some(Spanned::new(GraphMode::Eager, s(a.flag.at))),
+            "--served-model-name" => {
+                let v = val()?;
+                *served = Some(v.clone());
+            }
+            "--quantization" => {
+                let v = val()?;
+                if Some(v.v.as_str()) != model.quantization {
+                    notes.push(Note {
+                        at: v.at,
+                        what: format!("`--quantization {}`", v.v),
+                        why: format!(
+                            "pd-dsl passes the model table's {} for `{}`",
+                            model
+                                .quantization
+                                .map_or("none".to_owned(), |q| format!("`{q}`")),
+                            model.id
+                        ),
+                    });
+                }
+            }
+            "--compilation-config" => {
+                let v = val()?;
+                let j = json(v)?;
+                let mode = j.get("cudagraph_mode").and_then(Json::as_str);
+                let graph = mode.and_then(|m| {
+                    [
+                        GraphMode::FullDecodeOnly,
+                        GraphMode::Full,
+                        GraphMode::Piecewise,
+                    ]
+                    .into_iter()
+                    .find(|g| g.cudagraph_mode() == Some(m))
+                });
+                match graph {
+                    Some(g) => b.graph = Some(Spanned::new(g, s(v.at))),
+                    None => {
+                        return Err((
+                            v.at,
+                            format!(
+                                "found `--compilation-config` {}, expected `cudagraph_mode` `FULL_DECODE_ONLY`, `FULL` or `PIECEWISE`: pd-dsl renders the graph mode from `graph:`",
+                                v.v
+                            ),
+                        ));
+                    }
+                }
+                if let Json::Object(o) = &j {
+                    let rest: Vec<&String> = o.keys().filter(|k| *k != "cudagraph_mode").collect();
+                    if !rest.is_empty() {
+                        notes.push(Note {
+                            at: v.at,
+                            what: format!(
+                                "`--compilation-config` keys {} dropped",
+                                rest.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                            ),
+                            why: "pd-dsl renders only `cudagraph_mode` (from `graph:`); the rest is vLLM's default".into(),
+                        });
+                    }
+                }
+            }
+            "--speculative-config" => {
+                let v = val()?;
+                let j = json(v)?;
+                let method = j.get("method").and_then(Json::as_str);
+                let tokens = j.get("num_speculative_tokens").and_then(Json::as_u64);
+                let (Some(method), Some(tokens)) = (method, tokens) else {
+                    return Err((
+                        v.at,
+                        format!(
+                            "found `--speculative-config` {}, expected `method` and `num_speculative_tokens`",
+                            v.v
+                        ),
+                    ));
+                };
+                let site = s(v.at);
+                b.speculative = Some(SpeculativeSpec {
+                    method: Spanned::new(method.to_owned(), site),
+                    tokens: Spanned::new(tokens, site),
+                    enforce_eager: j
+                        .get("enforce_eager")
+                        .and_then(Json::as_bool)
+                        .map(|e| Spanned::new(e, site)),
+                    site,
+                });
+                if let Json::Object(o) = &j {
+                    let rest: Vec<&String> = o
+                        .keys()
+                        .filter(|k| {
+                            !matches!(
+                                k.as_str(),
+                                "method" | "num_speculative_tokens" | "enforce_eager"
+                            )
+                        })
+                        .collect();
+                    if !rest.is_empty() {
+                        notes.push(Note {
+                            at: v.at,
+                            what: format!(
+                                "`--speculative-config` keys {} dropped",
+                                rest.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                            ),
+                            why: "pd-dsl renders `method`, `num_speculative_tokens` and `enforce_eager`".into(),
+                        });
+                    }
+                }
+            }
+            "--additional-config" => {
+                let v = val()?;
+                let Json::Object(o) = json(v)? else {
+                    return Err((
+                        v.at,
+                        "found an `--additional-config` that is not a JSON object, expected `{\"key\": ..}`".into(),
+                    ));
+                };
+                for (k, x) in o {
+                    b.additional_config.insert(k, Spanned::new(x, s(v.at)));
+                }
+            }
+            _ => b.flags.push(FlagEntry {
+                name: Spanned::new(flag.to_owned(), s(a.flag.at)),
+                value: a
+                    .value
+                    .as_ref()
+                    .map(|v| Spanned::new(Json::String(v.v.clone()), s(v.at))),
+            }),
+        }
+    }
+    for (k, v) in &n.env {
+        if DERIVED_ENV.contains(&k.v.as_str()) {
+            continue;
+        }
+        let value = env_value(&k.v, v)?;
+        b.env.push(EnvEntry {
+            name: Spanned::new(k.v.clone(), s(k.at)),
+            value: Spanned::new(value, s(v.at)),
+        });
+    }
+    Ok(b)
+}
+
+/// `dir:$NAME` (or `dir${NAME:+:$NAME}`) prepends to a path list; any other
+/// reference is run-time state the importer cannot follow.
+fn env_value(name: &str, v: &P<String>) -> Result<EnvValue, Fail> {
+    let text = v.v.as_str();
+    for suffix in [
+        format!(":${name}"),
+        format!(":${{{name}}}"),
+        format!("${{{name}:+:${name}}}"),
+        format!("${{{name}:+:${{{name}}}}}"),
+    ] {
+        if let Some(dir) = text.strip_suffix(suffix.as_str())
+            && !dir.contains('$')
+        {
+            return Ok(EnvValue::Prepend {
+                prepend: dir.to_owned(),
+            });
+        }
+    }
+    if text.contains("$(") || text.contains('`') {
+        return Err((
+            v.at,
+            format!(
+                "found env `{name}={text}`, a value computed at run time, expected a literal: the importer never runs commands"
+            ),
+        ));
+    }
+    if text.contains('$') {
+        return Err((
+            v.at,
+            format!(
+                "found env `{name}={text}`, which reads another variable, expected a literal or `dir:${name}` (a prepend): the importer cannot know that variable's value"
+            ),
+        ));
+    }
+    Ok(EnvValue::Literal(text.to_owned()))
+}
+
+/// Moves what every role sets alike into the common `serve` block.
+fn factor_common(roles: &mut BTreeMap<Role, ServeSpec>) -> ServeSpec {
+    let mut common = ServeSpec::default();
+    if roles.len() < 2 {
+        if let Some((_, only)) = roles.pop_first() {
+            return only;
+        }
+        return common;
+    }
+    macro_rules! field {
+        ($f:ident) => {{
+            let first = roles.values().next().and_then(|b| b.$f.clone());
+            if let Some(v) = first
+                && roles
+                    .values()
+                    .all(|b| b.$f.as_ref().map(|x| &x.value) == Some(&v.value))
+            {
+                for b in roles.values_mut() {
+                    b.$f = None;
+                }
+                common.$f = Some(v);
+            }
+        }};
+    }
+    field!(max_model_len);
+    field!(max_num_batched_tokens);
+    field!(max_num_seqs);
+    field!(gpu_memory_utilization);
+    field!(block_size);
+    field!(seed);
+    field!(expert_parallel);
+    field!(trust_remote_code);
+    field!(async_scheduling);
+    field!(prefix_caching);
+    field!(graph);
+    let spec0 = roles.values().next().and_then(|b| b.speculative.clone());
+    if let Some(sp) = spec0
+        && roles.values().all(|b| {
+            b.speculative.as_ref().is_some_and(|x| {
+                x.method.value == sp.method.value
+                    && x.tokens.value == sp.tokens.value
+                    && x.enforce_eager.as_ref().map(|e| e.value)
+                        == sp.enforce_eager.as_ref().map(|e| e.value)
+            })
+        })
+    {
+        for b in roles.values_mut() {
+            b.speculative = None;
+        }
+        common.speculative = Some(sp);
+    }
+    let keys: Vec<String> = roles
+        .values()
+        .next()
+        .map(|b| b.additional_config.keys().cloned().collect())
+        .unwrap_or_default();
+    for k in keys {
+        let v0 = roles
+            .values()
+            .next()
+            .and_then(|b| b.additional_config.get(&k).cloned());
+        if let Some(v0) = v0
+            && roles
+                .values()
+                .all(|b| b.additional_config.get(&k).map(|x| &x.value) == Some(&v0.value))
+        {
+            for b in roles.values_mut() {
+                b.additional_config.remove(&k);
+            }
+            common.additional_config.insert(k, v0);
+        }
+    }
+    let env0: Vec<EnvEntry> = roles
+        .values()
+        .next()
+        .map(|b| b.env.clone())
+        .unwrap_or_default();
+    for e in env0 {
+        let everywhere = roles.values().all(|b| {
+            b.env
+                .iter()
+                .any(|x| x.name.value == e.name.value && x.value.value == e.value.value)
+        });
+        if everywhere {
+            for b in roles.values_mut() {
+                b.env.retain(|x| x.name.value != e.name.value);
+            }
+            common.env.push(e);
+        }
+    }
+    let flags0: Vec<FlagEntry> = roles
+        .values()
+        .next()
+        .map(|b| b.flags.clone())
+        .unwrap_or_default();
+    for f in flags0 {
+        let val = |x: &FlagEntry| x.value.as_ref().map(|v| v.value.clone());
+        let everywhere = roles.values().all(|b| {
+            b.flags
+                .iter()
+                .any(|x| x.name.value == f.name.value && val(x) == val(&f))
+        });
+        if everywhere {
+            for b in roles.values_mut() {
+                b.flags.retain(|x| x.name.value != f.name.value);
+            }
+            common.flags.push(f);
+        }
+    }
+    common
+}

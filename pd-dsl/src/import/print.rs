@@ -1,0 +1,503 @@
+//! A typed printer of [`LayoutSpec`] as `layout!` source. The spec is first
+//! turned into a small tree of DSL values ([`V`]); only the tree is written
+//! out, and strings are written with Rust's own escaping, so any text
+//! (quotes, backslashes, control characters) prints as a valid literal.
+
+use crate::spec::{EnvValue, HardwareSpec, Json, LayoutSpec, Role, ServeSpec, Verification};
+
+/// One DSL value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum V {
+    /// A string literal.
+    Str(String),
+    /// An integer.
+    Int(u64),
+    /// An identifier or a number kept as written (`a3`, `0.92`, `true`).
+    Word(String),
+    /// A JSON value written as DSL tokens.
+    Json(Json),
+    /// `[a, b]`.
+    List(Vec<V>),
+    /// `{ key: value, ... }`; `multiline` puts one entry per line.
+    Block(Vec<(String, V)>, bool),
+    /// `name(args)`.
+    Call(String, Vec<V>),
+    /// `kind { ... }`.
+    Kinded(String, Vec<(String, V)>),
+    /// `"--flag" = value`.
+    Assign(String, Box<V>),
+}
+
+/// The `layout! { ... }` source of a spec.
+pub fn layout_source(spec: &LayoutSpec) -> String {
+    let mut out = String::from("layout! {\n");
+    for line in &spec.summary {
+        out.push_str("    ///");
+        if !line.is_empty() {
+            out.push(' ');
+            out.push_str(&line.replace(['\n', '\r'], " "));
+        }
+        out.push('\n');
+    }
+    for (key, v) in fields(spec) {
+        out.push_str("    ");
+        if !key.is_empty() {
+            out.push_str(&key);
+            out.push_str(": ");
+        }
+        write(&mut out, &v, 1);
+        out.push_str(",\n");
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// A whole Rust file: a function returning the layout.
+pub fn layout_file(spec: &LayoutSpec) -> String {
+    let body = layout_source(spec);
+    let mut out = String::from(
+        "// Written by `catalog import`; every value the input set is kept, every rule it\n// breaks is acknowledged below, and what no rule covers is a `deviate`.\n\nuse pd_dsl::{LayoutSpec, layout};\n\n/// The imported layout.\npub fn imported() -> LayoutSpec {\n",
+    );
+    for line in body.lines() {
+        out.push_str("    ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn fields(s: &LayoutSpec) -> Vec<(String, V)> {
+    let mut f: Vec<(String, V)> = Vec::new();
+    let mut put = |k: &str, v: V| f.push((k.to_owned(), v));
+    put("name", V::Str(s.name.value.clone()));
+    put("model", ident_or_str(&s.model.value));
+    put(
+        "hardware",
+        match &s.hardware {
+            HardwareSpec::All(h) => ident_or_str(&h.value),
+            HardwareSpec::PerRole(m) => V::Block(
+                m.iter()
+                    .map(|(r, h)| (r.as_str().to_owned(), ident_or_str(&h.value)))
+                    .collect(),
+                false,
+            ),
+        },
+    );
+    put("image", V::Str(s.image.value.clone()));
+    let groups: Vec<String> = s
+        .topology
+        .iter()
+        .map(|g| {
+            let mut t = format!(
+                "{} {} x dp{}tp{}",
+                g.role.value, g.count.value, g.dp.value, g.tp.value
+            );
+            if let Some(r) = &g.ranks_per_node {
+                t.push_str(&format!(" / {}", r.value));
+            }
+            t.push(';');
+            t
+        })
+        .collect();
+    put("topology", V::Word(format!("<{}>", groups.join(" "))));
+    if let Some(c) = &s.connector {
+        let ports = |v: &[crate::Spanned<u64>]| match v {
+            [one] => V::Int(one.value),
+            many => V::List(many.iter().map(|x| V::Int(x.value)).collect()),
+        };
+        let mut kv: Vec<(String, V)> = Vec::new();
+        if !c.kv_port.prefill.is_empty() {
+            kv.push(("prefill".into(), ports(&c.kv_port.prefill)));
+        }
+        if !c.kv_port.decode.is_empty() {
+            kv.push(("decode".into(), ports(&c.kv_port.decode)));
+        }
+        let mut body = vec![("kv_port".to_owned(), V::Block(kv, false))];
+        if !c.extra.is_empty() {
+            body.push((
+                "extra".into(),
+                V::Block(
+                    c.extra
+                        .iter()
+                        .map(|(k, v)| (quoted(k), V::Json(v.value.clone())))
+                        .collect(),
+                    false,
+                ),
+            ));
+        }
+        put("connector", V::Kinded(c.kind.value.as_str().into(), body));
+    }
+    let mut ports = vec![("api".to_owned(), V::Int(s.ports.api.value))];
+    if let Some(r) = &s.ports.dp_rpc {
+        ports.push(("dp_rpc".into(), V::Int(r.value)));
+    }
+    put("ports", V::Block(ports, false));
+    if let Some(p) = &s.proxy {
+        let mut b = vec![("port".to_owned(), V::Int(p.port.value))];
+        if let Some(sc) = &p.script {
+            b.push(("script".into(), V::Word(sc.value.as_str().into())));
+        }
+        put("proxy", V::Block(b, false));
+    }
+    if let Some(ids) = &s.engine_ids {
+        let list = |v: &[crate::Spanned<u64>]| V::List(v.iter().map(|x| V::Int(x.value)).collect());
+        put(
+            "engine_ids",
+            V::Block(
+                vec![
+                    ("prefill".into(), list(&ids.prefill)),
+                    ("decode".into(), list(&ids.decode)),
+                ],
+                false,
+            ),
+        );
+    }
+    if let Some(p) = &s.model_path {
+        put("model_path", V::Str(p.value.clone()));
+    }
+    if let Some(n) = &s.served_model_name {
+        put("served_model_name", V::Str(n.value.clone()));
+    }
+    if s.serve != ServeSpec::default() {
+        put("serve", serve(&s.serve));
+    }
+    for role in [Role::Prefill, Role::Decode, Role::Mixed] {
+        if let Some(b) = s.roles.get(&role) {
+            put(role.as_str(), serve(b));
+        }
+    }
+    let pv = &s.provenance;
+    let mut prov = vec![("recorded".to_owned(), V::Str(pv.recorded.value.clone()))];
+    if let Some(d) = &pv.derived_from {
+        prov.push(("derived_from".into(), V::Str(d.value.clone())));
+    }
+    if !pv.sources.is_empty() {
+        prov.push((
+            "sources".into(),
+            V::List(pv.sources.iter().map(|x| V::Str(x.value.clone())).collect()),
+        ));
+    }
+    if !pv.refresh.is_empty() {
+        prov.push((
+            "refresh".into(),
+            V::List(pv.refresh.iter().map(|x| V::Str(x.value.clone())).collect()),
+        ));
+    }
+    put("provenance", V::Block(prov, false));
+    match &s.verified.value {
+        Verification::Never => {}
+        Verification::On(t) => put(
+            "verified",
+            V::Call("on".into(), vec![V::Str(t.value.clone())]),
+        ),
+        Verification::Before(t) => put(
+            "verified",
+            V::Call("before".into(), vec![V::Str(t.value.clone())]),
+        ),
+    }
+    if let Some(w) = &s.workload {
+        put("workload", V::Str(w.value.clone()));
+    }
+    for a in &s.allow {
+        put(
+            "",
+            V::Call(
+                "allow".into(),
+                vec![
+                    V::Word(a.rule.value.clone()),
+                    V::Str(a.reason.value.clone()),
+                ],
+            ),
+        );
+    }
+    for d in &s.deviations {
+        put(
+            "",
+            V::Call(
+                "deviate".into(),
+                vec![V::Str(d.what.value.clone()), V::Str(d.why.value.clone())],
+            ),
+        );
+    }
+    f
+}
+
+fn serve(b: &ServeSpec) -> V {
+    let mut e: Vec<(String, V)> = Vec::new();
+    macro_rules! int {
+        ($f:ident) => {
+            if let Some(v) = &b.$f {
+                e.push((stringify!($f).into(), V::Int(v.value)));
+            }
+        };
+    }
+    macro_rules! boolean {
+        ($f:ident) => {
+            if let Some(v) = &b.$f {
+                e.push((stringify!($f).into(), V::Word(v.value.to_string())));
+            }
+        };
+    }
+    int!(max_model_len);
+    int!(max_num_batched_tokens);
+    int!(max_num_seqs);
+    if let Some(g) = &b.gpu_memory_utilization {
+        let t = g.value.as_str();
+        let numeric = !t.is_empty()
+            && t.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && t.starts_with(|c: char| c.is_ascii_digit())
+            && t.matches('.').count() <= 1
+            && !t.ends_with('.');
+        e.push((
+            "gpu_memory_utilization".into(),
+            if numeric {
+                V::Word(t.into())
+            } else {
+                V::Str(t.into())
+            },
+        ));
+    }
+    int!(block_size);
+    int!(seed);
+    boolean!(expert_parallel);
+    boolean!(trust_remote_code);
+    boolean!(async_scheduling);
+    boolean!(prefix_caching);
+    if let Some(g) = &b.graph {
+        e.push(("graph".into(), V::Word(g.value.as_str().into())));
+    }
+    if let Some(sp) = &b.speculative {
+        let mut x = vec![
+            ("method".to_owned(), ident_or_str(&sp.method.value)),
+            ("tokens".to_owned(), V::Int(sp.tokens.value)),
+        ];
+        if let Some(ee) = &sp.enforce_eager {
+            x.push(("enforce_eager".into(), V::Word(ee.value.to_string())));
+        }
+        e.push(("speculative".into(), V::Block(x, false)));
+    }
+    if !b.additional_config.is_empty() {
+        e.push((
+            "additional_config".into(),
+            V::Block(
+                b.additional_config
+                    .iter()
+                    .map(|(k, v)| (quoted(k), V::Json(v.value.clone())))
+                    .collect(),
+                false,
+            ),
+        ));
+    }
+    if !b.flags.is_empty() {
+        e.push((
+            "flags".into(),
+            V::List(
+                b.flags
+                    .iter()
+                    .map(|f| match &f.value {
+                        None => V::Str(f.name.value.clone()),
+                        Some(v) => {
+                            V::Assign(f.name.value.clone(), Box::new(V::Json(v.value.clone())))
+                        }
+                    })
+                    .collect(),
+            ),
+        ));
+    }
+    if !b.env.is_empty() {
+        e.push((
+            "env".into(),
+            V::Block(
+                b.env
+                    .iter()
+                    .map(|x| {
+                        let key = if is_ident(&x.name.value) {
+                            x.name.value.clone()
+                        } else {
+                            quoted(&x.name.value)
+                        };
+                        let v = match &x.value.value {
+                            EnvValue::Literal(t) => V::Str(t.clone()),
+                            EnvValue::Prepend { prepend } => {
+                                V::Call("prepend".into(), vec![V::Str(prepend.clone())])
+                            }
+                        };
+                        (key, v)
+                    })
+                    .collect(),
+                true,
+            ),
+        ));
+    }
+    V::Block(e, true)
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next()
+        .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+        && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
+        && !matches!(
+            s,
+            "as" | "break"
+                | "const"
+                | "continue"
+                | "crate"
+                | "else"
+                | "enum"
+                | "extern"
+                | "false"
+                | "fn"
+                | "for"
+                | "if"
+                | "impl"
+                | "in"
+                | "let"
+                | "loop"
+                | "match"
+                | "mod"
+                | "move"
+                | "mut"
+                | "pub"
+                | "ref"
+                | "return"
+                | "self"
+                | "Self"
+                | "static"
+                | "struct"
+                | "super"
+                | "trait"
+                | "true"
+                | "type"
+                | "unsafe"
+                | "use"
+                | "where"
+                | "while"
+                | "async"
+                | "await"
+                | "dyn"
+                | "_"
+        )
+}
+
+fn ident_or_str(s: &str) -> V {
+    if is_ident(s) {
+        V::Word(s.to_owned())
+    } else {
+        V::Str(s.to_owned())
+    }
+}
+
+/// A Rust string literal (Debug escaping is valid Rust).
+fn quoted(s: &str) -> String {
+    format!("{s:?}")
+}
+
+fn write(out: &mut String, v: &V, depth: usize) {
+    match v {
+        V::Str(s) => out.push_str(&quoted(s)),
+        V::Int(n) => out.push_str(&n.to_string()),
+        V::Word(w) => out.push_str(w),
+        V::Json(j) => json(out, j),
+        V::List(items) => {
+            out.push('[');
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write(out, x, depth);
+            }
+            out.push(']');
+        }
+        V::Block(entries, multiline) => block(out, entries, *multiline, depth),
+        V::Call(name, args) => {
+            out.push_str(name);
+            out.push('(');
+            for (i, x) in args.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write(out, x, depth);
+            }
+            out.push(')');
+        }
+        V::Kinded(kind, entries) => {
+            out.push_str(kind);
+            out.push(' ');
+            block(out, entries, false, depth);
+        }
+        V::Assign(name, value) => {
+            out.push_str(&quoted(name));
+            out.push_str(" = ");
+            write(out, value, depth);
+        }
+    }
+}
+
+fn block(out: &mut String, entries: &[(String, V)], multiline: bool, depth: usize) {
+    if entries.is_empty() {
+        out.push_str("{}");
+        return;
+    }
+    if !multiline {
+        out.push_str("{ ");
+        for (i, (k, v)) in entries.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(k);
+            out.push_str(": ");
+            write(out, v, depth);
+        }
+        out.push_str(" }");
+        return;
+    }
+    out.push_str("{\n");
+    for (k, v) in entries {
+        out.push_str(&"    ".repeat(depth + 1));
+        out.push_str(k);
+        out.push_str(": ");
+        write(out, v, depth + 1);
+        out.push_str(",\n");
+    }
+    out.push_str(&"    ".repeat(depth));
+    out.push('}');
+}
+
+/// JSON as DSL tokens: `{ "k": v }`, `[..]`, Rust string literals, numbers,
+/// `true`/`false`/`null`.
+fn json(out: &mut String, j: &Json) {
+    match j {
+        Json::Null => out.push_str("null"),
+        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Number(n) => out.push_str(&n.to_string()),
+        Json::String(s) => out.push_str(&quoted(s)),
+        Json::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                json(out, x);
+            }
+            out.push(']');
+        }
+        Json::Object(o) => {
+            if o.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            out.push_str("{ ");
+            for (i, (k, x)) in o.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&quoted(k));
+                out.push_str(": ");
+                json(out, x);
+            }
+            out.push_str(" }");
+        }
+    }
+}

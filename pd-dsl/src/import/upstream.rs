@@ -1,0 +1,460 @@
+//! The upstream e2e multi-node config (vllm-ascend
+//! `tests/e2e/{nightly,weekly}/multi_node/{external_dp,internal_dp}/config/
+//! *.yaml`, read there by `external_dp_config.py` and
+//! `multi_node_config.py`). YAML anchors, aliases and merge keys (`<<:`) are
+//! expanded by serde-saphyr, which also gives every value its position.
+
+use super::Loc;
+use super::build::{Deployment, NodeIn, P, p};
+use super::scripts::{Tok, node_from_serve, split_args, take_rank_flags};
+use crate::rules::did_you_mean;
+use crate::spec::Role;
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::Spanned as Sp;
+use std::fmt;
+
+type Fail = (Loc, String);
+
+const ROOT_KEYS: &[&str] = &[
+    "test_name",
+    "model",
+    "num_nodes",
+    "npu_per_node",
+    "routing",
+    "config",
+    "templates",
+    "deployment",
+    "benchmarks",
+    "kv_pool",
+    "cluster_hosts",
+    "special_dependencies",
+];
+
+#[derive(Deserialize)]
+struct Root {
+    model: Option<Sp<String>>,
+    num_nodes: Option<Sp<u64>>,
+    npu_per_node: Option<Sp<u64>>,
+    routing: Option<Sp<Routing>>,
+    #[serde(default)]
+    config: Vec<Sp<NodeCfg>>,
+    #[serde(default)]
+    templates: Vec<Sp<Template>>,
+    #[serde(default)]
+    deployment: Vec<Sp<DeployEntry>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Routing {
+    #[serde(rename = "type")]
+    kind: Sp<String>,
+    groups: Groups,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Groups {
+    #[serde(default)]
+    prefiller: Vec<Sp<u64>>,
+    #[serde(default)]
+    decoder: Vec<Sp<u64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeCfg {
+    node_index: Sp<u64>,
+    port_start: Sp<u64>,
+    #[serde(default)]
+    dp_rpc_port: Option<Sp<u64>>,
+    dp_size: Sp<u64>,
+    dp_size_local: Sp<u64>,
+    dp_rank_start: Sp<u64>,
+    tp_size: Sp<u64>,
+    #[serde(default)]
+    pp_size: Option<Sp<u64>>,
+    #[serde(default)]
+    cp_size: Option<Sp<u64>>,
+    #[serde(default)]
+    sp_size: Option<Sp<u64>>,
+    dp_address: Sp<Scalar>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Template {
+    node_index: Sp<u64>,
+    #[serde(default)]
+    envs: Option<EnvMap>,
+    server_cmd_template: Vec<Sp<Scalar>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeployEntry {
+    #[serde(default)]
+    envs: Option<EnvMap>,
+    server_cmd: Sp<String>,
+}
+
+/// Any scalar as text (YAML writes `TASK_QUEUE_ENABLE: 1`, `OMP_PROC_BIND: false`).
+struct Scalar(String);
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Scalar;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string, number or boolean")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_owned()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An env mapping in document order (merge keys expanded).
+struct EnvMap(Vec<(Sp<String>, Sp<Scalar>)>);
+
+impl<'de> Deserialize<'de> for EnvMap {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = EnvMap;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping of env names to values")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<EnvMap, A::Error> {
+                let mut out = Vec::new();
+                while let Some(k) = m.next_key::<Sp<String>>()? {
+                    let v = m.next_value::<Sp<Scalar>>()?;
+                    out.push((k, v));
+                }
+                Ok(EnvMap(out))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<EnvMap, E> {
+                Ok(EnvMap(Vec::new()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The root's keys with their positions, to refuse unknown ones.
+struct Keys(Vec<(String, Loc)>);
+
+impl<'de> Deserialize<'de> for Keys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Keys;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping (an e2e multi-node config)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Keys, A::Error> {
+                let mut out = Vec::new();
+                while let Some(k) = m.next_key::<Sp<KeyText>>()? {
+                    m.next_value::<de::IgnoredAny>()?;
+                    out.push((k.value.0, loc(0, &k.referenced)));
+                }
+                Ok(Keys(out))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Keys, A::Error> {
+                Err(de::Error::custom(
+                    "found a list at the top level, expected a mapping (an e2e multi-node config)",
+                ))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+struct KeyText(String);
+
+impl<'de> Deserialize<'de> for KeyText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Scalar::deserialize(d).map(|s| KeyText(s.0))
+    }
+}
+
+fn loc(file: usize, l: &serde_saphyr::Location) -> Loc {
+    Loc {
+        file,
+        line: l.line(),
+        column: l.column(),
+    }
+}
+
+/// Where a spanned value's text is: its definition (inside an anchor when
+/// it came through an alias or a merge key).
+fn at<T>(file: usize, s: &Sp<T>) -> Loc {
+    if s.defined.line() > 0 {
+        loc(file, &s.defined)
+    } else {
+        loc(file, &s.referenced)
+    }
+}
+
+fn parse_error(file: usize, e: &serde_saphyr::Error) -> Fail {
+    let l = e.location().map(|l| loc(file, &l)).unwrap_or(Loc {
+        file,
+        line: 1,
+        column: 1,
+    });
+    (l, first_line(&e.to_string()))
+}
+
+/// saphyr renders a snippet after the message; keep the message.
+fn first_line(s: &str) -> String {
+    let line = s
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or(s);
+    let line = line.trim_start_matches("error: ");
+    match line.split_once(": ") {
+        Some((at, rest)) if at.starts_with("line ") && at.contains(" column ") => rest.to_owned(),
+        _ => line.to_owned(),
+    }
+}
+
+/// Reads one e2e config.
+pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
+    let keys: Keys = serde_saphyr::from_str(text).map_err(|e| parse_error(file, &e))?;
+    for (k, at) in &keys.0 {
+        // Upstream keeps anchors in extra root keys (`env_common`, `env_prefill`).
+        if !ROOT_KEYS.contains(&k.as_str()) && !k.starts_with("env") {
+            return Err((
+                Loc { file, ..*at },
+                format!(
+                    "found unknown key `{k}`, expected one of `{}` (or an `env*` anchor holder){}",
+                    ROOT_KEYS.join("`, `"),
+                    did_you_mean(k, ROOT_KEYS.iter().copied())
+                ),
+            ));
+        }
+    }
+    let root: Root = serde_saphyr::from_str(text).map_err(|e| parse_error(file, &e))?;
+    let top = Loc {
+        file,
+        line: 1,
+        column: 1,
+    };
+    let Some(model) = root.model else {
+        return Err((
+            top,
+            "found no `model`, expected the hub id the deployment serves".into(),
+        ));
+    };
+    let model = p(model.value.clone(), at(file, &model));
+    let npus = root.npu_per_node.as_ref().map(|n| p(n.value, at(file, n)));
+    let mut nodes: Vec<NodeIn> = Vec::new();
+    let mut notes = Vec::new();
+    if !root.config.is_empty() {
+        let routing = root.routing.as_ref();
+        if let Some(r) = routing
+            && r.value.kind.value != "disaggregated_prefill"
+        {
+            return Err((
+                at(file, &r.value.kind),
+                format!(
+                    "found routing type `{}`, expected `disaggregated_prefill`: the only routing the e2e harness knows",
+                    r.value.kind.value
+                ),
+            ));
+        }
+        for c in &root.config {
+            let cfg = &c.value;
+            let idx = cfg.node_index.value;
+            for (name, v) in [
+                ("pp_size", &cfg.pp_size),
+                ("cp_size", &cfg.cp_size),
+                ("sp_size", &cfg.sp_size),
+            ] {
+                if let Some(v) = v
+                    && v.value != 1
+                {
+                    return Err((
+                        at(file, v),
+                        format!(
+                            "found `{name}: {}`, expected 1: pd-dsl layouts run one pipeline, context and sequence parallel group",
+                            v.value
+                        ),
+                    ));
+                }
+            }
+            let role = match routing {
+                None => Role::Mixed,
+                Some(r) => {
+                    let g = &r.value.groups;
+                    if g.prefiller.iter().any(|x| x.value == idx) {
+                        Role::Prefill
+                    } else if g.decoder.iter().any(|x| x.value == idx) {
+                        Role::Decode
+                    } else {
+                        return Err((
+                            at(file, &cfg.node_index),
+                            format!(
+                                "found node {idx} in neither `routing.groups.prefiller` nor `decoder`, expected every node in one group: its role is unknown"
+                            ),
+                        ));
+                    }
+                }
+            };
+            let Some(t) = root
+                .templates
+                .iter()
+                .find(|t| t.value.node_index.value == idx)
+            else {
+                return Err((
+                    at(file, &cfg.node_index),
+                    format!(
+                        "found no `templates` entry with `node_index: {idx}`, expected one per `config` entry: it holds the node's env and serve command"
+                    ),
+                ));
+            };
+            let toks: Vec<Tok> = t
+                .value
+                .server_cmd_template
+                .iter()
+                .map(|x| Tok::from_text(&x.value.0, at(file, x)))
+                .collect();
+            let mut args = split_args(&toks)?;
+            let facts = take_rank_flags(&mut args)?;
+            let node_at = at(file, c);
+            let n = NodeIn {
+                at: node_at,
+                role,
+                model: model.clone(),
+                dp: p(cfg.dp_size.value, at(file, &cfg.dp_size)),
+                dp_local: p(cfg.dp_size_local.value, at(file, &cfg.dp_size_local)),
+                rank_start: p(cfg.dp_rank_start.value, at(file, &cfg.dp_rank_start)),
+                tp: p(cfg.tp_size.value, at(file, &cfg.tp_size)),
+                api_port: p(cfg.port_start.value, at(file, &cfg.port_start)),
+                dp_rpc: cfg.dp_rpc_port.as_ref().map(|v| p(v.value, at(file, v))),
+                master: p(cfg.dp_address.value.0.clone(), at(file, &cfg.dp_address)),
+                args,
+                env: env_of(file, t.value.envs.as_ref()),
+                headless: false,
+            };
+            facts.agree_with(&n)?;
+            nodes.push(n);
+        }
+        for t in &root.templates {
+            let idx = t.value.node_index.value;
+            if !root.config.iter().any(|c| c.value.node_index.value == idx) {
+                return Err((
+                    at(file, &t.value.node_index),
+                    format!(
+                        "found a template for node {idx} but no `config` entry for it, expected one per template"
+                    ),
+                ));
+            }
+        }
+    } else if !root.deployment.is_empty() {
+        for entry in &root.deployment {
+            let cmd = &entry.value.server_cmd;
+            let cmd_at = at(file, cmd);
+            let toks = locate_words(file, &cmd.value, cmd_at)?;
+            let n = node_from_serve(&toks, env_of(file, entry.value.envs.as_ref()), &mut notes)?;
+            nodes.push(n);
+        }
+        // Native DP: the workers name the master by a variable; the first
+        // node's value names the engine.
+        if let Some(first) = nodes.first().map(|n| n.master.v.clone()) {
+            for n in &mut nodes {
+                if n.role == Role::Mixed && n.master.v.starts_with('$') {
+                    n.master.v = first.clone();
+                }
+            }
+        }
+    } else {
+        return Err((
+            top,
+            "found neither `config` + `templates` (external DP) nor `deployment` (internal DP), expected one of them: they hold the nodes".into(),
+        ));
+    }
+    if let Some(nn) = &root.num_nodes
+        && nn.value != nodes.len() as u64
+    {
+        return Err((
+            at(file, nn),
+            format!(
+                "found `num_nodes: {}` but {} nodes described, expected one entry per node",
+                nn.value,
+                nodes.len()
+            ),
+        ));
+    }
+    Ok(Deployment {
+        nodes,
+        npus,
+        proxy: None,
+        notes,
+    })
+}
+
+fn env_of(file: usize, envs: Option<&EnvMap>) -> Vec<(P<String>, P<String>)> {
+    envs.map(|m| {
+        m.0.iter()
+            .map(|(k, v)| {
+                (
+                    p(k.value.clone(), at(file, k)),
+                    p(v.value.0.clone(), at(file, v)),
+                )
+            })
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// Splits a `server_cmd` string into words and finds each word's line and
+/// column in the file (a folded `>` scalar loses its line breaks, so the
+/// words are searched for in the text from the scalar's start).
+fn locate_words(file: usize, cmd: &str, start: Loc) -> Result<Vec<Tok>, Fail> {
+    let cmds = super::shell::commands(file, cmd).map_err(|(l, m)| {
+        (
+            Loc {
+                file,
+                line: start.line + l.line - 1,
+                column: if l.line == 1 {
+                    start.column + l.column - 1
+                } else {
+                    l.column
+                },
+            },
+            m,
+        )
+    })?;
+    let Some(c) = cmds.into_iter().next() else {
+        return Err((
+            start,
+            "found an empty `server_cmd`, expected `vllm serve MODEL ...`".into(),
+        ));
+    };
+    Ok(c.words
+        .iter()
+        .map(|w| {
+            let mut t = Tok::from_word(w);
+            t.at = start;
+            t
+        })
+        .collect())
+}
