@@ -474,10 +474,13 @@ fn build_inner(
     // A single-node, single-rank mixed engine needs no DP RPC port.
     let needs_rpc = engines.iter().any(|e| e.dp.v > 1 || e.nodes.len() > 1);
     let ports = PortsSpec {
-        api: Spanned::new(api.v, s(api.at)),
+        api: Some(Spanned::new(api.v, s(api.at))),
         dp_rpc: dp_rpc
             .filter(|_| needs_rpc)
             .map(|r| Spanned::new(r.v, s(r.at))),
+        prefill: None,
+        decode: None,
+        site: s(api.at),
     };
 
     // --- connector, engine ids ---------------------------------------------------

@@ -128,7 +128,10 @@ fn fields(s: &LayoutSpec) -> Vec<(String, V)> {
         }
         put("connector", V::Kinded(c.kind.value.as_str().into(), body));
     }
-    let mut ports = vec![("api".to_owned(), V::Int(s.ports.api.value))];
+    let mut ports = Vec::new();
+    if let Some(a) = &s.ports.api {
+        ports.push(("api".to_owned(), V::Int(a.value)));
+    }
     if let Some(r) = &s.ports.dp_rpc {
         ports.push(("dp_rpc".into(), V::Int(r.value)));
     }
