@@ -45,12 +45,8 @@ pub fn a3_1node_dp4tp4() -> LayoutSpec {
             unknown_additional_config_key,
             "the tutorial writes the nested `scheduler_config` form, which images before v0.25.1rc1 silently ignore (#12177): on v0.23.0 balance scheduling stays off; kept as published, use top-level `enable_balance_scheduling` to really enable it"
         ),
-        workload: "single node, high throughput at 3.5k/16k input (tutorial table 1: dp4 tp4 balances memory and compute)",
+        workload: "the tutorial's one-node A3 command: 3.5k in / 1.5k out performance runs, for which 16384 tokens suffice (§5.1); too short for the tutorial's accuracy runs, which need `max_model_len` >= 35000: their ceval/gsm8k figures sit on `a3-1node-dp4tp4-3.5k-throughput` (39936). Table 2's tuned rows are the `a3-1node-*` layouts derived from this one",
         bench: { input_len: 3500, output_len: 1500, num_prompts: 200, request_rate: 1 },
-        figures: [
-            { metric: "ceval accuracy", value: "90.94", context: "DeepSeek-V3.1-w8a8-mtp-QuaRot, vllm-ascend 0.18.0, 1 Atlas 800 A3 (64GB x 16), AISBench vllm-api-general-chat" },
-            { metric: "gsm8k accuracy", value: "96.28", context: "DeepSeek-V3.1-w8a8-mtp-QuaRot, vllm-ascend 0.18.0, 1 Atlas 800 A3 (64GB x 16), AISBench vllm-api-general-chat" },
-        ],
     }
 }
 
@@ -104,7 +100,7 @@ pub fn ascend_950dt_1node_tp8() -> LayoutSpec {
             speculative_method_deprecated,
             "the tutorial's 950DT command uses `deepseek_mtp`; vLLM rewrites it to `mtp` with a warning, kept as published"
         ),
-        workload: "single 950DT node for high throughput or low latency at 3.5k-64k input (tutorial table 3: dp1 tp8)",
+        workload: "the tutorial's one-node 950DT command, which is also table 4's 64k row (dp1 tp8, 132k context, 3 MTP tokens); the 3.5k and 16k rows are the `950dt-1node-tp8-*` layouts derived from this one",
         bench: { input_len: 3500, output_len: 1500, num_prompts: 200, request_rate: 1 },
     }
 }
@@ -230,7 +226,7 @@ pub fn a3_2p1d() -> LayoutSpec {
             recompute_scheduler_on_prefill,
             "the tutorial enables the recompute scheduler on prefill too; since v0.23.0rc1 vllm-ascend ignores it there with a warning"
         ),
-        workload: "high throughput or low latency at 3.5k-16k input (tutorial table 1: 2P1D, dp2 tp8 prefill)",
+        workload: "the tutorial's A3 PD commands: 2P1D for high throughput or low latency at 3.5k input (table 1), the setup of its published TTFT/TPOT figures; the 16k and 64k rows of table 2 are the `a3-2p1d-*` layouts derived from this one",
         bench: { input_len: 3500, output_len: 1500, num_prompts: 200, request_rate: 1 },
         figures: [
             { metric: "TTFT", value: "6.16 s", context: "A3-752T, 4 nodes, 2P1D (prefill DP2+TP8, decode DP32+TP1), input/output 3.5k/1.5k, AISBench; the same figure is published at v0.18.0, v0.23.0 and v0.25.1rc1" },
@@ -339,7 +335,7 @@ pub fn ascend_950dt_2p1d() -> LayoutSpec {
             speculative_method_deprecated,
             "the tutorial's 950DT templates use `deepseek_mtp`; vLLM rewrites it to `mtp` with a warning, kept as published"
         ),
-        workload: "high throughput, low latency or 64k context on 950DT (tutorial tables 3 and 4: 2P1D, dp4 tp4 prefill, dp32 tp1 decode)",
+        workload: "the tutorial's 950DT PD commands: 2P1D for high throughput or low latency at 3.5k input (table 3: dp4 tp4 prefill, dp32 tp1 decode); the 16k and 64k rows of table 4 are the `950dt-2p1d-*` layouts derived from this one",
         bench: { input_len: 3500, output_len: 1500, num_prompts: 200, request_rate: 1 },
     }
 }

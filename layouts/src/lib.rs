@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 
 pub mod cli;
 pub mod deepseek_v3_1;
+pub mod deepseek_v3_1_reference;
 pub mod deepseek_v4_flash;
 pub mod scenarios;
 
@@ -17,6 +18,7 @@ pub mod scenarios;
 pub fn specs() -> Vec<LayoutSpec> {
     let mut all = deepseek_v4_flash::all();
     all.extend(deepseek_v3_1::all());
+    all.extend(deepseek_v3_1_reference::all());
     all
 }
 

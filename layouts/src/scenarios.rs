@@ -1,6 +1,7 @@
 //! The scenario guide of the catalog index: which layout to start from for a
 //! workload. Reference rows are seed 001's tuning tables (DeepSeek-V3.1.md §9,
-//! "verified in a specific test environment, for reference only"); guidance
+//! "verified in a specific test environment, for reference only"), each
+//! implemented by a registered layout (`deepseek_v3_1_reference`); guidance
 //! rows are seed 000's workload notes. Layout names are links, checked by a
 //! test against the registry.
 
@@ -21,16 +22,18 @@ pub struct TuningRow {
     pub max_len: &'static str,
     /// MTP speculative tokens.
     pub mtp: u32,
+    /// The registered layout that implements the row.
+    pub layout: &'static str,
 }
 
-/// One scenario with the layout to start from.
+/// One need with the layout that serves it.
 #[derive(Debug, Clone, Copy)]
 pub struct Scenario {
     /// What the operator needs.
     pub need: &'static str,
-    /// Layout to start from.
-    pub start_from: &'static str,
-    /// What to change or watch.
+    /// The registered layout to deploy as is.
+    pub layout: &'static str,
+    /// What only the operator's own traffic can decide.
     pub advice: &'static str,
 }
 
@@ -44,6 +47,7 @@ pub const A3_TUNING: &[TuningRow] = &[
         dp: 4,
         max_len: "39k",
         mtp: 3,
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-1node-dp4tp4-3.5k-throughput",
     },
     TuningRow {
         scenario: "high throughput (16k)",
@@ -53,6 +57,7 @@ pub const A3_TUNING: &[TuningRow] = &[
         dp: 4,
         max_len: "36k",
         mtp: 3,
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-1node-dp4tp4-16k-throughput",
     },
     TuningRow {
         scenario: "low latency (3.5k)",
@@ -62,6 +67,7 @@ pub const A3_TUNING: &[TuningRow] = &[
         dp: 2,
         max_len: "36k",
         mtp: 3,
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-1node-dp2tp8-16k-low-latency",
     },
     TuningRow {
         scenario: "low latency (16k)",
@@ -71,6 +77,7 @@ pub const A3_TUNING: &[TuningRow] = &[
         dp: 2,
         max_len: "36k",
         mtp: 3,
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-1node-dp2tp8-16k-low-latency",
     },
     TuningRow {
         scenario: "high throughput / low latency (64k)",
@@ -80,6 +87,7 @@ pub const A3_TUNING: &[TuningRow] = &[
         dp: 2,
         max_len: "132k",
         mtp: 3,
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-1node-dp2tp8-64k",
     },
     TuningRow {
         scenario: "high throughput (16k)",
@@ -89,6 +97,7 @@ pub const A3_TUNING: &[TuningRow] = &[
         dp: 2,
         max_len: "36k",
         mtp: 1,
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-16k-throughput",
     },
     TuningRow {
         scenario: "high throughput (16k)",
@@ -98,6 +107,7 @@ pub const A3_TUNING: &[TuningRow] = &[
         dp: 8,
         max_len: "36k",
         mtp: 1,
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-16k-throughput",
     },
     TuningRow {
         scenario: "low latency (16k)",
@@ -107,6 +117,7 @@ pub const A3_TUNING: &[TuningRow] = &[
         dp: 2,
         max_len: "36k",
         mtp: 3,
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-16k-low-latency",
     },
     TuningRow {
         scenario: "low latency (16k)",
@@ -116,6 +127,7 @@ pub const A3_TUNING: &[TuningRow] = &[
         dp: 8,
         max_len: "36k",
         mtp: 3,
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-16k-low-latency",
     },
     TuningRow {
         scenario: "long context (64k)",
@@ -125,6 +137,7 @@ pub const A3_TUNING: &[TuningRow] = &[
         dp: 1,
         max_len: "132k",
         mtp: 3,
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-64k",
     },
     TuningRow {
         scenario: "long context (64k)",
@@ -134,6 +147,7 @@ pub const A3_TUNING: &[TuningRow] = &[
         dp: 8,
         max_len: "132k",
         mtp: 3,
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-64k",
     },
 ];
 
@@ -147,6 +161,7 @@ pub const A950DT_TUNING: &[TuningRow] = &[
         dp: 1,
         max_len: "39k",
         mtp: 3,
+        layout: "deepseek-v3.1-w4a4c8-mxfp4/950dt-1node-tp8-3.5k-throughput",
     },
     TuningRow {
         scenario: "high throughput (16k)",
@@ -156,6 +171,7 @@ pub const A950DT_TUNING: &[TuningRow] = &[
         dp: 1,
         max_len: "36k",
         mtp: 3,
+        layout: "deepseek-v3.1-w4a4c8-mxfp4/950dt-1node-tp8-16k-throughput",
     },
     TuningRow {
         scenario: "low latency (3.5k)",
@@ -165,6 +181,7 @@ pub const A950DT_TUNING: &[TuningRow] = &[
         dp: 1,
         max_len: "36k",
         mtp: 3,
+        layout: "deepseek-v3.1-w4a4c8-mxfp4/950dt-1node-tp8-16k-low-latency",
     },
     TuningRow {
         scenario: "low latency (16k)",
@@ -174,6 +191,7 @@ pub const A950DT_TUNING: &[TuningRow] = &[
         dp: 1,
         max_len: "36k",
         mtp: 3,
+        layout: "deepseek-v3.1-w4a4c8-mxfp4/950dt-1node-tp8-16k-low-latency",
     },
     TuningRow {
         scenario: "high throughput / low latency (64k)",
@@ -183,6 +201,7 @@ pub const A950DT_TUNING: &[TuningRow] = &[
         dp: 1,
         max_len: "132k",
         mtp: 3,
+        layout: "deepseek-v3.1-w4a4c8-mxfp4/950dt-1node-tp8",
     },
     TuningRow {
         scenario: "high throughput (16k)",
@@ -192,6 +211,7 @@ pub const A950DT_TUNING: &[TuningRow] = &[
         dp: 4,
         max_len: "36k",
         mtp: 1,
+        layout: "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d-16k-throughput",
     },
     TuningRow {
         scenario: "high throughput (16k)",
@@ -201,6 +221,7 @@ pub const A950DT_TUNING: &[TuningRow] = &[
         dp: 32,
         max_len: "36k",
         mtp: 1,
+        layout: "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d-16k-throughput",
     },
     TuningRow {
         scenario: "low latency (16k)",
@@ -210,6 +231,7 @@ pub const A950DT_TUNING: &[TuningRow] = &[
         dp: 4,
         max_len: "36k",
         mtp: 3,
+        layout: "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d-16k-low-latency",
     },
     TuningRow {
         scenario: "low latency (16k)",
@@ -219,6 +241,7 @@ pub const A950DT_TUNING: &[TuningRow] = &[
         dp: 32,
         max_len: "36k",
         mtp: 3,
+        layout: "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d-16k-low-latency",
     },
     TuningRow {
         scenario: "long context (64k)",
@@ -228,6 +251,7 @@ pub const A950DT_TUNING: &[TuningRow] = &[
         dp: 4,
         max_len: "132k",
         mtp: 3,
+        layout: "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d-64k",
     },
     TuningRow {
         scenario: "long context (64k)",
@@ -237,69 +261,145 @@ pub const A950DT_TUNING: &[TuningRow] = &[
         dp: 32,
         max_len: "132k",
         mtp: 3,
+        layout: "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d-64k",
     },
 ];
 
-/// Which layout to start from.
+/// Which layout serves which need: every V3.1 row is a reference
+/// configuration of the tutorial (§9.1) or one of its base commands, ready to
+/// deploy; the advice keeps only what depends on the operator's traffic.
 pub const SCENARIOS: &[Scenario] = &[
     Scenario {
-        need: "high throughput, one A3 node (3.5k-16k input)",
-        start_from: "deepseek-v3.1-w8a8-mtp-quarot/a3-1node-dp4tp4",
-        advice: "dp4 tp4 balances memory and compute (table 1); for V4-Flash start from its a3-1node-dp4tp4",
+        need: "V3.1 on one A3 node, high throughput, prompts up to 3.5k",
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-1node-dp4tp4-3.5k-throughput",
+        advice: "size `max_num_seqs` to your concurrency; its 39k context also serves the tutorial's accuracy runs",
     },
     Scenario {
-        need: "low latency or 64k input, one A3 node",
-        start_from: "deepseek-v3.1-w8a8-mtp-quarot/a3-1node-dp4tp4",
-        advice: "change the topology to `<mixed 1 x dp2tp8;>` (table 1 recommends dp2 tp8) and raise `max_model_len` to 132k for 64k input",
+        need: "V3.1 on one A3 node, high throughput, prompts up to 16k",
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-1node-dp4tp4-16k-throughput",
+        advice: "size `max_num_seqs` to your concurrency",
     },
     Scenario {
-        need: "high throughput or low latency at scale on A3 (3.5k-16k input)",
-        start_from: "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d",
-        advice: "2P1D over four nodes; the tutorial recommends it over 1P1D, whose NPU memory cannot serve high concurrency; low latency uses 3 MTP tokens (table 2)",
+        need: "V3.1 on one A3 node, low latency, prompts up to 16k",
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-1node-dp2tp8-16k-low-latency",
+        advice: "fewer running sequences (`max_num_seqs`) trade concurrency for TPOT",
     },
     Scenario {
-        need: "long context (64k input, no prefix cache) on A3",
-        start_from: "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d",
-        advice: "table 2 uses prefill dp1 tp16 and decode dp8 tp4 with 132k max length: `<prefill 2 x dp1tp16; decode 1 x dp8tp4;>` (the table lists the decode node as 16 NPUs although dp8 x tp4 is 32); drop the decode `finegrained_tp_config`, since lmhead TP needs decode TP1",
+        need: "V3.1 on one A3 node, prompts up to 64k",
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-1node-dp2tp8-64k",
+        advice: "size `max_num_seqs` to your concurrency; balance scheduling is on, turn it off if TTFT matters more than throughput",
     },
     Scenario {
-        need: "one 950DT node",
-        start_from: "deepseek-v3.1-w4a4c8-mxfp4/950dt-1node-tp8",
-        advice: "dp1 tp8 for every single-node scenario (tables 3 and 4)",
+        need: "V3.1 PD on four A3 nodes, prompts up to 3.5k",
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d",
+        advice: "the tutorial's published TTFT/TPOT come from this layout; the P:D ratio follows your prompt and output lengths",
     },
     Scenario {
-        need: "PD at scale on 950DT (any input length)",
-        start_from: "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d",
-        advice: "prefill dp4 tp4 over two nodes, decode dp32 tp1 over four; 132k max length for 64k input (table 4)",
+        need: "V3.1 PD on four A3 nodes, high throughput, prompts up to 16k",
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-16k-throughput",
+        advice: "the P:D ratio and decode `max_num_seqs` follow your prompt and output lengths",
     },
     Scenario {
-        need: "decode-bound traffic (short prompts, long outputs; chat) with V4-Flash",
-        start_from: "deepseek-v4-flash-w8a8-mtp/a3-1p3d",
+        need: "V3.1 PD on four A3 nodes, low latency, prompts up to 16k",
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-16k-low-latency",
+        advice: "the P:D ratio and decode `max_num_seqs` follow your prompt and output lengths",
+    },
+    Scenario {
+        need: "V3.1 PD on four A3 nodes, prompts up to 64k",
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-64k",
+        advice: "prefix caching stays off as measured; turn it on only if your prompts share long prefixes",
+    },
+    Scenario {
+        need: "V3.1 on one 950DT node, high throughput, prompts up to 3.5k",
+        layout: "deepseek-v3.1-w4a4c8-mxfp4/950dt-1node-tp8-3.5k-throughput",
+        advice: "size `max_num_seqs` to your concurrency",
+    },
+    Scenario {
+        need: "V3.1 on one 950DT node, high throughput, prompts up to 16k",
+        layout: "deepseek-v3.1-w4a4c8-mxfp4/950dt-1node-tp8-16k-throughput",
+        advice: "size `max_num_seqs` to your concurrency",
+    },
+    Scenario {
+        need: "V3.1 on one 950DT node, low latency, prompts up to 16k",
+        layout: "deepseek-v3.1-w4a4c8-mxfp4/950dt-1node-tp8-16k-low-latency",
+        advice: "fewer running sequences (`max_num_seqs`) trade concurrency for TPOT",
+    },
+    Scenario {
+        need: "V3.1 on one 950DT node, prompts up to 64k",
+        layout: "deepseek-v3.1-w4a4c8-mxfp4/950dt-1node-tp8",
+        advice: "size `max_num_seqs` to your concurrency",
+    },
+    Scenario {
+        need: "V3.1 PD on eight 950DT nodes, prompts up to 3.5k",
+        layout: "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d",
+        advice: "the P:D ratio follows your prompt and output lengths",
+    },
+    Scenario {
+        need: "V3.1 PD on eight 950DT nodes, high throughput, prompts up to 16k",
+        layout: "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d-16k-throughput",
+        advice: "the P:D ratio and decode `max_num_seqs` follow your prompt and output lengths",
+    },
+    Scenario {
+        need: "V3.1 PD on eight 950DT nodes, low latency, prompts up to 16k",
+        layout: "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d-16k-low-latency",
+        advice: "the P:D ratio and decode `max_num_seqs` follow your prompt and output lengths",
+    },
+    Scenario {
+        need: "V3.1 PD on eight 950DT nodes, prompts up to 64k",
+        layout: "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d-64k",
+        advice: "prefix caching stays off as measured; turn it on only if your prompts share long prefixes",
+    },
+    Scenario {
+        need: "V3.1 on two A2 nodes (the smallest A2 cluster for the w8a8 weights)",
+        layout: "deepseek-v3.1-w8a8-mtp-quarot/a2x2-mixed-dp4tp4",
+        advice: "size `max_num_seqs` to your concurrency",
+    },
+    Scenario {
+        need: "V4-Flash on one A3 node",
+        layout: "deepseek-v4-flash-w8a8-mtp/a3-1node-dp4tp4",
+        advice: "size `max_num_seqs` to your concurrency",
+    },
+    Scenario {
+        need: "V4-Flash, decode-bound traffic (short prompts, long outputs; chat)",
+        layout: "deepseek-v4-flash-w8a8-mtp/a3-1p3d",
         advice: "one prefill engine feeding three decode engines; derived from the verified 1P1D, not separately validated",
     },
     Scenario {
-        need: "prefill-bound traffic (long prompts, short outputs; RAG, summarisation) with V4-Flash",
-        start_from: "deepseek-v4-flash-w8a8-mtp/a3-3p1d",
+        need: "V4-Flash, prefill-bound traffic (long prompts, short outputs; RAG, summarisation)",
+        layout: "deepseek-v4-flash-w8a8-mtp/a3-3p1d",
         advice: "three prefill engines feeding one decode engine; derived from the verified 1P1D, not separately validated",
     },
     Scenario {
-        need: "balanced PD traffic with V4-Flash",
-        start_from: "deepseek-v4-flash-w8a8-mtp/a3-1p1d",
-        advice: "the verified base; scale out with a3-2p2d",
+        need: "V4-Flash, balanced PD traffic",
+        layout: "deepseek-v4-flash-w8a8-mtp/a3-1p1d",
+        advice: "the verified base; scale out with `a3-2p2d`",
     },
     Scenario {
-        need: "more capacity without PD with V4-Flash",
-        start_from: "deepseek-v4-flash-w8a8-mtp/a3x2-mixed-dp8tp4",
+        need: "V4-Flash, more capacity without PD",
+        layout: "deepseek-v4-flash-w8a8-mtp/a3x2-mixed-dp8tp4",
         advice: "one engine over two nodes with native DP; simpler to operate than PD",
     },
 ];
 
+/// The part of a layout name after its model family.
+fn variant(name: &str) -> &str {
+    name.rsplit_once('/').map_or(name, |(_, v)| v)
+}
+
 fn table(out: &mut String, rows: &[TuningRow]) {
-    out.push_str("| scenario | config | NPUs | TP | DP | max model len | MTP tokens |\n|---|---|---|---|---|---|---|\n");
+    out.push_str("| scenario | config | NPUs | TP | DP | max model len | MTP tokens | layout |\n|---|---|---|---|---|---|---|---|\n");
     for r in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
-            r.scenario, r.config, r.npus, r.tp, r.dp, r.max_len, r.mtp
+            "| {} | {} | {} | {} | {} | {} | {} | [`{}`]({}/README.md) |\n",
+            r.scenario,
+            r.config,
+            r.npus,
+            r.tp,
+            r.dp,
+            r.max_len,
+            r.mtp,
+            variant(r.layout),
+            r.layout
         ));
     }
 }
@@ -307,18 +407,19 @@ fn table(out: &mut String, rows: &[TuningRow]) {
 /// The scenario guide as markdown, for the catalog index.
 pub fn scenario_guide() -> String {
     let mut s = String::from("## 场景指南 · Scenario guide\n\n");
-    s.push_str("| need | start from | what to change or watch |\n|---|---|---|\n");
+    s.push_str("| need | layout | what depends on your traffic |\n|---|---|---|\n");
     for sc in SCENARIOS {
         s.push_str(&format!(
             "| {} | [`{}`]({}/README.md) | {} |\n",
-            sc.need, sc.start_from, sc.start_from, sc.advice
+            sc.need, sc.layout, sc.layout, sc.advice
         ));
     }
     s.push_str(
         "\n### 参考配置 · Reference configurations (DeepSeek-V3.1 tutorial §9)\n\n\
          Verified upstream in a specific test environment and given for reference only; the best \
          configuration depends on input/output lengths, prefix-cache hit rate, accuracy needs and \
-         the P:D machine ratio.\n\n\
+         the P:D machine ratio. Each row links the layout that implements it; what a table leaves \
+         open is stated in that layout's Deviations.\n\n\
          Atlas 800 A3 (64 GB x 16 per node):\n\n",
     );
     table(&mut s, A3_TUNING);
