@@ -10,7 +10,7 @@
 //!                                documented on `pd_dsl::render::view` (`LayoutView`)
 //! catalog render NAME [--out DIR]
 //!                                write one layout's directory (`DIR/NAME/`) atomically
-//! catalog rehearse NAME [--kill NODE:RANK] [--fault FAULT] [--proxy-script PATH] [--keep] [--timeout S]
+//! catalog rehearse NAME [--kill NODE:RANK] [--fault FAULT] [--proxy-script PATH] [--proxy-policy P] [--keep] [--timeout S]
 //!                                run the layout's generated scripts end to end on this
 //!                                machine against the stand-ins (`pd_rehearse::rehearsal`)
 //! ```
@@ -23,7 +23,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use pd_dsl::Layout;
 use pd_dsl::render::{self, view};
-use pd_rehearse::rehearsal::{self, Fault};
+use pd_rehearse::rehearsal::{self, Fault, Policy};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -103,6 +103,10 @@ enum Command {
         /// load_balance_proxy_server_example.py) instead of the stand-in.
         #[arg(long, value_name = "PATH")]
         proxy_script: Option<PathBuf>,
+        /// The stand-in proxy's selection policy: `round-robin`, or
+        /// upstream's `least-loaded` (ties to list order).
+        #[arg(long, value_enum, value_name = "POLICY", default_value_t = PolicyArg::RoundRobin)]
+        proxy_policy: PolicyArg,
         /// Keep the temp dir (rendered scripts, logs, counters).
         #[arg(long)]
         keep: bool,
@@ -123,6 +127,26 @@ enum FaultArg {
     WrongNpuCount,
     /// A non-master DP rank cannot reach its DP master's RPC port.
     UnreachableMaster,
+    /// The proxy's decoder lists leave out the last decode rank.
+    ProxyMissesRank,
+}
+
+/// `--proxy-policy` values (see `pd_rehearse::rehearsal::Policy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum PolicyArg {
+    /// Every rank in turn.
+    RoundRobin,
+    /// Upstream's: the least-loaded rank, ties to list order.
+    LeastLoaded,
+}
+
+impl From<PolicyArg> for Policy {
+    fn from(p: PolicyArg) -> Policy {
+        match p {
+            PolicyArg::RoundRobin => Policy::RoundRobin,
+            PolicyArg::LeastLoaded => Policy::LeastLoaded,
+        }
+    }
 }
 
 impl From<FaultArg> for Fault {
@@ -132,6 +156,7 @@ impl From<FaultArg> for Fault {
             FaultArg::MissingModel => Fault::MissingModel,
             FaultArg::WrongNpuCount => Fault::WrongNpuCount,
             FaultArg::UnreachableMaster => Fault::UnreachableMaster,
+            FaultArg::ProxyMissesRank => Fault::ProxyMissesRank,
         }
     }
 }
@@ -210,19 +235,19 @@ where
             kill,
             fault,
             proxy_script,
+            proxy_policy,
             keep,
             timeout,
         }) => find(&layouts, &name).and_then(|l| {
             let kill = kill.as_deref().map(parse_kill).transpose()?;
-            rehearse(
-                l,
-                kill,
-                fault.map(Fault::from),
-                proxy_script,
-                keep,
-                timeout,
-                out,
-            )
+            let mut opts = rehearsal::Options::new(PathBuf::new());
+            opts.kill = kill;
+            opts.fault = fault.map(Fault::from);
+            opts.proxy_script = proxy_script;
+            opts.proxy_policy = proxy_policy.into();
+            opts.keep = keep;
+            opts.timeout = std::time::Duration::from_secs(timeout.max(1));
+            rehearse(l, opts, out)
         }),
     };
     match result {
@@ -470,22 +495,8 @@ fn parse_kill(s: &str) -> Result<(usize, u32), (u8, String)> {
     ))
 }
 
-fn rehearse(
-    layout: &Layout,
-    kill: Option<(usize, u32)>,
-    fault: Option<Fault>,
-    proxy_script: Option<PathBuf>,
-    keep: bool,
-    timeout: u64,
-    out: &mut dyn Write,
-) -> CliResult {
-    let exe = std::env::current_exe().map_err(|e| (EXIT_REHEARSAL, e.to_string()))?;
-    let mut opts = rehearsal::Options::new(exe);
-    opts.kill = kill;
-    opts.fault = fault;
-    opts.proxy_script = proxy_script;
-    opts.keep = keep;
-    opts.timeout = std::time::Duration::from_secs(timeout.max(1));
+fn rehearse(layout: &Layout, mut opts: rehearsal::Options, out: &mut dyn Write) -> CliResult {
+    opts.standins = std::env::current_exe().map_err(|e| (EXIT_REHEARSAL, e.to_string()))?;
     let usage = |e: String| {
         if e.contains("does not apply") || e.starts_with("--") {
             (EXIT_USAGE, e)

@@ -116,8 +116,18 @@ fn assert_fails(run: &Run, needles: &[&str]) {
 fn every_registered_layout_rehearses_end_to_end() {
     let layouts = layouts::catalog().unwrap();
     let mut times = Vec::new();
-    for l in layouts {
-        let run = rehearse(&[l.name()]);
+    // Every PD layout under both stand-in proxy policies: upstream's
+    // least-loaded policy reaches every rank only when requests overlap.
+    let runs = layouts.iter().flat_map(|l| {
+        let policies: &[&str] = if l.is_pd() {
+            &["round-robin", "least-loaded"]
+        } else {
+            &["round-robin"]
+        };
+        policies.iter().map(move |p| (l, *p))
+    });
+    for (l, policy) in runs {
+        let run = rehearse(&[l.name(), "--proxy-policy", policy]);
         assert_eq!(run.code, Some(0), "{}", run.out);
         assert!(
             run.out.contains(&format!("PASS {}", l.name())),
@@ -131,7 +141,11 @@ fn every_registered_layout_rehearses_end_to_end() {
         };
         assert!(run.out.contains(what), "{}", run.out);
         assert!(run.out.contains("verify.sh: ok"), "{}", run.out);
-        times.push(format!("{} {:.1}s", l.name(), run.took.as_secs_f64()));
+        times.push(format!(
+            "{} {policy} {:.1}s",
+            l.name(),
+            run.took.as_secs_f64()
+        ));
     }
     eprintln!("{}", times.join("\n"));
 }
@@ -213,6 +227,22 @@ fn an_unreachable_dp_master_fails_the_non_master_ranks() {
 }
 
 #[test]
+fn a_rank_missing_from_the_proxy_lists_fails_naming_it() {
+    for policy in ["round-robin", "least-loaded"] {
+        let run = rehearse(&[PD, "--fault", "proxy-misses-rank", "--proxy-policy", policy]);
+        assert_fails(
+            &run,
+            &[
+                "1 of 36 rank(s) got no request",
+                "node 3 decode rank 31 (127.0.0.4:7115)",
+                "likely causes, most likely first:\n    1. the running proxy's lists miss 127.0.0.4:7115 (its command line has 4 prefill and 31 decode entries; the layout has 4 and 32)",
+            ],
+        );
+        assert!(!run.out.contains("decode-only fallback"), "{}", run.out);
+    }
+}
+
+#[test]
 fn options_that_do_not_apply_are_usage_errors() {
     let out = Command::new(CATALOG)
         .args([
@@ -232,6 +262,29 @@ fn options_that_do_not_apply_are_usage_errors() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "--kill {kill}");
     }
+    let out = Command::new(CATALOG)
+        .args(["rehearse", MIXED, "--fault", "proxy-misses-rank"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no proxy (mixed layout)"));
+    let out = Command::new(CATALOG)
+        .args([
+            "rehearse",
+            PD,
+            "--fault",
+            "proxy-misses-rank",
+            "--proxy-script",
+            CATALOG,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = Command::new(CATALOG)
+        .args(["rehearse", PD, "--proxy-policy", "random"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
     let out = Command::new(CATALOG)
         .args(["rehearse", PD, "--fault", "bogus"])
         .output()

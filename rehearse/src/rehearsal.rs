@@ -37,11 +37,18 @@
 //!    proxy (PD, started by node 0's `run.sh` once every rank answers
 //!    `/health`) or the API server (mixed) answers.
 //! 6. `verify.sh` runs (through the proxy, or against the API server), then
-//!    `2 × max(prefill ranks, decode ranks)` more completions go through the
-//!    proxy (2 to a mixed API server), and the stand-ins' counter files must
-//!    show that **every prefill and decode rank** (every API server) served at
-//!    least one request: a silent decode-only fallback or a rank missing from
-//!    the proxy lists fails the rehearsal.
+//!    3 waves of `max(prefill ranks, decode ranks)` concurrent completions go
+//!    through the proxy (2 at a time to a mixed API server). Each stand-in
+//!    completion takes 300 ms (`PD_STANDIN_LATENCY_MS`), so a wave overlaps
+//!    at the proxy and upstream's least-loaded proxy (ties to list order)
+//!    reaches every rank, as the round-robin stand-in does. The stand-ins'
+//!    counter files must show that **every prefill and decode rank** (every
+//!    API server) served at least one request; otherwise the failure names
+//!    the ranks that got nothing and the likely causes, most likely first:
+//!    missing from the running proxy's lists (read from its command line),
+//!    a decode-only fallback (no prefill rank served), never picked, or the
+//!    port answered by something else. `Options::proxy_policy` picks the
+//!    stand-in proxy's policy (`catalog rehearse --proxy-policy`).
 //! 7. Teardown: SIGTERM to every `run.sh` process group (its trap stops the
 //!    launcher, which stops its ranks), SIGKILL after a grace period, then a
 //!    sweep of every process that still carries this rehearsal's
@@ -63,10 +70,12 @@
 //! | `port-in-use` | before start, the rehearsal binds the first API port of the last node that has one, on that node's address | that node's preflight `ports` check |
 //! | `missing-model` | `PD_MODEL_PATH` points at a directory that does not exist | every node's preflight `model_dir` check |
 //! | `wrong-npu-count` | the last node's `npu-smi` reports half the hardware's NPUs (`PD_STANDIN_NPUS`) | that node's preflight `npu_count` (and `npu_links`) checks |
+//! | `proxy-misses-rank` | the proxy shim drops the last `--decoder-hosts`/`--decoder-ports` entry (stand-in proxy only; PD layouts) | the coverage check: that rank got no request, and it is missing from the running proxy's lists |
 //! | `unreachable-master` | `PD_STANDIN_BLOCKED=<master>:<rpc port>` on a node whose ranks connect to a DP master (a firewall dropping the DP RPC port): the second node of an engine spanning nodes, else a node whose engine has DP > 1 | the non-master rank exits 4 after `PD_STANDIN_MASTER_TIMEOUT` (3 s in this fault); the launcher fails fast |
 
 use crate::expect::{Expectation, ExpectedRank};
 use crate::http;
+pub use crate::standin::proxy::Policy;
 use pd_dsl::render;
 use pd_dsl::{Layout, Role};
 use serde_json::json;
@@ -92,15 +101,18 @@ pub enum Fault {
     WrongNpuCount,
     /// A non-master DP rank cannot reach its DP master.
     UnreachableMaster,
+    /// The proxy's decoder lists miss the last decode rank.
+    ProxyMissesRank,
 }
 
 impl Fault {
     /// Every fault, in documentation order.
-    pub const ALL: [Fault; 4] = [
+    pub const ALL: [Fault; 5] = [
         Fault::PortInUse,
         Fault::MissingModel,
         Fault::WrongNpuCount,
         Fault::UnreachableMaster,
+        Fault::ProxyMissesRank,
     ];
 
     /// The command-line name.
@@ -110,6 +122,7 @@ impl Fault {
             Fault::MissingModel => "missing-model",
             Fault::WrongNpuCount => "wrong-npu-count",
             Fault::UnreachableMaster => "unreachable-master",
+            Fault::ProxyMissesRank => "proxy-misses-rank",
         }
     }
 
@@ -138,6 +151,8 @@ pub struct Options {
     /// Run this proxy script (e.g. upstream's
     /// `load_balance_proxy_server_example.py`) instead of the stand-in.
     pub proxy_script: Option<PathBuf>,
+    /// The stand-in proxy's selection policy (ignored with `proxy_script`).
+    pub proxy_policy: Policy,
     /// Keep the temp dir (scripts, logs, state) after the rehearsal.
     pub keep: bool,
     /// Global bound on the whole rehearsal.
@@ -152,6 +167,7 @@ impl Options {
             kill: None,
             fault: None,
             proxy_script: None,
+            proxy_policy: Policy::RoundRobin,
             keep: false,
             timeout: Duration::from_secs(120),
         }
@@ -174,6 +190,11 @@ pub struct Outcome {
     pub kept: Option<PathBuf>,
 }
 
+/// Waves of requests after verify.sh (each as many as the larger role has ranks).
+const WAVES: usize = 3;
+/// Milliseconds each stand-in completion takes, so that a wave overlaps at
+/// the proxy.
+const LATENCY_MS: u64 = 300;
 /// Seconds a rank keeps trying its DP master (normal runs).
 const MASTER_TIMEOUT_S: u32 = 20;
 /// Seconds a rank keeps trying its DP master under `unreachable-master`.
@@ -362,6 +383,22 @@ fn inject(layout: &Layout, fault: Option<Fault>) -> Result<Injection, String> {
                 "{}:{port} ({} on node {i}) is held before start",
                 node_ip(i),
                 port_owner(layout, i, port).unwrap_or_else(|| "a layout port".into())
+            ));
+        }
+        Some(Fault::ProxyMissesRank) => {
+            let last = layout.placement.proxy.decode.last().ok_or_else(|| {
+                format!(
+                    "fault proxy-misses-rank does not apply to {}: it has no proxy (mixed layout)",
+                    layout.name()
+                )
+            })?;
+            inj.env
+                .entry(0)
+                .or_default()
+                .push((PROXY_DROP.into(), "decode".into()));
+            inj.note = Some(format!(
+                "the proxy's decoder lists leave out their last entry ({})",
+                endpoint_text(last)
             ));
         }
         Some(Fault::UnreachableMaster) => {
@@ -596,14 +633,31 @@ fn write_file(path: &Path, text: &str, executable: bool) -> Result<(), String> {
         .map_err(|e| format!("cannot chmod {}: {e}", path.display()))
 }
 
+/// The environment variable (set on node 0 by the `proxy-misses-rank`
+/// fault) that makes the proxy shim drop the last entry of a list.
+const PROXY_DROP: &str = "PD_REHEARSAL_PROXY_DROP";
+
 const PROXY_SHIM: &str = r#"#!/usr/bin/env python3
 """Rehearsal stand-in for load_balance_proxy_server_example.py: proxy.sh runs
 `python3 "$PD_PROXY_SCRIPT" ARGS...`; this replaces itself with `pd-proxy ARGS...`
-(first on PATH), which takes the upstream proxy's command line."""
+(first on PATH), which takes the upstream proxy's command line.
+PD_REHEARSAL_PROXY_DROP=prefill|decode (the proxy-misses-rank fault) drops the
+last entry of that role's host and port lists first."""
 import os
 import sys
 
-os.execvp("pd-proxy", ["pd-proxy"] + sys.argv[1:])
+args = sys.argv[1:]
+role = {"prefill": "--prefiller-", "decode": "--decoder-"}.get(
+    os.environ.get("PD_REHEARSAL_PROXY_DROP", ""))
+if role:
+    for flag in (role + "hosts", role + "ports"):
+        if flag in args:
+            end = args.index(flag) + 1
+            while end < len(args) and not args[end].startswith("--"):
+                end += 1
+            if end > args.index(flag) + 1:
+                del args[end - 1]
+os.execvp("pd-proxy", ["pd-proxy"] + args)
 "#;
 
 /// Lines of `text` worth quoting in a failure.
@@ -836,6 +890,12 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         .standins
         .canonicalize()
         .map_err(|e| format!("stand-in executable {}: {e}", opts.standins.display()))?;
+    if opts.fault == Some(Fault::ProxyMissesRank) && opts.proxy_script.is_some() {
+        return Err(
+            "fault proxy-misses-rank does not apply with --proxy-script: it edits the stand-in proxy's command line"
+                .into(),
+        );
+    }
     let inj = inject(layout, opts.fault)?;
 
     // The temp dir.
@@ -998,7 +1058,10 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             .env("PD_STANDIN_NPUS", layout.hardware.npus_per_node.to_string())
             .env("PD_STANDIN_EXPECT", &expect)
             .env("PD_STANDIN_STATE_DIR", &state)
-            .env("PD_STANDIN_MASTER_TIMEOUT", inj.master_timeout.to_string());
+            .env("PD_STANDIN_MASTER_TIMEOUT", inj.master_timeout.to_string())
+            .env("PD_STANDIN_IMAGE", layout.image.tag)
+            .env("PD_STANDIN_LATENCY_MS", LATENCY_MS.to_string())
+            .env("PD_STANDIN_PROXY_POLICY", opts.proxy_policy.name());
         for (k, v) in inj.env.get(&i).into_iter().flatten() {
             cmd.env(k, v);
         }
@@ -1197,13 +1260,18 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             if failures.is_empty() {
                 let p_ranks = layout.placement.proxy.prefill.len();
                 let d_ranks = layout.placement.proxy.decode.len();
-                let n = if layout.is_pd() {
-                    2 * p_ranks.max(d_ranks)
+                // A least-loaded proxy (upstream's) sends requests that do
+                // not overlap to the first rank of each list: as many in
+                // flight as the larger role has ranks (the stand-ins hold
+                // each completion LATENCY_MS), in WAVES waves.
+                let concurrency = if layout.is_pd() {
+                    p_ranks.max(d_ranks).max(1)
                 } else {
                     2
                 };
+                let n = WAVES * concurrency;
                 requests = n;
-                let errors = send_requests(layout, &api_host, api_port, n, deadline);
+                let errors = send_requests(layout, &api_host, api_port, n, concurrency, deadline);
                 if !errors.is_empty() {
                     failures.push(format!(
                         "{} of {n} requests through {api_host}:{api_port} failed; first: {}",
@@ -1211,38 +1279,20 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
                         errors[0]
                     ));
                 }
-                // Every API process served.
-                let mut min = u64::MAX;
-                for p in procs.iter().filter(|p| p.serves_api) {
-                    let role = nodes[p.node].role;
-                    match served_count(&state, p) {
-                        Some(0) => failures.push(format!(
-                            "node {} ({}) {role} rank {} served no request{}",
-                            p.node,
-                            node_ip(p.node),
-                            p.first_rank,
-                            if role == Role::Prefill {
-                                " (a silent decode-only fallback, or the proxy's prefiller list misses it)"
-                            } else {
-                                " (the proxy's list misses it)"
-                            }
-                        )),
-                        None => failures.push(format!(
-                            "node {} ({}) {role} rank {}: no counter file",
-                            p.node,
-                            node_ip(p.node),
-                            p.first_rank
-                        )),
-                        Some(c) => min = min.min(c),
+                let coverage = coverage(layout, &procs, &state, &marker, concurrency, n);
+                match coverage {
+                    Ok(min) => {
+                        let what = if layout.is_pd() {
+                            "every prefill and decode rank"
+                        } else {
+                            "every API server"
+                        };
+                        let _ = writeln!(
+                            out,
+                            "{n} requests, {concurrency} at a time: {what} served (at least {min} each)"
+                        );
                     }
-                }
-                if failures.is_empty() {
-                    let what = if layout.is_pd() {
-                        "every prefill and decode rank"
-                    } else {
-                        "every API server"
-                    };
-                    let _ = writeln!(out, "{n} requests: {what} served (at least {min} each)");
+                    Err(m) => failures.push(m),
                 }
             }
         }
@@ -1326,18 +1376,179 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     })
 }
 
-/// Sends `n` completions (2 at a time) to `host:port`; returns the errors.
+/// `endpoint` of a proxy list: `127.0.0.3:7100`.
+fn endpoint_text(e: &pd_dsl::placement::Endpoint) -> String {
+    format!("{}:{}", node_ip(e.node), e.port)
+}
+
+/// The running proxy's `--prefiller-*` and `--decoder-*` lists as
+/// `host:port` (from its command line), found among this rehearsal's
+/// processes; `None` when no process carries them.
+fn running_proxy_lists(marker: &str) -> Option<(Vec<String>, Vec<String>)> {
+    let (_, cmd) = marked_processes(marker)
+        .into_iter()
+        .find(|(_, c)| c.contains("--decoder-") && c.contains("--prefiller-"))?;
+    let args: Vec<&str> = cmd.split(' ').collect();
+    let list = |prefix: &str| -> Vec<String> {
+        let Some(i) = args.iter().position(|a| a.starts_with(prefix)) else {
+            return Vec::new();
+        };
+        args[i + 1..]
+            .iter()
+            .take_while(|a| !a.starts_with("--"))
+            .map(|a| (*a).to_owned())
+            .collect()
+    };
+    let zip = |h: Vec<String>, p: Vec<String>| -> Vec<String> {
+        h.iter()
+            .zip(&p)
+            .map(|(h, p)| {
+                let h = if h == "localhost" { "127.0.0.1" } else { h };
+                format!("{h}:{p}")
+            })
+            .collect()
+    };
+    Some((
+        zip(list("--prefiller-h"), list("--prefiller-p")),
+        zip(list("--decoder-h"), list("--decoder-p")),
+    ))
+}
+
+/// Every API process served at least once: `Ok(least served)`, else which
+/// ranks got nothing and the likely causes, most likely first.
+fn coverage(
+    layout: &Layout,
+    procs: &[Process],
+    state: &Path,
+    marker: &str,
+    concurrency: usize,
+    n: usize,
+) -> Result<u64, String> {
+    let nodes = &layout.placement.nodes;
+    let mut min = u64::MAX;
+    let mut idle: Vec<(Role, String, String)> = Vec::new();
+    let mut served_by_role: BTreeMap<Role, (usize, usize)> = BTreeMap::new();
+    for p in procs.iter().filter(|p| p.serves_api) {
+        let role = nodes[p.node].role;
+        let port = nodes[p.node]
+            .ranks
+            .iter()
+            .find(|r| r.dp_rank == p.first_rank)
+            .and_then(|r| r.api_port);
+        let at = port.map_or_else(
+            || node_ip(p.node),
+            |port| format!("{}:{port}", node_ip(p.node)),
+        );
+        let label = format!("node {} {role} rank {} ({at})", p.node, p.first_rank);
+        let e = served_by_role.entry(role).or_default();
+        e.1 += 1;
+        match served_count(state, p) {
+            Some(0) => idle.push((role, label, at)),
+            None => idle.push((role, format!("{label}, no counter file: never came up"), at)),
+            Some(c) => {
+                e.0 += 1;
+                min = min.min(c);
+            }
+        }
+    }
+    if idle.is_empty() {
+        return Ok(if min == u64::MAX { 0 } else { min });
+    }
+    let mut m = format!(
+        "{} of {} rank(s) got no request from {n} requests ({concurrency} at a time):",
+        idle.len(),
+        procs.iter().filter(|p| p.serves_api).count()
+    );
+    for (_, label, _) in idle.iter().take(12) {
+        let _ = write!(m, "\n      {label}");
+    }
+    if idle.len() > 12 {
+        let _ = write!(m, "\n      ... and {} more", idle.len() - 12);
+    }
+    if !layout.is_pd() {
+        let _ = write!(
+            m,
+            "\n    likely causes: the API server did not answer completions, or requests went to another port"
+        );
+        return Err(m);
+    }
+    let _ = write!(m, "\n    likely causes, most likely first:");
+    let mut k = 1;
+    // 1. Missing from the lists the proxy really runs with.
+    let lists = running_proxy_lists(marker);
+    let listed = |role: Role, at: &str| -> Option<bool> {
+        let (p, d) = lists.as_ref()?;
+        Some(match role {
+            Role::Prefill => p.iter().any(|e| e == at),
+            _ => d.iter().any(|e| e == at),
+        })
+    };
+    let unlisted: Vec<&str> = idle
+        .iter()
+        .filter(|(role, _, at)| listed(*role, at) == Some(false))
+        .map(|(_, _, at)| at.as_str())
+        .collect();
+    if !unlisted.is_empty() {
+        let _ = write!(
+            m,
+            "\n    {k}. the running proxy's lists miss {} (its command line has {} prefill and {} decode entries; the layout has {} and {}): compare proxy.sh's PREFILL_*/DECODE_* with `catalog show {}`",
+            unlisted.join(" "),
+            lists.as_ref().map_or(0, |l| l.0.len()),
+            lists.as_ref().map_or(0, |l| l.1.len()),
+            layout.placement.proxy.prefill.len(),
+            layout.placement.proxy.decode.len(),
+            layout.name()
+        );
+        k += 1;
+    } else if lists.is_none() {
+        let _ = write!(
+            m,
+            "\n    {k}. the proxy's lists miss them (the proxy's command line could not be read): compare proxy.sh with `catalog show {}`",
+            layout.name()
+        );
+        k += 1;
+    }
+    // 2. Whole role idle: the proxy bypasses it.
+    if served_by_role
+        .get(&Role::Prefill)
+        .is_some_and(|(s, _)| *s == 0)
+        && served_by_role
+            .get(&Role::Decode)
+            .is_some_and(|(s, _)| *s > 0)
+    {
+        let _ = write!(
+            m,
+            "\n    {k}. no prefill rank served while decode did: the proxy sends requests straight to decode (a decode-only fallback: decode recomputes every prompt)"
+        );
+        k += 1;
+    }
+    // 3. Listed but never picked.
+    let _ = write!(
+        m,
+        "\n    {k}. the proxy never picked them: a least-loaded proxy (upstream's) gives requests that do not overlap to the first entry of each list; with {concurrency} in flight every rank should be reached unless requests finished before the next arrived"
+    );
+    k += 1;
+    let _ = write!(
+        m,
+        "\n    {k}. they answer /health but not completions on that port (another process holds it): see their rank logs"
+    );
+    Err(m)
+}
+
+/// Sends `n` completions, `concurrency` at a time, to `host:port`; returns
+/// the errors.
 fn send_requests(
     layout: &Layout,
     host: &str,
     port: u16,
     n: usize,
+    concurrency: usize,
     deadline: Instant,
 ) -> Vec<String> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let errors = std::sync::Mutex::new(Vec::new());
     thread::scope(|s| {
-        for _ in 0..2 {
+        for _ in 0..concurrency.max(1) {
             s.spawn(|| {
                 loop {
                     let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -1346,7 +1557,8 @@ fn send_requests(
                     }
                     let body = json!({
                         "model": layout.served_model_name,
-                        "prompt": format!("rehearsal request {k}"),
+                        // Equal lengths: equal loads at a least-loaded proxy.
+                        "prompt": format!("rehearsal request {k:06}"),
                         "max_tokens": 4,
                         "temperature": 0,
                     });
