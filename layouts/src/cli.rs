@@ -301,10 +301,10 @@ fn write_all(
                 l.topology_text(),
                 format!("{} nodes", l.node_count()),
                 format!("{} NPUs", l.npus_used()),
-                if l.verified {
-                    "verified".into()
-                } else {
-                    "not verified".into()
+                match l.deploy_status() {
+                    s if !s.is_deployable() => s.label(),
+                    _ if l.verified => "verified".into(),
+                    _ => "not verified".into(),
                 },
             ]
         })
@@ -368,7 +368,13 @@ fn list(layouts: &[Layout], format: Format, out: &mut dyn Write) -> CliResult {
                     r.nodes.to_string(),
                     r.npus.to_string(),
                     r.image.clone(),
-                    r.verified.to_string(),
+                    // A layout its image cannot run says so where
+                    // "verified" would be read.
+                    if r.deploy.is_deployable() {
+                        r.verified.to_string()
+                    } else {
+                        r.deploy.label()
+                    },
                     r.recorded.clone(),
                 ]
             }));
