@@ -10,7 +10,7 @@
 //!                                documented on `pd_dsl::render::view` (`LayoutView`)
 //! catalog render NAME [--out DIR]
 //!                                write one layout's directory (`DIR/NAME/`) atomically
-//! catalog rehearse NAME [--kill NODE:RANK] [--fault FAULT] [--proxy-script PATH] [--proxy-policy P] [--keep] [--timeout S]
+//! catalog rehearse NAME [--kill NODE:RANK] [--signal NODE:SIG] [--stop NODE] [--fault FAULT] [--proxy-script PATH] [--proxy-policy P] [--keep] [--timeout S]
 //!                                run the layout's generated scripts end to end on this
 //!                                machine against the stand-ins (`pd_rehearse::rehearsal`)
 //! ```
@@ -96,6 +96,14 @@ enum Command {
         /// rehearsal must then fail naming it.
         #[arg(long, value_name = "NODE:RANK")]
         kill: Option<String>,
+        /// Once up, send HUP, TERM or INT to node NODE's run.sh (as a dropped
+        /// SSH session, `kill` or Ctrl-C would): every rank of that node must
+        /// stop and nothing of it may be left.
+        #[arg(long, value_name = "NODE:SIG")]
+        signal: Option<String>,
+        /// Once up, run node NODE's stop.sh (twice: it must be idempotent).
+        #[arg(long, value_name = "NODE")]
+        stop: Option<usize>,
         /// Inject a fault before start.
         #[arg(long, value_enum, value_name = "FAULT")]
         fault: Option<FaultArg>,
@@ -233,6 +241,8 @@ where
         Some(Command::Rehearse {
             name,
             kill,
+            signal,
+            stop,
             fault,
             proxy_script,
             proxy_policy,
@@ -242,6 +252,17 @@ where
             let kill = kill.as_deref().map(parse_kill).transpose()?;
             let mut opts = rehearsal::Options::new(PathBuf::new());
             opts.kill = kill;
+            opts.action = match (signal.as_deref().map(parse_signal).transpose()?, stop) {
+                (Some(_), Some(_)) => {
+                    return Err((
+                        EXIT_USAGE,
+                        "--signal and --stop do not apply together".into(),
+                    ));
+                }
+                (Some((node, sig)), None) => Some(rehearsal::Action::Signal(node, sig)),
+                (None, Some(node)) => Some(rehearsal::Action::Stop(node)),
+                (None, None) => None,
+            };
             opts.fault = fault.map(Fault::from);
             opts.proxy_script = proxy_script;
             opts.proxy_policy = proxy_policy.into();
@@ -499,6 +520,18 @@ fn parse_kill(s: &str) -> Result<(usize, u32), (u8, String)> {
         n.trim().parse().map_err(|_| bad())?,
         r.trim().parse().map_err(|_| bad())?,
     ))
+}
+
+/// `NODE:SIG` of `--signal`.
+fn parse_signal(s: &str) -> Result<(usize, rehearsal::Sig), (u8, String)> {
+    let bad = |why: String| (EXIT_USAGE, format!("--signal {s}: {why}"));
+    let (node, sig) = s
+        .split_once(':')
+        .ok_or_else(|| bad("expected NODE:SIG, e.g. 2:HUP".into()))?;
+    let node = node
+        .parse()
+        .map_err(|_| bad(format!("node `{node}` is not a number")))?;
+    Ok((node, rehearsal::Sig::parse(sig).map_err(bad)?))
 }
 
 fn rehearse(layout: &Layout, mut opts: rehearsal::Options, out: &mut dyn Write) -> CliResult {

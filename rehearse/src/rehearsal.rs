@@ -138,6 +138,61 @@ impl Fault {
     }
 }
 
+/// A signal an operator's session sends to `run.sh`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sig {
+    /// A dropped SSH session or `docker exec -it`.
+    Hup,
+    /// `kill`, systemd, `docker stop`.
+    Term,
+    /// Ctrl-C.
+    Int,
+}
+
+impl Sig {
+    /// Every signal, in documentation order.
+    pub const ALL: [Sig; 3] = [Sig::Hup, Sig::Term, Sig::Int];
+
+    /// `HUP`, `TERM`, `INT`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sig::Hup => "HUP",
+            Sig::Term => "TERM",
+            Sig::Int => "INT",
+        }
+    }
+
+    /// Parses `HUP`, `SIGHUP`, `hup`, ….
+    pub fn parse(s: &str) -> Result<Sig, String> {
+        let up = s.to_ascii_uppercase();
+        let name = up.strip_prefix("SIG").unwrap_or(&up);
+        Sig::ALL
+            .into_iter()
+            .find(|g| g.name() == name)
+            .ok_or_else(|| format!("unknown signal `{s}`, expected HUP, TERM or INT"))
+    }
+
+    fn raw(self) -> rustix::process::Signal {
+        use rustix::process::Signal;
+        match self {
+            Sig::Hup => Signal::HUP,
+            Sig::Term => Signal::TERM,
+            Sig::Int => Signal::INT,
+        }
+    }
+}
+
+/// An operator action on one node once the deployment is up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// The signal to that node's `run.sh` process (not its group): every
+    /// rank of the node must stop, nothing of the node may be left.
+    Signal(usize, Sig),
+    /// That node's `stop.sh`, twice: the first stops every rank and frees
+    /// the node's ports, the second finds nothing to stop; both exit 0.
+    Stop(usize),
+}
+
 /// What to rehearse and how.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -146,6 +201,9 @@ pub struct Options {
     pub standins: PathBuf,
     /// `--kill NODE:RANK`: that rank dies once the deployment is up.
     pub kill: Option<(usize, u32)>,
+    /// `--signal NODE:SIG` / `--stop NODE`: an operator action once the
+    /// deployment is up, which must stop that node cleanly.
+    pub action: Option<Action>,
     /// An injected fault.
     pub fault: Option<Fault>,
     /// Run this proxy script (e.g. upstream's
@@ -165,6 +223,7 @@ impl Options {
         Options {
             standins: standins.into(),
             kill: None,
+            action: None,
             fault: None,
             proxy_script: None,
             proxy_policy: Policy::RoundRobin,
@@ -881,6 +940,18 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             Some((p.clone(), rank))
         }
     };
+    if let Some(Action::Signal(node, _) | Action::Stop(node)) = opts.action
+        && node >= nodes.len()
+    {
+        return Err(format!(
+            "--signal/--stop {node}: {} has nodes 0-{}",
+            layout.name(),
+            nodes.len().saturating_sub(1)
+        ));
+    }
+    if opts.action.is_some() && opts.kill.is_some() {
+        return Err("--kill and --signal/--stop do not apply together".into());
+    }
     if let Some(script) = &opts.proxy_script
         && !script.is_file()
     {
@@ -1186,7 +1257,22 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
                 "API server"
             }
         );
-        if let Some((p, rank)) = &kill {
+        if let Some(action) = opts.action {
+            let env = |cmd: &mut Command| {
+                base_env(cmd);
+                cmd.current_dir(&scripts).env("PD_LOG_DIR", &logs);
+            };
+            act(
+                layout,
+                action,
+                &mut cluster,
+                &scripts,
+                &marker,
+                env,
+                out,
+                &mut failures,
+            );
+        } else if let Some((p, rank)) = &kill {
             // A rank dies after start: the node must stop loudly, bounded.
             let pid = fs::read_to_string(state.join(format!("{}-{}.pid", p.node, p.first_rank)))
                 .ok()
@@ -1343,9 +1429,14 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     let elapsed = started.elapsed();
     let passed = failures.is_empty();
     if passed {
+        let checked = if opts.action.is_some() {
+            "the node stopped cleanly".to_owned()
+        } else {
+            format!("verify.sh ok, {requests} requests, every rank served")
+        };
         let _ = writeln!(
             out,
-            "PASS {}: {} ranks on {} nodes, verify.sh ok, {requests} requests, every rank served, nothing left running ({:.1}s)",
+            "PASS {}: {} ranks on {} nodes, {checked}, nothing left running ({:.1}s)",
             layout.name(),
             node_total.iter().sum::<usize>(),
             nodes.len(),
@@ -1374,6 +1465,153 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         requests,
         kept,
     })
+}
+
+/// Processes of this rehearsal on node `i` (they carry the marker and
+/// `PD_STANDIN_NODE=i`, inherited from that node's `run.sh`).
+fn node_processes(marker: &str, i: usize) -> Vec<(u32, String)> {
+    let want = format!("PD_STANDIN_NODE={i}");
+    marked_processes(marker)
+        .into_iter()
+        .filter(|(pid, _)| {
+            fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|e| e.split(|b| *b == 0).any(|v| v == want.as_bytes()))
+        })
+        .collect()
+}
+
+/// Waits until node `i` has no process left; returns what is left at `bound`.
+fn wait_node_empty(marker: &str, i: usize, bound: Duration) -> Vec<(u32, String)> {
+    let until = Instant::now() + bound;
+    loop {
+        let left = node_processes(marker, i);
+        if left.is_empty() || Instant::now() >= until {
+            return left;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn pids_text(left: &[(u32, String)]) -> String {
+    left.iter()
+        .take(5)
+        .map(|(pid, cmd)| {
+            let cmd: String = cmd.replace('\n', " ").chars().take(120).collect();
+            format!("pid {pid} ({cmd})")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// After a signal or stop.sh, `run.sh` of a node must exit within this.
+const STOP_BOUND: Duration = Duration::from_secs(40);
+
+/// Runs an operator [`Action`] and checks that node stopped cleanly.
+#[allow(clippy::too_many_arguments)]
+fn act(
+    layout: &Layout,
+    action: Action,
+    cluster: &mut Cluster,
+    scripts: &Path,
+    marker: &str,
+    env: impl Fn(&mut Command),
+    out: &mut dyn Write,
+    failures: &mut Vec<String>,
+) {
+    let (i, what) = match action {
+        Action::Signal(i, sig) => (i, format!("SIG{} to node {i}'s run.sh", sig.name())),
+        Action::Stop(i) => (i, format!("stop.sh {i} on node {i}")),
+    };
+    let t0 = Instant::now();
+    match action {
+        Action::Signal(_, sig) => {
+            if let Some(Some(child)) = cluster.runs.get(i) {
+                signal_pid(child.id(), sig.raw());
+            }
+        }
+        Action::Stop(_) => {
+            let mut cmd = Command::new(scripts.join("stop.sh"));
+            env(&mut cmd);
+            cmd.arg(i.to_string());
+            match run_bounded(cmd, STOP_BOUND) {
+                Ok((st, text)) if st.success() => {
+                    for l in text.lines().filter(|l| l.starts_with("stop.sh:")) {
+                        let _ = writeln!(out, "  {l}");
+                    }
+                }
+                Ok((st, text)) => failures.push(format!(
+                    "{what} {}:\n    {}",
+                    describe_exit(Some(st)),
+                    text.trim().replace('\n', "\n    ")
+                )),
+                Err(e) => failures.push(format!("{what} {e}")),
+            }
+        }
+    }
+    let bound = t0 + STOP_BOUND;
+    while cluster.exits[i].is_none() && Instant::now() < bound {
+        cluster.poll();
+        thread::sleep(Duration::from_millis(50));
+    }
+    let Some(st) = cluster.exits[i] else {
+        failures.push(format!(
+            "{what}: run.sh did not exit within {}s",
+            STOP_BOUND.as_secs()
+        ));
+        return;
+    };
+    let left = wait_node_empty(marker, i, Duration::from_secs(5));
+    if !left.is_empty() {
+        failures.push(format!(
+            "{what}: run.sh {}, but {} process(es) of node {i} are left running (holding NPUs and ports): {}",
+            describe_exit(Some(st)),
+            left.len(),
+            pids_text(&left)
+        ));
+        return;
+    }
+    let busy: Vec<String> = render::scripts::node_ports(layout, i)
+        .into_iter()
+        .flat_map(|(a, b)| a..=b)
+        .filter(|p| {
+            u16::try_from(*p).is_ok_and(|p| TcpListener::bind((node_ip(i).as_str(), p)).is_err())
+        })
+        .map(|p| p.to_string())
+        .collect();
+    if !busy.is_empty() {
+        failures.push(format!(
+            "{what}: ports of node {i} still in use: {}",
+            busy.join(" ")
+        ));
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{what}: run.sh {} after {:.1}s; no process of node {i} left, its ports are free",
+        describe_exit(Some(st)),
+        t0.elapsed().as_secs_f64()
+    );
+    if let Action::Stop(_) = action {
+        // Idempotent: a second stop finds nothing and succeeds.
+        let mut cmd = Command::new(scripts.join("stop.sh"));
+        env(&mut cmd);
+        cmd.arg(i.to_string());
+        match run_bounded(cmd, STOP_BOUND) {
+            Ok((st, text)) if st.success() => {
+                let line = text
+                    .lines()
+                    .find(|l| l.starts_with("stop.sh:"))
+                    .unwrap_or("stop.sh: ok");
+                let _ = writeln!(out, "{what} again: {line}");
+            }
+            Ok((st, text)) => failures.push(format!(
+                "{what} again {} (stop.sh must be idempotent):\n    {}",
+                describe_exit(Some(st)),
+                text.trim().replace('\n', "\n    ")
+            )),
+            Err(e) => failures.push(format!("{what} again {e}")),
+        }
+    }
 }
 
 /// `endpoint` of a proxy list: `127.0.0.3:7100`.
