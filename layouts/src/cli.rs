@@ -137,6 +137,10 @@ enum FaultArg {
     UnreachableMaster,
     /// The proxy's decoder lists leave out the last decode rank.
     ProxyMissesRank,
+    /// Node 0's proxy script does not exist.
+    MissingProxyScript,
+    /// The proxy exits right after start, every time.
+    ProxyExits,
 }
 
 /// `--proxy-policy` values (see `pd_rehearse::rehearsal::Policy`).
@@ -165,6 +169,8 @@ impl From<FaultArg> for Fault {
             FaultArg::WrongNpuCount => Fault::WrongNpuCount,
             FaultArg::UnreachableMaster => Fault::UnreachableMaster,
             FaultArg::ProxyMissesRank => Fault::ProxyMissesRank,
+            FaultArg::MissingProxyScript => Fault::MissingProxyScript,
+            FaultArg::ProxyExits => Fault::ProxyExits,
         }
     }
 }

@@ -141,6 +141,26 @@ fn every_registered_layout_rehearses_end_to_end() {
         };
         assert!(run.out.contains(what), "{}", run.out);
         assert!(run.out.contains("verify.sh: ok"), "{}", run.out);
+        // Node 0 says it is ready, and verify.sh finds it in a fresh shell
+        // (no PD_NODE_IPS) through the URL run.sh recorded.
+        let front = if l.is_pd() {
+            "the proxy"
+        } else {
+            "the API server"
+        };
+        assert!(
+            run.out.contains(&format!(
+                "node 0: run.sh: ready: {front} answers on http://127.0.0.1:"
+            )),
+            "{}",
+            run.out
+        );
+        assert!(
+            run.out
+                .contains("/endpoint.url, recorded by run.sh on node 0)"),
+            "{}",
+            run.out
+        );
         times.push(format!(
             "{} {policy} {:.1}s",
             l.name(),
@@ -240,6 +260,81 @@ fn a_rank_missing_from_the_proxy_lists_fails_naming_it() {
         );
         assert!(!run.out.contains("decode-only fallback"), "{}", run.out);
     }
+}
+
+/// HUP (a dropped SSH session), TERM and INT on one node's run.sh stop every
+/// rank of that node: nothing is left holding NPUs or ports.
+#[test]
+fn a_signal_to_run_sh_stops_every_rank_of_its_node() {
+    for (layout, node, sig, code) in [
+        (PD, "3", "HUP", 129),
+        (PD, "0", "HUP", 129),
+        (PD, "3", "TERM", 143),
+        (PD, "3", "INT", 130),
+        (MIXED, "0", "HUP", 129),
+        (MIXED, "1", "HUP", 129),
+    ] {
+        let run = rehearse(&[layout, "--signal", &format!("{node}:{sig}")]);
+        assert_eq!(run.code, Some(0), "{}", run.out);
+        assert!(
+            run.out.contains(&format!(
+                "SIG{sig} to node {node}'s run.sh: run.sh exited with code {code} after"
+            )),
+            "{}",
+            run.out
+        );
+        assert!(
+            run.out.contains(&format!(
+                "no process of node {node} left, its ports are free"
+            )),
+            "{}",
+            run.out
+        );
+    }
+}
+
+/// stop.sh stops one node by its records, frees its ports, and is idempotent.
+#[test]
+fn stop_sh_stops_one_node_and_is_idempotent() {
+    for (layout, node) in [(PD, "0"), (PD, "2"), (MIXED, "0"), (MIXED, "1")] {
+        let run = rehearse(&[layout, "--stop", node]);
+        assert_eq!(run.code, Some(0), "{}", run.out);
+        for needle in [
+            format!("stop.sh {node} on node {node}: run.sh exited with code 143 after"),
+            format!("no process of node {node} left, its ports are free"),
+            format!("stop.sh: node {node} stopped;"),
+            format!("stop.sh {node} on node {node} again: stop.sh: node {node}: nothing running"),
+        ] {
+            assert!(
+                run.out.contains(&needle),
+                "missing {needle:?} in\n{}",
+                run.out
+            );
+        }
+    }
+}
+
+/// A proxy that cannot start is caught by preflight before any model loads;
+/// one that exits is restarted a bounded number of times, then node 0 stops
+/// naming the cause.
+#[test]
+fn a_failing_proxy_stops_node_0_naming_the_cause() {
+    let run = rehearse(&[PD, "--fault", "missing-proxy-script"]);
+    assert_fails(
+        &run,
+        &[
+            "node 0 (127.0.0.1, prefill ranks 0-1): run.sh exited with code 1",
+            "preflight: FAIL proxy_script: /nonexistent/load_balance_proxy_server_example.py not found",
+        ],
+    );
+    let run = rehearse(&[PD, "--fault", "proxy-exits"]);
+    assert_fails(
+        &run,
+        &[
+            "node 0 (127.0.0.1, prefill ranks 0-1): run.sh exited with code 1",
+            "run.sh: error: the proxy exited with code 3, restarted 1 time(s); stopping node 0. Its last output: proxy stand-in: exiting with code 3 on purpose (fault proxy-exits)  (log: ",
+        ],
+    );
 }
 
 #[test]

@@ -31,7 +31,9 @@
 //!    with `PD_SKIP_PREFLIGHT`, because they cannot apply on a machine without
 //!    Ascend software: `host_paths` (`/etc/hccn.conf` and the other driver
 //!    files of the hardware), `mooncake` (the Mooncake transfer library, PD
-//!    layouts only) and `vllm_ascend_version` (the Python package of the image).
+//!    layouts only) and `vllm_ascend_version` (the Python package of the image);
+//!    with the stand-in proxy also `proxy_deps` (fastapi, httpx, uvicorn: the
+//!    upstream proxy's packages, checked for real with `--proxy-script`).
 //! 5. The progress view prints each node's ranks up as they come; the
 //!    deployment is up when every rank process has started serving and the
 //!    proxy (PD, started by node 0's `run.sh` once every rank answers
@@ -71,6 +73,8 @@
 //! | `missing-model` | `PD_MODEL_PATH` points at a directory that does not exist | every node's preflight `model_dir` check |
 //! | `wrong-npu-count` | the last node's `npu-smi` reports half the hardware's NPUs (`PD_STANDIN_NPUS`) | that node's preflight `npu_count` (and `npu_links`) checks |
 //! | `proxy-misses-rank` | the proxy shim drops the last `--decoder-hosts`/`--decoder-ports` entry (stand-in proxy only; PD layouts) | the coverage check: that rank got no request, and it is missing from the running proxy's lists |
+//! | `missing-proxy-script` | node 0's `PD_PROXY_SCRIPT` names a file that does not exist (PD layouts) | node 0's preflight `proxy_script` check, before any model loads |
+//! | `proxy-exits` | the proxy exits with code 3 at once, every time; node 0 gets `PD_PROXY_RESTARTS=1` | node 0's `run.sh` restarts it once, then stops naming the cause (the proxy's last output) |
 //! | `unreachable-master` | `PD_STANDIN_BLOCKED=<master>:<rpc port>` on a node whose ranks connect to a DP master (a firewall dropping the DP RPC port): the second node of an engine spanning nodes, else a node whose engine has DP > 1 | the non-master rank exits 4 after `PD_STANDIN_MASTER_TIMEOUT` (3 s in this fault); the launcher fails fast |
 
 use crate::expect::{Expectation, ExpectedRank};
@@ -103,16 +107,22 @@ pub enum Fault {
     UnreachableMaster,
     /// The proxy's decoder lists miss the last decode rank.
     ProxyMissesRank,
+    /// The proxy script does not exist on node 0.
+    MissingProxyScript,
+    /// The proxy exits right after start, every time.
+    ProxyExits,
 }
 
 impl Fault {
     /// Every fault, in documentation order.
-    pub const ALL: [Fault; 5] = [
+    pub const ALL: [Fault; 7] = [
         Fault::PortInUse,
         Fault::MissingModel,
         Fault::WrongNpuCount,
         Fault::UnreachableMaster,
         Fault::ProxyMissesRank,
+        Fault::MissingProxyScript,
+        Fault::ProxyExits,
     ];
 
     /// The command-line name.
@@ -123,6 +133,8 @@ impl Fault {
             Fault::WrongNpuCount => "wrong-npu-count",
             Fault::UnreachableMaster => "unreachable-master",
             Fault::ProxyMissesRank => "proxy-misses-rank",
+            Fault::MissingProxyScript => "missing-proxy-script",
+            Fault::ProxyExits => "proxy-exits",
         }
     }
 
@@ -460,6 +472,28 @@ fn inject(layout: &Layout, fault: Option<Fault>) -> Result<Injection, String> {
                 endpoint_text(last)
             ));
         }
+        Some(f @ (Fault::MissingProxyScript | Fault::ProxyExits)) => {
+            if !layout.is_pd() {
+                return Err(format!(
+                    "fault {} does not apply to {}: it has no proxy (mixed layout)",
+                    f.name(),
+                    layout.name()
+                ));
+            }
+            let env = inj.env.entry(0).or_default();
+            if f == Fault::MissingProxyScript {
+                let missing = "/nonexistent/load_balance_proxy_server_example.py";
+                env.push(("PD_PROXY_SCRIPT".into(), missing.into()));
+                inj.note = Some(format!("node 0's PD_PROXY_SCRIPT is {missing}"));
+            } else {
+                env.push((PROXY_EXIT.into(), "3".into()));
+                env.push(("PD_PROXY_RESTARTS".into(), "1".into()));
+                inj.note = Some(
+                    "the proxy exits with code 3 right after start; node 0 may restart it once (PD_PROXY_RESTARTS=1)"
+                        .into(),
+                );
+            }
+        }
         Some(Fault::UnreachableMaster) => {
             let p = &layout.placement;
             let spanning = p
@@ -696,15 +730,24 @@ fn write_file(path: &Path, text: &str, executable: bool) -> Result<(), String> {
 /// fault) that makes the proxy shim drop the last entry of a list.
 const PROXY_DROP: &str = "PD_REHEARSAL_PROXY_DROP";
 
+/// The environment variable (set on node 0 by the `proxy-exits` fault) that
+/// makes the proxy shim exit with that code at once.
+const PROXY_EXIT: &str = "PD_REHEARSAL_PROXY_EXIT";
+
 const PROXY_SHIM: &str = r#"#!/usr/bin/env python3
 """Rehearsal stand-in for load_balance_proxy_server_example.py: proxy.sh runs
 `python3 "$PD_PROXY_SCRIPT" ARGS...`; this replaces itself with `pd-proxy ARGS...`
 (first on PATH), which takes the upstream proxy's command line.
 PD_REHEARSAL_PROXY_DROP=prefill|decode (the proxy-misses-rank fault) drops the
-last entry of that role's host and port lists first."""
+last entry of that role's host and port lists first; PD_REHEARSAL_PROXY_EXIT=N
+(the proxy-exits fault) exits with code N at once."""
 import os
 import sys
 
+code = os.environ.get("PD_REHEARSAL_PROXY_EXIT")
+if code:
+    print("proxy stand-in: exiting with code %s on purpose (fault proxy-exits)" % code, file=sys.stderr)
+    sys.exit(int(code))
 args = sys.argv[1:]
 role = {"prefill": "--prefiller-", "decode": "--decoder-"}.get(
     os.environ.get("PD_REHEARSAL_PROXY_DROP", ""))
@@ -1017,11 +1060,16 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         bin.display(),
         std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
     );
-    let skip: Vec<&str> = SKIPPED_CHECKS
+    let mut skip: Vec<&str> = SKIPPED_CHECKS
         .iter()
         .copied()
         .filter(|c| *c != "mooncake" || layout.is_pd())
         .collect();
+    // The stand-in proxy needs none of the upstream proxy's Python packages;
+    // a real proxy script (--proxy-script) does, and preflight checks them.
+    if layout.is_pd() && opts.proxy_script.is_none() {
+        skip.push("proxy_deps");
+    }
     let wait_s = opts.timeout.as_secs().max(1);
     let base_env = |cmd: &mut Command| {
         for (k, _) in std::env::vars_os() {
@@ -1258,9 +1306,14 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             }
         );
         if let Some(action) = opts.action {
+            let i = match action {
+                Action::Signal(i, _) | Action::Stop(i) => i,
+            };
             let env = |cmd: &mut Command| {
                 base_env(cmd);
-                cmd.current_dir(&scripts).env("PD_LOG_DIR", &logs);
+                cmd.current_dir(&scripts)
+                    .env("PD_LOG_DIR", &logs)
+                    .env("PD_PORT_CHECK_HOST", node_ip(i));
             };
             act(
                 layout,
@@ -1322,19 +1375,41 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             }
         } else {
             // verify.sh, then enough requests to reach every rank.
+            // Node 0 says it is ready (run.sh prints it once the proxy or
+            // API server answers), and records where it listens.
+            let ready_by = Instant::now() + Duration::from_secs(10);
+            let ready = loop {
+                let log = fs::read_to_string(logs.join("node0.log")).unwrap_or_default();
+                if let Some(l) = log.lines().find(|l| l.starts_with("run.sh: ready:")) {
+                    break Some(l.to_owned());
+                }
+                if Instant::now() >= ready_by.min(deadline) {
+                    break None;
+                }
+                thread::sleep(Duration::from_millis(100));
+            };
+            match ready {
+                Some(l) => {
+                    let _ = writeln!(out, "node 0: {l}");
+                }
+                None => failures.push(format!(
+                    "{}: run.sh never printed `run.sh: ready:` although {api_host}:{api_port} answers",
+                    node_label(layout, 0)
+                )),
+            }
+            // verify.sh as in a fresh shell on node 0: no PD_NODE_IPS, only
+            // the log directory run.sh used (its default on a cluster).
             let mut cmd = Command::new(scripts.join("verify.sh"));
             base_env(&mut cmd);
-            cmd.current_dir(&scripts);
+            cmd.current_dir(&scripts)
+                .env_remove("PD_NODE_IPS")
+                .env("PD_LOG_DIR", &logs);
             let left = deadline.saturating_duration_since(Instant::now());
             match run_bounded(cmd, left.min(Duration::from_secs(60))) {
                 Ok((st, text)) if st.success() => {
-                    let _ = writeln!(
-                        out,
-                        "{}",
-                        text.lines()
-                            .find(|l| l.starts_with("verify.sh:"))
-                            .unwrap_or("ok")
-                    );
+                    for l in text.lines().filter(|l| l.starts_with("verify.sh:")) {
+                        let _ = writeln!(out, "{l}");
+                    }
                 }
                 Ok((st, text)) => failures.push(format!(
                     "verify.sh {} against {api_host}:{api_port}:\n    {}",
