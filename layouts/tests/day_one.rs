@@ -292,3 +292,70 @@ fn docker_sh_handles_an_existing_container() {
     assert!(calls.contains("rm -f pd-"), "{calls}");
     assert!(calls.lines().any(|l| l.starts_with("run ")), "{calls}");
 }
+
+/// A layout its image cannot run says so at the top of its README and in
+/// the index; a mixed layout's README has no PD steps; every README says how
+/// to stop the layout.
+#[test]
+fn readmes_say_status_stop_and_nothing_of_pd_for_mixed() {
+    let layouts = layouts::catalog().unwrap();
+    let artifacts = pd_dsl::render::render_catalog(&layouts).unwrap();
+    let text = |path: &str| {
+        artifacts
+            .iter()
+            .find(|a| a.path == Path::new(path))
+            .unwrap_or_else(|| panic!("no {path}"))
+            .contents
+            .clone()
+    };
+    let blocked = text("deepseek-v4-flash-w8a8-mtp/a3-2p1d-v1/README.md");
+    let top: Vec<&str> = blocked.lines().take(6).collect();
+    assert!(
+        top.iter()
+            .any(|l| l.starts_with("> **Status: blocked on image.**")
+                && l.contains("the first image that can run it is `v0.22.1rc1`")
+                && l.contains("[rule `connector_hybrid_kv`]")),
+        "{blocked}"
+    );
+    assert!(blocked.contains("| status | blocked on image (needs v0.22.1rc1) |"));
+    let index = text("README.md");
+    let row = index
+        .lines()
+        .find(|l| l.starts_with("| [deepseek-v4-flash-w8a8-mtp/a3-2p1d-v1]"))
+        .unwrap();
+    assert!(
+        row.contains("| blocked on image (needs v0.22.1rc1) |"),
+        "{row}"
+    );
+    assert_eq!(index.matches("> **Status: blocked on image.**").count(), 1);
+    for l in layouts {
+        let readme = text(&format!("{}/README.md", l.name()));
+        assert!(readme.contains("## How to stop it"), "{}", l.name());
+        assert!(readme.contains("`./stop.sh`"), "{}", l.name());
+        assert_eq!(
+            readme.contains("Status: blocked on image"),
+            l.name() == "deepseek-v4-flash-w8a8-mtp/a3-2p1d-v1",
+            "{}",
+            l.name()
+        );
+        if !l.is_pd() {
+            for pd in [
+                "proxy.sh",
+                "prefill engines first",
+                "every endpoint answers",
+                "starts `proxy.sh`",
+            ] {
+                assert!(
+                    !readme.contains(pd),
+                    "{}: mixed README mentions {pd:?}",
+                    l.name()
+                );
+            }
+            assert!(
+                readme.contains("until its API server answers `/health`"),
+                "{}",
+                l.name()
+            );
+        }
+    }
+}
