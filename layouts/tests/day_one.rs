@@ -299,7 +299,7 @@ fn docker_sh_handles_an_existing_container() {
 #[test]
 fn readmes_say_status_stop_and_nothing_of_pd_for_mixed() {
     let layouts = layouts::catalog().unwrap();
-    let artifacts = pd_dsl::render::render_catalog(&layouts).unwrap();
+    let artifacts = pd_dsl::render::render_catalog(layouts).unwrap();
     let text = |path: &str| {
         artifacts
             .iter()
