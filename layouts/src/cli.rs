@@ -4,7 +4,7 @@
 //! ```text
 //! catalog [--out DIR]            write the whole catalog (default `catalog/`)
 //! catalog --check [--out DIR]    exit 1 naming every stale, missing or extra file
-//! catalog list [--format json]   every layout: name, model, hardware, topology, nodes, NPUs, image, verified, recorded
+//! catalog list [--format json]   every layout: name, model, hardware, topology, nodes, NPUs, image, verified (or its blocked status), recorded
 //! catalog show NAME [--format json]
 //!                                one layout's nodes; the JSON is the stable interface
 //!                                documented on `pd_dsl::render::view` (`LayoutView`)

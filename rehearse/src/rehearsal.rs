@@ -61,6 +61,16 @@
 //!    panic — so nothing outlives it, and then removes the temp dir (unless
 //!    `--keep`).
 //!
+//! # Operator actions ([`Action`], `--signal`, `--stop`)
+//!
+//! Once the deployment is up, `--signal NODE:HUP|TERM|INT` sends that signal
+//! to the node's `run.sh` process alone (as a dropped SSH session, `kill` or
+//! Ctrl-C would), and `--stop NODE` runs the node's `stop.sh NODE` (with the
+//! rehearsal's `PD_LOG_DIR`). Either passes only when that node's `run.sh`
+//! exits within 40 s, no process of the node is left (processes carrying the
+//! marker and `PD_STANDIN_NODE=NODE`), and every port of the node binds again;
+//! `stop.sh` then runs a second time and must exit 0 finding nothing.
+//!
 //! # Faults ([`Fault`], `--kill`)
 //!
 //! Each must end the rehearsal with a failure naming node and rank, in
