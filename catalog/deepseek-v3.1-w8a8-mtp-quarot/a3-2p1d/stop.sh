@@ -123,4 +123,8 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
     sleep 1
 done
 [[ -z $busy ]] || die "node $NODE_INDEX stopped, but ports are still in use: $busy (another process holds them)"
-echo "stop.sh: node $NODE_INDEX stopped; ${PORT_LIST:+ports $PORT_LIST are free}${PORT_LIST:-it binds no port}"
+if [[ -n $PORT_LIST ]]; then
+    echo "stop.sh: node $NODE_INDEX stopped; ports $PORT_LIST are free"
+else
+    echo "stop.sh: node $NODE_INDEX stopped; it binds no port"
+fi
