@@ -348,6 +348,12 @@ fn a_failing_proxy_stops_node_0_naming_the_cause() {
             "run.sh: error: the proxy exited with code 3, restarted 1 time(s); stopping node 0. Its last output: proxy stand-in: exiting with code 3 on purpose (fault proxy-exits)  (log: ",
         ],
     );
+    // Node 0 says the other nodes keep running, and how to stop them.
+    assert!(
+        run.out.contains("run.sh: the other nodes of deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d keep running; stop them with ./stop.sh on each"),
+        "{}",
+        run.out
+    );
 }
 
 #[test]

@@ -777,7 +777,10 @@ fn error_lines(text: &str) -> Vec<String> {
     text.lines()
         .filter(|l| {
             let l = l.trim();
-            l.contains("error") || l.contains("FAIL") || l.starts_with("vllm stand-in:")
+            l.contains("error")
+                || l.contains("FAIL")
+                || l.starts_with("vllm stand-in:")
+                || l.starts_with("run.sh: the other nodes")
         })
         .filter(|l| !l.contains(" ranks [") && !l.contains("warning:"))
         .map(|l| {
