@@ -17,6 +17,7 @@ PIDS=()
 # Fail fast: report, stop anything this script started, exit non-zero.
 die() {
     echo "run.sh: error: $*" >&2
+    others
     if ((${#PIDS[@]})); then
         kill -TERM "${PIDS[@]}" 2>/dev/null || true
         wait || true
@@ -25,6 +26,12 @@ die() {
     exit 1
 }
 log() { echo "run.sh: $*" >&2; }
+# Said whenever this node stops on its own: the other nodes do not know.
+others() {
+    if ((NODE_COUNT > 1)); then
+        echo "run.sh: the other nodes of $LAYOUT keep running; stop them with ./stop.sh on each (README: How to stop it)" >&2
+    fi
+}
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 is_ipv4() {
     local IFS=. part parts
@@ -311,5 +318,6 @@ log "a process of node $NODE_INDEX exited with code $rc; stopping the rest"
 kill -TERM "${PIDS[@]}" 2>/dev/null || true
 wait || true
 cleanup
+others
 if ((rc == 0)); then rc=1; fi
 exit "$rc"
