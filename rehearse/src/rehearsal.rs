@@ -1333,6 +1333,7 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
                 action,
                 &mut cluster,
                 &scripts,
+                &logs,
                 &marker,
                 env,
                 out,
@@ -1601,6 +1602,7 @@ fn act(
     action: Action,
     cluster: &mut Cluster,
     scripts: &Path,
+    logs: &Path,
     marker: &str,
     env: impl Fn(&mut Command),
     out: &mut dyn Write,
@@ -1679,6 +1681,11 @@ fn act(
         describe_exit(Some(st)),
         t0.elapsed().as_secs_f64()
     );
+    if i == 0 && logs.join("endpoint.url").exists() {
+        failures.push(format!(
+            "{what}: node 0 stopped, but endpoint.url still names its old URL (verify.sh would trust it)"
+        ));
+    }
     if let Action::Stop(_) = action {
         // Idempotent: a second stop finds nothing and succeeds.
         let mut cmd = Command::new(scripts.join("stop.sh"));

@@ -363,7 +363,11 @@ PD_RUN_ID="$LAYOUT/node$NODE_INDEX/$$-$RANDOM$RANDOM"
 export PD_RUN_ID
 printf '%s\n' "$$" >"$LOG_DIR/run.pid"
 printf '%s\n' "$PD_RUN_ID" >"$LOG_DIR/run.id"
-cleanup() { rm -f "$LOG_DIR/run.pid" "$LOG_DIR/run.id"; }
+cleanup() {
+    rm -f "$LOG_DIR/run.pid" "$LOG_DIR/run.id"
+    # Node 0 no longer serves: verify.sh must not trust the old URL.
+    if ((NODE_INDEX == 0)); then rm -f "$LOG_BASE/endpoint.url"; fi
+}
 
 # HUP (a dropped SSH session or `docker exec -it`), TERM and INT stop every rank of this node.
 # shellcheck disable=SC2317  # reached through the traps below
@@ -1413,6 +1417,7 @@ fi
 mapfile -t left < <(of_run)
 ((${#left[@]} == 0)) || die "node $NODE_INDEX: cannot stop pid(s) ${left[*]} (run stop.sh as the user that started run.sh)"
 rm -f "$DIR/run.pid" "$DIR/run.id" "$DIR"/rank*.pgid
+if ((NODE_INDEX == 0)); then rm -f "$LOG_BASE/endpoint.url"; fi
 # 4. The node's ports must be free again.
 read -r -a PORTS <<<"$PORT_LIST"
 busy=''
