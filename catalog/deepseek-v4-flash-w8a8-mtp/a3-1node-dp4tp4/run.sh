@@ -262,7 +262,11 @@ PD_RUN_ID="$LAYOUT/node$NODE_INDEX/$$-$RANDOM$RANDOM"
 export PD_RUN_ID
 printf '%s\n' "$$" >"$LOG_DIR/run.pid"
 printf '%s\n' "$PD_RUN_ID" >"$LOG_DIR/run.id"
-cleanup() { rm -f "$LOG_DIR/run.pid" "$LOG_DIR/run.id"; }
+cleanup() {
+    rm -f "$LOG_DIR/run.pid" "$LOG_DIR/run.id"
+    # Node 0 no longer serves: verify.sh must not trust the old URL.
+    if ((NODE_INDEX == 0)); then rm -f "$LOG_BASE/endpoint.url"; fi
+}
 
 # HUP (a dropped SSH session or `docker exec -it`), TERM and INT stop every rank of this node.
 # shellcheck disable=SC2317  # reached through the traps below

@@ -114,6 +114,7 @@ fi
 mapfile -t left < <(of_run)
 ((${#left[@]} == 0)) || die "node $NODE_INDEX: cannot stop pid(s) ${left[*]} (run stop.sh as the user that started run.sh)"
 rm -f "$DIR/run.pid" "$DIR/run.id" "$DIR"/rank*.pgid
+if ((NODE_INDEX == 0)); then rm -f "$LOG_BASE/endpoint.url"; fi
 # 4. The node's ports must be free again.
 read -r -a PORTS <<<"$PORT_LIST"
 busy=''
