@@ -4,13 +4,13 @@
 //! ```text
 //! catalog [--out DIR]            write the whole catalog (default `catalog/`)
 //! catalog --check [--out DIR]    exit 1 naming every stale, missing or extra file
-//! catalog list [--format json]   every layout: name, model, hardware, topology, nodes, NPUs, image, verified, recorded
+//! catalog list [--format json]   every layout: name, model, hardware, topology, nodes, NPUs, image, verified (or its blocked status), recorded
 //! catalog show NAME [--format json]
 //!                                one layout's nodes; the JSON is the stable interface
 //!                                documented on `pd_dsl::render::view` (`LayoutView`)
 //! catalog render NAME [--out DIR]
 //!                                write one layout's directory (`DIR/NAME/`) atomically
-//! catalog rehearse NAME [--kill NODE:RANK] [--fault FAULT] [--proxy-script PATH] [--keep] [--timeout S]
+//! catalog rehearse NAME [--kill NODE:RANK] [--signal NODE:SIG] [--stop NODE] [--fault FAULT] [--proxy-script PATH] [--proxy-policy P] [--keep] [--timeout S]
 //!                                run the layout's generated scripts end to end on this
 //!                                machine against the stand-ins (`pd_rehearse::rehearsal`)
 //! catalog import FILE... [--format rust|yaml|json] [--out FILE] [--name N] [--hardware H] [--image TAG] [--recorded DATE]
@@ -30,7 +30,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use pd_dsl::Layout;
 use pd_dsl::render::{self, view};
-use pd_rehearse::rehearsal::{self, Fault};
+use pd_rehearse::rehearsal::{self, Fault, Policy};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -143,6 +143,14 @@ enum Command {
         /// rehearsal must then fail naming it.
         #[arg(long, value_name = "NODE:RANK")]
         kill: Option<String>,
+        /// Once up, send HUP, TERM or INT to node NODE's run.sh (as a dropped
+        /// SSH session, `kill` or Ctrl-C would): every rank of that node must
+        /// stop and nothing of it may be left.
+        #[arg(long, value_name = "NODE:SIG")]
+        signal: Option<String>,
+        /// Once up, run node NODE's stop.sh (twice: it must be idempotent).
+        #[arg(long, value_name = "NODE")]
+        stop: Option<usize>,
         /// Inject a fault before start.
         #[arg(long, value_enum, value_name = "FAULT")]
         fault: Option<FaultArg>,
@@ -150,6 +158,10 @@ enum Command {
         /// load_balance_proxy_server_example.py) instead of the stand-in.
         #[arg(long, value_name = "PATH")]
         proxy_script: Option<PathBuf>,
+        /// The stand-in proxy's selection policy: `round-robin`, or
+        /// upstream's `least-loaded` (ties to list order).
+        #[arg(long, value_enum, value_name = "POLICY", default_value_t = PolicyArg::RoundRobin)]
+        proxy_policy: PolicyArg,
         /// Keep the temp dir (rendered scripts, logs, counters).
         #[arg(long)]
         keep: bool,
@@ -170,6 +182,30 @@ enum FaultArg {
     WrongNpuCount,
     /// A non-master DP rank cannot reach its DP master's RPC port.
     UnreachableMaster,
+    /// The proxy's decoder lists leave out the last decode rank.
+    ProxyMissesRank,
+    /// Node 0's proxy script does not exist.
+    MissingProxyScript,
+    /// The proxy exits right after start, every time.
+    ProxyExits,
+}
+
+/// `--proxy-policy` values (see `pd_rehearse::rehearsal::Policy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum PolicyArg {
+    /// Every rank in turn.
+    RoundRobin,
+    /// Upstream's: the least-loaded rank, ties to list order.
+    LeastLoaded,
+}
+
+impl From<PolicyArg> for Policy {
+    fn from(p: PolicyArg) -> Policy {
+        match p {
+            PolicyArg::RoundRobin => Policy::RoundRobin,
+            PolicyArg::LeastLoaded => Policy::LeastLoaded,
+        }
+    }
 }
 
 impl From<FaultArg> for Fault {
@@ -179,6 +215,9 @@ impl From<FaultArg> for Fault {
             FaultArg::MissingModel => Fault::MissingModel,
             FaultArg::WrongNpuCount => Fault::WrongNpuCount,
             FaultArg::UnreachableMaster => Fault::UnreachableMaster,
+            FaultArg::ProxyMissesRank => Fault::ProxyMissesRank,
+            FaultArg::MissingProxyScript => Fault::MissingProxyScript,
+            FaultArg::ProxyExits => Fault::ProxyExits,
         }
     }
 }
@@ -316,21 +355,34 @@ where
         Some(Command::Rehearse {
             name,
             kill,
+            signal,
+            stop,
             fault,
             proxy_script,
+            proxy_policy,
             keep,
             timeout,
         }) => find(&layouts, &name).and_then(|l| {
             let kill = kill.as_deref().map(parse_kill).transpose()?;
-            rehearse(
-                l,
-                kill,
-                fault.map(Fault::from),
-                proxy_script,
-                keep,
-                timeout,
-                out,
-            )
+            let mut opts = rehearsal::Options::new(PathBuf::new());
+            opts.kill = kill;
+            opts.action = match (signal.as_deref().map(parse_signal).transpose()?, stop) {
+                (Some(_), Some(_)) => {
+                    return Err((
+                        EXIT_USAGE,
+                        "--signal and --stop do not apply together".into(),
+                    ));
+                }
+                (Some((node, sig)), None) => Some(rehearsal::Action::Signal(node, sig)),
+                (None, Some(node)) => Some(rehearsal::Action::Stop(node)),
+                (None, None) => None,
+            };
+            opts.fault = fault.map(Fault::from);
+            opts.proxy_script = proxy_script;
+            opts.proxy_policy = proxy_policy.into();
+            opts.keep = keep;
+            opts.timeout = std::time::Duration::from_secs(timeout.max(1));
+            rehearse(l, opts, out)
         }),
     };
     match result {
@@ -543,10 +595,10 @@ fn write_all(
                 l.topology_text(),
                 format!("{} nodes", l.node_count()),
                 format!("{} NPUs", l.npus_used()),
-                if l.verified {
-                    "verified".into()
-                } else {
-                    "not verified".into()
+                match l.deploy_status() {
+                    s if !s.is_deployable() => s.label(),
+                    _ if l.verified => "verified".into(),
+                    _ => "not verified".into(),
                 },
             ]
         })
@@ -610,7 +662,13 @@ fn list(layouts: &[Layout], format: Format, out: &mut dyn Write) -> CliResult {
                     r.nodes.to_string(),
                     r.npus.to_string(),
                     r.image.clone(),
-                    r.verified.to_string(),
+                    // A layout its image cannot run says so where
+                    // "verified" would be read.
+                    if r.deploy.is_deployable() {
+                        r.verified.to_string()
+                    } else {
+                        r.deploy.label()
+                    },
                     r.recorded.clone(),
                 ]
             }));
@@ -737,22 +795,20 @@ fn parse_kill(s: &str) -> Result<(usize, u32), (u8, String)> {
     ))
 }
 
-fn rehearse(
-    layout: &Layout,
-    kill: Option<(usize, u32)>,
-    fault: Option<Fault>,
-    proxy_script: Option<PathBuf>,
-    keep: bool,
-    timeout: u64,
-    out: &mut dyn Write,
-) -> CliResult {
-    let exe = std::env::current_exe().map_err(|e| (EXIT_REHEARSAL, e.to_string()))?;
-    let mut opts = rehearsal::Options::new(exe);
-    opts.kill = kill;
-    opts.fault = fault;
-    opts.proxy_script = proxy_script;
-    opts.keep = keep;
-    opts.timeout = std::time::Duration::from_secs(timeout.max(1));
+/// `NODE:SIG` of `--signal`.
+fn parse_signal(s: &str) -> Result<(usize, rehearsal::Sig), (u8, String)> {
+    let bad = |why: String| (EXIT_USAGE, format!("--signal {s}: {why}"));
+    let (node, sig) = s
+        .split_once(':')
+        .ok_or_else(|| bad("expected NODE:SIG, e.g. 2:HUP".into()))?;
+    let node = node
+        .parse()
+        .map_err(|_| bad(format!("node `{node}` is not a number")))?;
+    Ok((node, rehearsal::Sig::parse(sig).map_err(bad)?))
+}
+
+fn rehearse(layout: &Layout, mut opts: rehearsal::Options, out: &mut dyn Write) -> CliResult {
+    opts.standins = std::env::current_exe().map_err(|e| (EXIT_REHEARSAL, e.to_string()))?;
     let usage = |e: String| {
         if e.contains("does not apply") || e.starts_with("--") {
             (EXIT_USAGE, e)

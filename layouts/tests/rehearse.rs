@@ -116,8 +116,18 @@ fn assert_fails(run: &Run, needles: &[&str]) {
 fn every_registered_layout_rehearses_end_to_end() {
     let layouts = layouts::catalog().unwrap();
     let mut times = Vec::new();
-    for l in layouts {
-        let run = rehearse(&[l.name()]);
+    // Every PD layout under both stand-in proxy policies: upstream's
+    // least-loaded policy reaches every rank only when requests overlap.
+    let runs = layouts.iter().flat_map(|l| {
+        let policies: &[&str] = if l.is_pd() {
+            &["round-robin", "least-loaded"]
+        } else {
+            &["round-robin"]
+        };
+        policies.iter().map(move |p| (l, *p))
+    });
+    for (l, policy) in runs {
+        let run = rehearse(&[l.name(), "--proxy-policy", policy]);
         assert_eq!(run.code, Some(0), "{}", run.out);
         assert!(
             run.out.contains(&format!("PASS {}", l.name())),
@@ -131,7 +141,31 @@ fn every_registered_layout_rehearses_end_to_end() {
         };
         assert!(run.out.contains(what), "{}", run.out);
         assert!(run.out.contains("verify.sh: ok"), "{}", run.out);
-        times.push(format!("{} {:.1}s", l.name(), run.took.as_secs_f64()));
+        // Node 0 says it is ready, and verify.sh finds it in a fresh shell
+        // (no PD_NODE_IPS) through the URL run.sh recorded.
+        let front = if l.is_pd() {
+            "the proxy"
+        } else {
+            "the API server"
+        };
+        assert!(
+            run.out.contains(&format!(
+                "node 0: run.sh: ready: {front} answers on http://127.0.0.1:"
+            )),
+            "{}",
+            run.out
+        );
+        assert!(
+            run.out
+                .contains("/endpoint.url, recorded by run.sh on node 0)"),
+            "{}",
+            run.out
+        );
+        times.push(format!(
+            "{} {policy} {:.1}s",
+            l.name(),
+            run.took.as_secs_f64()
+        ));
     }
     eprintln!("{}", times.join("\n"));
 }
@@ -213,6 +247,116 @@ fn an_unreachable_dp_master_fails_the_non_master_ranks() {
 }
 
 #[test]
+fn a_rank_missing_from_the_proxy_lists_fails_naming_it() {
+    for policy in ["round-robin", "least-loaded"] {
+        let run = rehearse(&[PD, "--fault", "proxy-misses-rank", "--proxy-policy", policy]);
+        assert_fails(
+            &run,
+            &[
+                "1 of 36 rank(s) got no request",
+                "node 3 decode rank 31 (127.0.0.4:7115)",
+                "likely causes, most likely first:\n    1. the running proxy's lists miss 127.0.0.4:7115 (its command line has 4 prefill and 31 decode entries; the layout has 4 and 32)",
+            ],
+        );
+        assert!(!run.out.contains("decode-only fallback"), "{}", run.out);
+    }
+}
+
+/// HUP (a dropped SSH session), TERM and INT on one node's run.sh stop every
+/// rank of that node: nothing is left holding NPUs or ports.
+#[test]
+fn a_signal_to_run_sh_stops_every_rank_of_its_node() {
+    for (layout, node, sig, code) in [
+        (PD, "3", "HUP", 129),
+        (PD, "0", "HUP", 129),
+        (PD, "3", "TERM", 143),
+        (PD, "3", "INT", 130),
+        (MIXED, "0", "HUP", 129),
+        (MIXED, "1", "HUP", 129),
+    ] {
+        let run = rehearse(&[layout, "--signal", &format!("{node}:{sig}")]);
+        assert_eq!(run.code, Some(0), "{}", run.out);
+        assert!(
+            run.out.contains(&format!(
+                "SIG{sig} to node {node}'s run.sh: run.sh exited with code {code} after"
+            )),
+            "{}",
+            run.out
+        );
+        assert!(
+            run.out.contains(&format!(
+                "no process of node {node} left, its ports are free"
+            )),
+            "{}",
+            run.out
+        );
+    }
+}
+
+/// stop.sh stops one node by its records, frees its ports, and is idempotent.
+#[test]
+fn stop_sh_stops_one_node_and_is_idempotent() {
+    for (layout, node, ports) in [
+        (PD, "0", "ports 1999 7100-7101 12321 30000-30015 are free"),
+        (PD, "2", "are free"),
+        (MIXED, "0", "are free"),
+        (MIXED, "1", "it binds no port"),
+    ] {
+        let run = rehearse(&[layout, "--stop", node]);
+        assert_eq!(run.code, Some(0), "{}", run.out);
+        assert!(
+            run.out.lines().any(|l| l
+                .trim_start()
+                .starts_with(&format!("stop.sh: node {node} stopped; "))
+                && l.ends_with(ports)),
+            "missing {ports:?} in\n{}",
+            run.out
+        );
+        for needle in [
+            format!("stop.sh {node} on node {node}: run.sh exited with code 143 after"),
+            format!("no process of node {node} left, its ports are free"),
+            format!("stop.sh: node {node} stopped; "),
+            format!("stop.sh {node} on node {node} again: stop.sh: node {node}: nothing running"),
+        ] {
+            assert!(
+                run.out.contains(&needle),
+                "missing {needle:?} in\n{}",
+                run.out
+            );
+        }
+    }
+}
+
+/// A proxy that cannot start is caught by preflight before any model loads;
+/// one that exits is restarted a bounded number of times, then node 0 stops
+/// naming the cause.
+#[test]
+fn a_failing_proxy_stops_node_0_naming_the_cause() {
+    let run = rehearse(&[PD, "--fault", "missing-proxy-script"]);
+    assert_fails(
+        &run,
+        &[
+            "node 0 (127.0.0.1, prefill ranks 0-1): run.sh exited with code 1",
+            "preflight: FAIL proxy_script: /nonexistent/load_balance_proxy_server_example.py not found",
+        ],
+    );
+    let run = rehearse(&[PD, "--fault", "proxy-exits"]);
+    assert_fails(
+        &run,
+        &[
+            "node 0 (127.0.0.1, prefill ranks 0-1): run.sh exited with code 1",
+            "run.sh: error: the proxy exited with code 3, restarted 1 time(s); stopping node 0. Its last output: proxy stand-in: exiting with code 3 on purpose (fault proxy-exits)  (log: ",
+        ],
+    );
+    // Node 0 says the other nodes keep running, and how to stop them.
+    assert!(
+        run.out.contains("run.sh: the other nodes of deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d keep running; stop them with ./stop.sh on each"),
+        "{}",
+        run.out
+    );
+}
+
+#[test]
 fn options_that_do_not_apply_are_usage_errors() {
     let out = Command::new(CATALOG)
         .args([
@@ -232,6 +376,29 @@ fn options_that_do_not_apply_are_usage_errors() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "--kill {kill}");
     }
+    let out = Command::new(CATALOG)
+        .args(["rehearse", MIXED, "--fault", "proxy-misses-rank"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no proxy (mixed layout)"));
+    let out = Command::new(CATALOG)
+        .args([
+            "rehearse",
+            PD,
+            "--fault",
+            "proxy-misses-rank",
+            "--proxy-script",
+            CATALOG,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = Command::new(CATALOG)
+        .args(["rehearse", PD, "--proxy-policy", "random"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
     let out = Command::new(CATALOG)
         .args(["rehearse", PD, "--fault", "bogus"])
         .output()

@@ -32,6 +32,24 @@ pub fn check(spec: &LayoutSpec) -> Result<Layout, Diagnostics> {
     }
 }
 
+/// Every rule `spec` violates, hard or convention, before any `allow` is
+/// settled (sorted, deduplicated). The deployment status asks it whether a
+/// later image clears an acknowledged rule.
+pub fn violations(spec: &LayoutSpec) -> Vec<Rule> {
+    let mut cx = Cx::default();
+    let _ = derive(spec, &mut cx);
+    let mut rules: Vec<Rule> = cx
+        .errors
+        .0
+        .iter()
+        .chain(&cx.conventions)
+        .map(|d| d.rule)
+        .collect();
+    rules.sort_unstable();
+    rules.dedup();
+    rules
+}
+
 #[derive(Default)]
 struct Cx {
     /// Violations of convention rules, to settle against `allow`s.

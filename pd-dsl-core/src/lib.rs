@@ -11,6 +11,7 @@ pub mod placement;
 pub mod rules;
 pub mod site;
 pub mod spec;
+pub mod status;
 pub mod tables;
 
 pub use check::check;
@@ -19,3 +20,4 @@ pub use placement::{Endpoint, EnginePlan, NodePlan, Placement, ProxyLists, RankP
 pub use rules::{Diagnostic, Diagnostics, Rule, Severity};
 pub use site::{Site, Spanned};
 pub use spec::*;
+pub use status::DeployStatus;

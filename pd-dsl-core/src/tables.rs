@@ -127,6 +127,31 @@ pub static A950DT: Hardware = Hardware {
     mlapo_decode_only: false,
 };
 
+impl Hardware {
+    /// Host paths the node's container mounts (same path inside): the
+    /// upstream docker command's mounts, then every path preflight requires
+    /// (`required_host_paths`) that none of them covers, so a check preflight
+    /// runs inside the container can pass (installation.md L606-612 lists
+    /// `/lib/route.conf` and `/etc/hccl_rootinfo.json` for 950DT, which the
+    /// tutorial's docker command does not mount).
+    pub fn container_mounts(&self) -> Vec<&'static str> {
+        let mut out: Vec<&'static str> = self.mounts.to_vec();
+        for p in self.required_host_paths {
+            if !self.mounts.iter().any(|m| covers(m, p)) {
+                out.push(p);
+            }
+        }
+        out
+    }
+}
+
+/// Whether mounting `mount` makes `path` visible at the same place.
+fn covers(mount: &str, path: &str) -> bool {
+    let m = mount.trim_end_matches('/');
+    let p = path.trim_end_matches('/');
+    p == m || p.strip_prefix(m).is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// Every hardware kind, in table order.
 pub static HARDWARE: [&Hardware; 3] = [&A2, &A3, &A950DT];
 
@@ -1767,6 +1792,26 @@ pub static SPECULATIVE_METHODS: &[&str] = &[
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_required_host_path_is_mounted() {
+        for hw in super::HARDWARE {
+            let mounts = hw.container_mounts();
+            for p in hw.required_host_paths {
+                assert!(
+                    mounts.iter().any(|m| super::covers(m, p)),
+                    "{}: {p} is not mounted",
+                    hw.id
+                );
+            }
+        }
+        assert!(super::covers("/etc/hixlep/", "/etc/hixlep"));
+        assert!(!super::covers("/etc/hix", "/etc/hixlep"));
+        assert_eq!(
+            &super::A950DT.container_mounts()[super::A950DT.mounts.len()..],
+            ["/lib/route.conf", "/etc/hccl_rootinfo.json"]
+        );
+    }
+
     use super::*;
 
     #[test]

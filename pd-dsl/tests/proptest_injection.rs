@@ -420,7 +420,11 @@ fn render_and_run(spec: &LayoutSpec, texts: &[String]) -> Result<(), TestCaseErr
             }
         }
     }
-    let node_ips = vec!["127.0.0.1"; layout.node_count()].join(",");
+    // Distinct addresses: run.sh refuses two nodes with the same one.
+    let node_ips = (1..=layout.node_count())
+        .map(|i| format!("127.0.0.{i}"))
+        .collect::<Vec<_>>()
+        .join(",");
     let net = [
         ("HCCL_IF_IP", "127.0.0.1"),
         ("GLOO_SOCKET_IFNAME", "lo"),

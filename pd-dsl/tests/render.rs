@@ -247,6 +247,86 @@ fn launcher_fails_fast_and_leaves_no_children() {
     assert_eq!(seen, 4, "every rank started");
 }
 
+/// A dropped SSH session (SIGHUP) stops every rank, and the rank process
+/// groups that stop.sh reads (`rank<r>.pgid`) exist exactly while ranks run.
+#[test]
+fn launcher_stops_every_rank_on_hangup() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let launcher = dir.join("launch_online_dp.py");
+    std::fs::write(&launcher, render::launcher::launch_online_dp_py()).expect("write");
+    let template = dir.join("fake_template.sh");
+    std::fs::write(&template, "#!/usr/bin/env bash\nexec sleep 60\n").expect("write");
+    let logs = dir.join("logs");
+    let child = std::process::Command::new("python3")
+        .arg(&launcher)
+        .args([
+            "--dp-size",
+            "4",
+            "--tp-size",
+            "1",
+            "--dp-size-local",
+            "2",
+            "--dp-rank-start",
+            "2",
+            "--dp-address",
+            "127.0.0.1",
+            "--dp-rpc-port",
+            "12321",
+            "--vllm-start-port",
+            "7100",
+            "--grace-seconds",
+            "2",
+        ])
+        .arg("--template")
+        .arg(&template)
+        .arg("--log-dir")
+        .arg(&logs)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let pgid = |r: u32| logs.join(format!("rank{r}.pgid"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !(pgid(2).exists() && pgid(3).exists()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no rank<r>.pgid files"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let groups: Vec<String> = [2, 3]
+        .iter()
+        .map(|r| {
+            std::fs::read_to_string(pgid(*r))
+                .expect("read")
+                .trim()
+                .to_owned()
+        })
+        .collect();
+    for g in &groups {
+        assert!(std::path::Path::new(&format!("/proc/{g}")).exists());
+    }
+    let hup = std::process::Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(hup.success());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(129), "stderr: {stderr}");
+    assert!(
+        stderr.contains("received signal 1; stopping all ranks"),
+        "{stderr}"
+    );
+    for g in &groups {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{g}")).exists(),
+            "rank process group {g} survived the hangup"
+        );
+    }
+    assert!(!pgid(2).exists() && !pgid(3).exists(), "stale pgid files");
+}
+
 #[test]
 fn launcher_rejects_bad_arguments() {
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -30,6 +30,9 @@
 //! | `PD_STANDIN_STATE_DIR` | `vllm` | directory for counter files; unset = none written. |
 //! | `PD_STANDIN_FAIL_AFTER_MS` | `vllm` | fault injection: exit 9 this many ms after start. |
 //! | `PD_STANDIN_BLOCKED` | `vllm` | fault injection: comma/space separated `host:port` pairs this process cannot connect to, as if a firewall dropped them (a non-master DP rank then exits 4, `DP master … unreachable`). |
+//! | `PD_STANDIN_IMAGE` | `vllm` | the vllm-ascend image tag whose connector field set `kv_transfer_params` follow ([`kv_params`]); unset = the newest image of the table; an unknown tag exits 2. |
+//! | `PD_STANDIN_LATENCY_MS` | `vllm` | milliseconds each completion takes (0), so that concurrent requests overlap at a least-loaded proxy. |
+//! | `PD_STANDIN_PROXY_POLICY` | `pd-proxy` | `round-robin` (default) or upstream's `least-loaded` (ties to list order), see [`standin::proxy`]. |
 //! | `PD_STANDIN_LINK_DOWN` | `hccn_tool` | comma/space separated device ids whose link reports `DOWN`. |
 //!
 //! # Counter files
@@ -101,13 +104,22 @@
 //! a kv consumer (Layerwise) binds every port of its ranks' handshake spans
 //! `[kv_port + r·tp, kv_port + (r+1)·tp − 1]` on the node IP. The API port is bound last.
 //!
-//! A decode rank answers a completion only when the request carries `kv_transfer_params` whose
-//! `remote_host:remote_port` accepts a TCP connection (a live prefill rank's first handshake port);
-//! under `MooncakeLayerwiseConnector` (push mode, P connects to D) any `kv_transfer_params` object
-//! is enough. Otherwise it answers 400 `kv_transfer_params do not point at a live prefill rank`.
+//! A prefill rank (V1, Hybrid) returns `kv_transfer_params` only when the request's own
+//! `kv_transfer_params` ask for remote decode (`do_remote_decode: true`, as the proxy sends), in the
+//! connector's field set for `PD_STANDIN_IMAGE` ([`kv_params`]: `remote_request_id`,
+//! `remote_engine_id`, `remote_host`, `remote_port`, block ids per KV cache group,
+//! `remote_ptp_size`, …). A decode rank answers a completion only when the request carries
+//! parameters the connector would use: `do_remote_prefill: true`, every key it reads with `[]`,
+//! block ids per KV group covering the prompt, `remote_ptp_size` equal to the extra-config's
+//! prefill TP (else 400 `kv_transfer_params refused by <connector>: …`), and a
+//! `remote_host:remote_port` that accepts a TCP connection (a live prefill rank's first handshake
+//! port; else 400 `kv_transfer_params do not point at a live prefill rank`). Under
+//! `MooncakeLayerwiseConnector` (push mode, P connects to D) any `kv_transfer_params` object is
+//! enough.
 
 pub mod expect;
 pub mod http;
+pub mod kv_params;
 pub mod rehearsal;
 pub mod serve_flags;
 pub mod standin;

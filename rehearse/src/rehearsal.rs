@@ -31,17 +31,26 @@
 //!    with `PD_SKIP_PREFLIGHT`, because they cannot apply on a machine without
 //!    Ascend software: `host_paths` (`/etc/hccn.conf` and the other driver
 //!    files of the hardware), `mooncake` (the Mooncake transfer library, PD
-//!    layouts only) and `vllm_ascend_version` (the Python package of the image).
+//!    layouts only) and `vllm_ascend_version` (the Python package of the image);
+//!    with the stand-in proxy also `proxy_deps` (fastapi, httpx, uvicorn: the
+//!    upstream proxy's packages, checked for real with `--proxy-script`).
 //! 5. The progress view prints each node's ranks up as they come; the
 //!    deployment is up when every rank process has started serving and the
 //!    proxy (PD, started by node 0's `run.sh` once every rank answers
 //!    `/health`) or the API server (mixed) answers.
 //! 6. `verify.sh` runs (through the proxy, or against the API server), then
-//!    `2 × max(prefill ranks, decode ranks)` more completions go through the
-//!    proxy (2 to a mixed API server), and the stand-ins' counter files must
-//!    show that **every prefill and decode rank** (every API server) served at
-//!    least one request: a silent decode-only fallback or a rank missing from
-//!    the proxy lists fails the rehearsal.
+//!    3 waves of `max(prefill ranks, decode ranks)` concurrent completions go
+//!    through the proxy (2 at a time to a mixed API server). Each stand-in
+//!    completion takes 300 ms (`PD_STANDIN_LATENCY_MS`), so a wave overlaps
+//!    at the proxy and upstream's least-loaded proxy (ties to list order)
+//!    reaches every rank, as the round-robin stand-in does. The stand-ins'
+//!    counter files must show that **every prefill and decode rank** (every
+//!    API server) served at least one request; otherwise the failure names
+//!    the ranks that got nothing and the likely causes, most likely first:
+//!    missing from the running proxy's lists (read from its command line),
+//!    a decode-only fallback (no prefill rank served), never picked, or the
+//!    port answered by something else. `Options::proxy_policy` picks the
+//!    stand-in proxy's policy (`catalog rehearse --proxy-policy`).
 //! 7. Teardown: SIGTERM to every `run.sh` process group (its trap stops the
 //!    launcher, which stops its ranks), SIGKILL after a grace period, then a
 //!    sweep of every process that still carries this rehearsal's
@@ -51,6 +60,16 @@
 //!    same sweep when the rehearsal dies for any reason — Ctrl-C, SIGKILL,
 //!    panic — so nothing outlives it, and then removes the temp dir (unless
 //!    `--keep`).
+//!
+//! # Operator actions ([`Action`], `--signal`, `--stop`)
+//!
+//! Once the deployment is up, `--signal NODE:HUP|TERM|INT` sends that signal
+//! to the node's `run.sh` process alone (as a dropped SSH session, `kill` or
+//! Ctrl-C would), and `--stop NODE` runs the node's `stop.sh NODE` (with the
+//! rehearsal's `PD_LOG_DIR`). Either passes only when that node's `run.sh`
+//! exits within 40 s, no process of the node is left (processes carrying the
+//! marker and `PD_STANDIN_NODE=NODE`), and every port of the node binds again;
+//! `stop.sh` then runs a second time and must exit 0 finding nothing.
 //!
 //! # Faults ([`Fault`], `--kill`)
 //!
@@ -63,10 +82,14 @@
 //! | `port-in-use` | before start, the rehearsal binds the first API port of the last node that has one, on that node's address | that node's preflight `ports` check |
 //! | `missing-model` | `PD_MODEL_PATH` points at a directory that does not exist | every node's preflight `model_dir` check |
 //! | `wrong-npu-count` | the last node's `npu-smi` reports half the hardware's NPUs (`PD_STANDIN_NPUS`) | that node's preflight `npu_count` (and `npu_links`) checks |
+//! | `proxy-misses-rank` | the proxy shim drops the last `--decoder-hosts`/`--decoder-ports` entry (stand-in proxy only; PD layouts) | the coverage check: that rank got no request, and it is missing from the running proxy's lists |
+//! | `missing-proxy-script` | node 0's `PD_PROXY_SCRIPT` names a file that does not exist (PD layouts) | node 0's preflight `proxy_script` check, before any model loads |
+//! | `proxy-exits` | the proxy exits with code 3 at once, every time; node 0 gets `PD_PROXY_RESTARTS=1` | node 0's `run.sh` restarts it once, then stops naming the cause (the proxy's last output) |
 //! | `unreachable-master` | `PD_STANDIN_BLOCKED=<master>:<rpc port>` on a node whose ranks connect to a DP master (a firewall dropping the DP RPC port): the second node of an engine spanning nodes, else a node whose engine has DP > 1 | the non-master rank exits 4 after `PD_STANDIN_MASTER_TIMEOUT` (3 s in this fault); the launcher fails fast |
 
 use crate::expect::{Expectation, ExpectedRank};
 use crate::http;
+pub use crate::standin::proxy::Policy;
 use pd_dsl::render;
 use pd_dsl::{Layout, Role};
 use serde_json::json;
@@ -92,15 +115,24 @@ pub enum Fault {
     WrongNpuCount,
     /// A non-master DP rank cannot reach its DP master.
     UnreachableMaster,
+    /// The proxy's decoder lists miss the last decode rank.
+    ProxyMissesRank,
+    /// The proxy script does not exist on node 0.
+    MissingProxyScript,
+    /// The proxy exits right after start, every time.
+    ProxyExits,
 }
 
 impl Fault {
     /// Every fault, in documentation order.
-    pub const ALL: [Fault; 4] = [
+    pub const ALL: [Fault; 7] = [
         Fault::PortInUse,
         Fault::MissingModel,
         Fault::WrongNpuCount,
         Fault::UnreachableMaster,
+        Fault::ProxyMissesRank,
+        Fault::MissingProxyScript,
+        Fault::ProxyExits,
     ];
 
     /// The command-line name.
@@ -110,6 +142,9 @@ impl Fault {
             Fault::MissingModel => "missing-model",
             Fault::WrongNpuCount => "wrong-npu-count",
             Fault::UnreachableMaster => "unreachable-master",
+            Fault::ProxyMissesRank => "proxy-misses-rank",
+            Fault::MissingProxyScript => "missing-proxy-script",
+            Fault::ProxyExits => "proxy-exits",
         }
     }
 
@@ -125,6 +160,61 @@ impl Fault {
     }
 }
 
+/// A signal an operator's session sends to `run.sh`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sig {
+    /// A dropped SSH session or `docker exec -it`.
+    Hup,
+    /// `kill`, systemd, `docker stop`.
+    Term,
+    /// Ctrl-C.
+    Int,
+}
+
+impl Sig {
+    /// Every signal, in documentation order.
+    pub const ALL: [Sig; 3] = [Sig::Hup, Sig::Term, Sig::Int];
+
+    /// `HUP`, `TERM`, `INT`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sig::Hup => "HUP",
+            Sig::Term => "TERM",
+            Sig::Int => "INT",
+        }
+    }
+
+    /// Parses `HUP`, `SIGHUP`, `hup`, ….
+    pub fn parse(s: &str) -> Result<Sig, String> {
+        let up = s.to_ascii_uppercase();
+        let name = up.strip_prefix("SIG").unwrap_or(&up);
+        Sig::ALL
+            .into_iter()
+            .find(|g| g.name() == name)
+            .ok_or_else(|| format!("unknown signal `{s}`, expected HUP, TERM or INT"))
+    }
+
+    fn raw(self) -> rustix::process::Signal {
+        use rustix::process::Signal;
+        match self {
+            Sig::Hup => Signal::HUP,
+            Sig::Term => Signal::TERM,
+            Sig::Int => Signal::INT,
+        }
+    }
+}
+
+/// An operator action on one node once the deployment is up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// The signal to that node's `run.sh` process (not its group): every
+    /// rank of the node must stop, nothing of the node may be left.
+    Signal(usize, Sig),
+    /// That node's `stop.sh`, twice: the first stops every rank and frees
+    /// the node's ports, the second finds nothing to stop; both exit 0.
+    Stop(usize),
+}
+
 /// What to rehearse and how.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -133,11 +223,16 @@ pub struct Options {
     pub standins: PathBuf,
     /// `--kill NODE:RANK`: that rank dies once the deployment is up.
     pub kill: Option<(usize, u32)>,
+    /// `--signal NODE:SIG` / `--stop NODE`: an operator action once the
+    /// deployment is up, which must stop that node cleanly.
+    pub action: Option<Action>,
     /// An injected fault.
     pub fault: Option<Fault>,
     /// Run this proxy script (e.g. upstream's
     /// `load_balance_proxy_server_example.py`) instead of the stand-in.
     pub proxy_script: Option<PathBuf>,
+    /// The stand-in proxy's selection policy (ignored with `proxy_script`).
+    pub proxy_policy: Policy,
     /// Keep the temp dir (scripts, logs, state) after the rehearsal.
     pub keep: bool,
     /// Global bound on the whole rehearsal.
@@ -150,8 +245,10 @@ impl Options {
         Options {
             standins: standins.into(),
             kill: None,
+            action: None,
             fault: None,
             proxy_script: None,
+            proxy_policy: Policy::RoundRobin,
             keep: false,
             timeout: Duration::from_secs(120),
         }
@@ -174,6 +271,11 @@ pub struct Outcome {
     pub kept: Option<PathBuf>,
 }
 
+/// Waves of requests after verify.sh (each as many as the larger role has ranks).
+const WAVES: usize = 3;
+/// Milliseconds each stand-in completion takes, so that a wave overlaps at
+/// the proxy.
+const LATENCY_MS: u64 = 300;
 /// Seconds a rank keeps trying its DP master (normal runs).
 const MASTER_TIMEOUT_S: u32 = 20;
 /// Seconds a rank keeps trying its DP master under `unreachable-master`.
@@ -363,6 +465,44 @@ fn inject(layout: &Layout, fault: Option<Fault>) -> Result<Injection, String> {
                 node_ip(i),
                 port_owner(layout, i, port).unwrap_or_else(|| "a layout port".into())
             ));
+        }
+        Some(Fault::ProxyMissesRank) => {
+            let last = layout.placement.proxy.decode.last().ok_or_else(|| {
+                format!(
+                    "fault proxy-misses-rank does not apply to {}: it has no proxy (mixed layout)",
+                    layout.name()
+                )
+            })?;
+            inj.env
+                .entry(0)
+                .or_default()
+                .push((PROXY_DROP.into(), "decode".into()));
+            inj.note = Some(format!(
+                "the proxy's decoder lists leave out their last entry ({})",
+                endpoint_text(last)
+            ));
+        }
+        Some(f @ (Fault::MissingProxyScript | Fault::ProxyExits)) => {
+            if !layout.is_pd() {
+                return Err(format!(
+                    "fault {} does not apply to {}: it has no proxy (mixed layout)",
+                    f.name(),
+                    layout.name()
+                ));
+            }
+            let env = inj.env.entry(0).or_default();
+            if f == Fault::MissingProxyScript {
+                let missing = "/nonexistent/load_balance_proxy_server_example.py";
+                env.push(("PD_PROXY_SCRIPT".into(), missing.into()));
+                inj.note = Some(format!("node 0's PD_PROXY_SCRIPT is {missing}"));
+            } else {
+                env.push((PROXY_EXIT.into(), "3".into()));
+                env.push(("PD_PROXY_RESTARTS".into(), "1".into()));
+                inj.note = Some(
+                    "the proxy exits with code 3 right after start; node 0 may restart it once (PD_PROXY_RESTARTS=1)"
+                        .into(),
+                );
+            }
         }
         Some(Fault::UnreachableMaster) => {
             let p = &layout.placement;
@@ -596,14 +736,40 @@ fn write_file(path: &Path, text: &str, executable: bool) -> Result<(), String> {
         .map_err(|e| format!("cannot chmod {}: {e}", path.display()))
 }
 
+/// The environment variable (set on node 0 by the `proxy-misses-rank`
+/// fault) that makes the proxy shim drop the last entry of a list.
+const PROXY_DROP: &str = "PD_REHEARSAL_PROXY_DROP";
+
+/// The environment variable (set on node 0 by the `proxy-exits` fault) that
+/// makes the proxy shim exit with that code at once.
+const PROXY_EXIT: &str = "PD_REHEARSAL_PROXY_EXIT";
+
 const PROXY_SHIM: &str = r#"#!/usr/bin/env python3
 """Rehearsal stand-in for load_balance_proxy_server_example.py: proxy.sh runs
 `python3 "$PD_PROXY_SCRIPT" ARGS...`; this replaces itself with `pd-proxy ARGS...`
-(first on PATH), which takes the upstream proxy's command line."""
+(first on PATH), which takes the upstream proxy's command line.
+PD_REHEARSAL_PROXY_DROP=prefill|decode (the proxy-misses-rank fault) drops the
+last entry of that role's host and port lists first; PD_REHEARSAL_PROXY_EXIT=N
+(the proxy-exits fault) exits with code N at once."""
 import os
 import sys
 
-os.execvp("pd-proxy", ["pd-proxy"] + sys.argv[1:])
+code = os.environ.get("PD_REHEARSAL_PROXY_EXIT")
+if code:
+    print("proxy stand-in: exiting with code %s on purpose (fault proxy-exits)" % code, file=sys.stderr)
+    sys.exit(int(code))
+args = sys.argv[1:]
+role = {"prefill": "--prefiller-", "decode": "--decoder-"}.get(
+    os.environ.get("PD_REHEARSAL_PROXY_DROP", ""))
+if role:
+    for flag in (role + "hosts", role + "ports"):
+        if flag in args:
+            end = args.index(flag) + 1
+            while end < len(args) and not args[end].startswith("--"):
+                end += 1
+            if end > args.index(flag) + 1:
+                del args[end - 1]
+os.execvp("pd-proxy", ["pd-proxy"] + args)
 "#;
 
 /// Lines of `text` worth quoting in a failure.
@@ -611,7 +777,10 @@ fn error_lines(text: &str) -> Vec<String> {
     text.lines()
         .filter(|l| {
             let l = l.trim();
-            l.contains("error") || l.contains("FAIL") || l.starts_with("vllm stand-in:")
+            l.contains("error")
+                || l.contains("FAIL")
+                || l.starts_with("vllm stand-in:")
+                || l.starts_with("run.sh: the other nodes")
         })
         .filter(|l| !l.contains(" ranks [") && !l.contains("warning:"))
         .map(|l| {
@@ -827,6 +996,18 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             Some((p.clone(), rank))
         }
     };
+    if let Some(Action::Signal(node, _) | Action::Stop(node)) = opts.action
+        && node >= nodes.len()
+    {
+        return Err(format!(
+            "--signal/--stop {node}: {} has nodes 0-{}",
+            layout.name(),
+            nodes.len().saturating_sub(1)
+        ));
+    }
+    if opts.action.is_some() && opts.kill.is_some() {
+        return Err("--kill and --signal/--stop do not apply together".into());
+    }
     if let Some(script) = &opts.proxy_script
         && !script.is_file()
     {
@@ -836,6 +1017,12 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         .standins
         .canonicalize()
         .map_err(|e| format!("stand-in executable {}: {e}", opts.standins.display()))?;
+    if opts.fault == Some(Fault::ProxyMissesRank) && opts.proxy_script.is_some() {
+        return Err(
+            "fault proxy-misses-rank does not apply with --proxy-script: it edits the stand-in proxy's command line"
+                .into(),
+        );
+    }
     let inj = inject(layout, opts.fault)?;
 
     // The temp dir.
@@ -886,11 +1073,16 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         bin.display(),
         std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
     );
-    let skip: Vec<&str> = SKIPPED_CHECKS
+    let mut skip: Vec<&str> = SKIPPED_CHECKS
         .iter()
         .copied()
         .filter(|c| *c != "mooncake" || layout.is_pd())
         .collect();
+    // The stand-in proxy needs none of the upstream proxy's Python packages;
+    // a real proxy script (--proxy-script) does, and preflight checks them.
+    if layout.is_pd() && opts.proxy_script.is_none() {
+        skip.push("proxy_deps");
+    }
     let wait_s = opts.timeout.as_secs().max(1);
     let base_env = |cmd: &mut Command| {
         for (k, _) in std::env::vars_os() {
@@ -998,7 +1190,10 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             .env("PD_STANDIN_NPUS", layout.hardware.npus_per_node.to_string())
             .env("PD_STANDIN_EXPECT", &expect)
             .env("PD_STANDIN_STATE_DIR", &state)
-            .env("PD_STANDIN_MASTER_TIMEOUT", inj.master_timeout.to_string());
+            .env("PD_STANDIN_MASTER_TIMEOUT", inj.master_timeout.to_string())
+            .env("PD_STANDIN_IMAGE", layout.image.tag)
+            .env("PD_STANDIN_LATENCY_MS", LATENCY_MS.to_string())
+            .env("PD_STANDIN_PROXY_POLICY", opts.proxy_policy.name());
         for (k, v) in inj.env.get(&i).into_iter().flatten() {
             cmd.env(k, v);
         }
@@ -1123,7 +1318,28 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
                 "API server"
             }
         );
-        if let Some((p, rank)) = &kill {
+        if let Some(action) = opts.action {
+            let i = match action {
+                Action::Signal(i, _) | Action::Stop(i) => i,
+            };
+            let env = |cmd: &mut Command| {
+                base_env(cmd);
+                cmd.current_dir(&scripts)
+                    .env("PD_LOG_DIR", &logs)
+                    .env("PD_PORT_CHECK_HOST", node_ip(i));
+            };
+            act(
+                layout,
+                action,
+                &mut cluster,
+                &scripts,
+                &logs,
+                &marker,
+                env,
+                out,
+                &mut failures,
+            );
+        } else if let Some((p, rank)) = &kill {
             // A rank dies after start: the node must stop loudly, bounded.
             let pid = fs::read_to_string(state.join(format!("{}-{}.pid", p.node, p.first_rank)))
                 .ok()
@@ -1173,19 +1389,41 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             }
         } else {
             // verify.sh, then enough requests to reach every rank.
+            // Node 0 says it is ready (run.sh prints it once the proxy or
+            // API server answers), and records where it listens.
+            let ready_by = Instant::now() + Duration::from_secs(10);
+            let ready = loop {
+                let log = fs::read_to_string(logs.join("node0.log")).unwrap_or_default();
+                if let Some(l) = log.lines().find(|l| l.starts_with("run.sh: ready:")) {
+                    break Some(l.to_owned());
+                }
+                if Instant::now() >= ready_by.min(deadline) {
+                    break None;
+                }
+                thread::sleep(Duration::from_millis(100));
+            };
+            match ready {
+                Some(l) => {
+                    let _ = writeln!(out, "node 0: {l}");
+                }
+                None => failures.push(format!(
+                    "{}: run.sh never printed `run.sh: ready:` although {api_host}:{api_port} answers",
+                    node_label(layout, 0)
+                )),
+            }
+            // verify.sh as in a fresh shell on node 0: no PD_NODE_IPS, only
+            // the log directory run.sh used (its default on a cluster).
             let mut cmd = Command::new(scripts.join("verify.sh"));
             base_env(&mut cmd);
-            cmd.current_dir(&scripts);
+            cmd.current_dir(&scripts)
+                .env_remove("PD_NODE_IPS")
+                .env("PD_LOG_DIR", &logs);
             let left = deadline.saturating_duration_since(Instant::now());
             match run_bounded(cmd, left.min(Duration::from_secs(60))) {
                 Ok((st, text)) if st.success() => {
-                    let _ = writeln!(
-                        out,
-                        "{}",
-                        text.lines()
-                            .find(|l| l.starts_with("verify.sh:"))
-                            .unwrap_or("ok")
-                    );
+                    for l in text.lines().filter(|l| l.starts_with("verify.sh:")) {
+                        let _ = writeln!(out, "{l}");
+                    }
                 }
                 Ok((st, text)) => failures.push(format!(
                     "verify.sh {} against {api_host}:{api_port}:\n    {}",
@@ -1197,13 +1435,18 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             if failures.is_empty() {
                 let p_ranks = layout.placement.proxy.prefill.len();
                 let d_ranks = layout.placement.proxy.decode.len();
-                let n = if layout.is_pd() {
-                    2 * p_ranks.max(d_ranks)
+                // A least-loaded proxy (upstream's) sends requests that do
+                // not overlap to the first rank of each list: as many in
+                // flight as the larger role has ranks (the stand-ins hold
+                // each completion LATENCY_MS), in WAVES waves.
+                let concurrency = if layout.is_pd() {
+                    p_ranks.max(d_ranks).max(1)
                 } else {
                     2
                 };
+                let n = WAVES * concurrency;
                 requests = n;
-                let errors = send_requests(layout, &api_host, api_port, n, deadline);
+                let errors = send_requests(layout, &api_host, api_port, n, concurrency, deadline);
                 if !errors.is_empty() {
                     failures.push(format!(
                         "{} of {n} requests through {api_host}:{api_port} failed; first: {}",
@@ -1211,38 +1454,20 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
                         errors[0]
                     ));
                 }
-                // Every API process served.
-                let mut min = u64::MAX;
-                for p in procs.iter().filter(|p| p.serves_api) {
-                    let role = nodes[p.node].role;
-                    match served_count(&state, p) {
-                        Some(0) => failures.push(format!(
-                            "node {} ({}) {role} rank {} served no request{}",
-                            p.node,
-                            node_ip(p.node),
-                            p.first_rank,
-                            if role == Role::Prefill {
-                                " (a silent decode-only fallback, or the proxy's prefiller list misses it)"
-                            } else {
-                                " (the proxy's list misses it)"
-                            }
-                        )),
-                        None => failures.push(format!(
-                            "node {} ({}) {role} rank {}: no counter file",
-                            p.node,
-                            node_ip(p.node),
-                            p.first_rank
-                        )),
-                        Some(c) => min = min.min(c),
+                let coverage = coverage(layout, &procs, &state, &marker, concurrency, n);
+                match coverage {
+                    Ok(min) => {
+                        let what = if layout.is_pd() {
+                            "every prefill and decode rank"
+                        } else {
+                            "every API server"
+                        };
+                        let _ = writeln!(
+                            out,
+                            "{n} requests, {concurrency} at a time: {what} served (at least {min} each)"
+                        );
                     }
-                }
-                if failures.is_empty() {
-                    let what = if layout.is_pd() {
-                        "every prefill and decode rank"
-                    } else {
-                        "every API server"
-                    };
-                    let _ = writeln!(out, "{n} requests: {what} served (at least {min} each)");
+                    Err(m) => failures.push(m),
                 }
             }
         }
@@ -1293,9 +1518,14 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     let elapsed = started.elapsed();
     let passed = failures.is_empty();
     if passed {
+        let checked = if opts.action.is_some() {
+            "the node stopped cleanly".to_owned()
+        } else {
+            format!("verify.sh ok, {requests} requests, every rank served")
+        };
         let _ = writeln!(
             out,
-            "PASS {}: {} ranks on {} nodes, verify.sh ok, {requests} requests, every rank served, nothing left running ({:.1}s)",
+            "PASS {}: {} ranks on {} nodes, {checked}, nothing left running ({:.1}s)",
             layout.name(),
             node_total.iter().sum::<usize>(),
             nodes.len(),
@@ -1326,18 +1556,332 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     })
 }
 
-/// Sends `n` completions (2 at a time) to `host:port`; returns the errors.
+/// Processes of this rehearsal on node `i` (they carry the marker and
+/// `PD_STANDIN_NODE=i`, inherited from that node's `run.sh`).
+fn node_processes(marker: &str, i: usize) -> Vec<(u32, String)> {
+    let want = format!("PD_STANDIN_NODE={i}");
+    marked_processes(marker)
+        .into_iter()
+        .filter(|(pid, _)| {
+            fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|e| e.split(|b| *b == 0).any(|v| v == want.as_bytes()))
+        })
+        .collect()
+}
+
+/// Waits until node `i` has no process left; returns what is left at `bound`.
+fn wait_node_empty(marker: &str, i: usize, bound: Duration) -> Vec<(u32, String)> {
+    let until = Instant::now() + bound;
+    loop {
+        let left = node_processes(marker, i);
+        if left.is_empty() || Instant::now() >= until {
+            return left;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn pids_text(left: &[(u32, String)]) -> String {
+    left.iter()
+        .take(5)
+        .map(|(pid, cmd)| {
+            let cmd: String = cmd.replace('\n', " ").chars().take(120).collect();
+            format!("pid {pid} ({cmd})")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// After a signal or stop.sh, `run.sh` of a node must exit within this.
+const STOP_BOUND: Duration = Duration::from_secs(40);
+
+/// Runs an operator [`Action`] and checks that node stopped cleanly.
+#[allow(clippy::too_many_arguments)]
+fn act(
+    layout: &Layout,
+    action: Action,
+    cluster: &mut Cluster,
+    scripts: &Path,
+    logs: &Path,
+    marker: &str,
+    env: impl Fn(&mut Command),
+    out: &mut dyn Write,
+    failures: &mut Vec<String>,
+) {
+    let (i, what) = match action {
+        Action::Signal(i, sig) => (i, format!("SIG{} to node {i}'s run.sh", sig.name())),
+        Action::Stop(i) => (i, format!("stop.sh {i} on node {i}")),
+    };
+    let t0 = Instant::now();
+    match action {
+        Action::Signal(_, sig) => {
+            if let Some(Some(child)) = cluster.runs.get(i) {
+                signal_pid(child.id(), sig.raw());
+            }
+        }
+        Action::Stop(_) => {
+            let mut cmd = Command::new(scripts.join("stop.sh"));
+            env(&mut cmd);
+            cmd.arg(i.to_string());
+            match run_bounded(cmd, STOP_BOUND) {
+                Ok((st, text)) if st.success() => {
+                    for l in text.lines().filter(|l| l.starts_with("stop.sh:")) {
+                        let _ = writeln!(out, "  {l}");
+                    }
+                }
+                Ok((st, text)) => failures.push(format!(
+                    "{what} {}:\n    {}",
+                    describe_exit(Some(st)),
+                    text.trim().replace('\n', "\n    ")
+                )),
+                Err(e) => failures.push(format!("{what} {e}")),
+            }
+        }
+    }
+    let bound = t0 + STOP_BOUND;
+    while cluster.exits[i].is_none() && Instant::now() < bound {
+        cluster.poll();
+        thread::sleep(Duration::from_millis(50));
+    }
+    let Some(st) = cluster.exits[i] else {
+        failures.push(format!(
+            "{what}: run.sh did not exit within {}s",
+            STOP_BOUND.as_secs()
+        ));
+        return;
+    };
+    let left = wait_node_empty(marker, i, Duration::from_secs(5));
+    if !left.is_empty() {
+        failures.push(format!(
+            "{what}: run.sh {}, but {} process(es) of node {i} are left running (holding NPUs and ports): {}",
+            describe_exit(Some(st)),
+            left.len(),
+            pids_text(&left)
+        ));
+        return;
+    }
+    let busy: Vec<String> = render::scripts::node_ports(layout, i)
+        .into_iter()
+        .flat_map(|(a, b)| a..=b)
+        .filter(|p| {
+            u16::try_from(*p).is_ok_and(|p| TcpListener::bind((node_ip(i).as_str(), p)).is_err())
+        })
+        .map(|p| p.to_string())
+        .collect();
+    if !busy.is_empty() {
+        failures.push(format!(
+            "{what}: ports of node {i} still in use: {}",
+            busy.join(" ")
+        ));
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{what}: run.sh {} after {:.1}s; no process of node {i} left, its ports are free",
+        describe_exit(Some(st)),
+        t0.elapsed().as_secs_f64()
+    );
+    if i == 0 && logs.join("endpoint.url").exists() {
+        failures.push(format!(
+            "{what}: node 0 stopped, but endpoint.url still names its old URL (verify.sh would trust it)"
+        ));
+    }
+    if let Action::Stop(_) = action {
+        // Idempotent: a second stop finds nothing and succeeds.
+        let mut cmd = Command::new(scripts.join("stop.sh"));
+        env(&mut cmd);
+        cmd.arg(i.to_string());
+        match run_bounded(cmd, STOP_BOUND) {
+            Ok((st, text)) if st.success() => {
+                let line = text
+                    .lines()
+                    .find(|l| l.starts_with("stop.sh:"))
+                    .unwrap_or("stop.sh: ok");
+                let _ = writeln!(out, "{what} again: {line}");
+            }
+            Ok((st, text)) => failures.push(format!(
+                "{what} again {} (stop.sh must be idempotent):\n    {}",
+                describe_exit(Some(st)),
+                text.trim().replace('\n', "\n    ")
+            )),
+            Err(e) => failures.push(format!("{what} again {e}")),
+        }
+    }
+}
+
+/// `endpoint` of a proxy list: `127.0.0.3:7100`.
+fn endpoint_text(e: &pd_dsl::placement::Endpoint) -> String {
+    format!("{}:{}", node_ip(e.node), e.port)
+}
+
+/// The running proxy's `--prefiller-*` and `--decoder-*` lists as
+/// `host:port` (from its command line), found among this rehearsal's
+/// processes; `None` when no process carries them.
+fn running_proxy_lists(marker: &str) -> Option<(Vec<String>, Vec<String>)> {
+    let (_, cmd) = marked_processes(marker)
+        .into_iter()
+        .find(|(_, c)| c.contains("--decoder-") && c.contains("--prefiller-"))?;
+    let args: Vec<&str> = cmd.split(' ').collect();
+    let list = |prefix: &str| -> Vec<String> {
+        let Some(i) = args.iter().position(|a| a.starts_with(prefix)) else {
+            return Vec::new();
+        };
+        args[i + 1..]
+            .iter()
+            .take_while(|a| !a.starts_with("--"))
+            .map(|a| (*a).to_owned())
+            .collect()
+    };
+    let zip = |h: Vec<String>, p: Vec<String>| -> Vec<String> {
+        h.iter()
+            .zip(&p)
+            .map(|(h, p)| {
+                let h = if h == "localhost" { "127.0.0.1" } else { h };
+                format!("{h}:{p}")
+            })
+            .collect()
+    };
+    Some((
+        zip(list("--prefiller-h"), list("--prefiller-p")),
+        zip(list("--decoder-h"), list("--decoder-p")),
+    ))
+}
+
+/// Every API process served at least once: `Ok(least served)`, else which
+/// ranks got nothing and the likely causes, most likely first.
+fn coverage(
+    layout: &Layout,
+    procs: &[Process],
+    state: &Path,
+    marker: &str,
+    concurrency: usize,
+    n: usize,
+) -> Result<u64, String> {
+    let nodes = &layout.placement.nodes;
+    let mut min = u64::MAX;
+    let mut idle: Vec<(Role, String, String)> = Vec::new();
+    let mut served_by_role: BTreeMap<Role, (usize, usize)> = BTreeMap::new();
+    for p in procs.iter().filter(|p| p.serves_api) {
+        let role = nodes[p.node].role;
+        let port = nodes[p.node]
+            .ranks
+            .iter()
+            .find(|r| r.dp_rank == p.first_rank)
+            .and_then(|r| r.api_port);
+        let at = port.map_or_else(
+            || node_ip(p.node),
+            |port| format!("{}:{port}", node_ip(p.node)),
+        );
+        let label = format!("node {} {role} rank {} ({at})", p.node, p.first_rank);
+        let e = served_by_role.entry(role).or_default();
+        e.1 += 1;
+        match served_count(state, p) {
+            Some(0) => idle.push((role, label, at)),
+            None => idle.push((role, format!("{label}, no counter file: never came up"), at)),
+            Some(c) => {
+                e.0 += 1;
+                min = min.min(c);
+            }
+        }
+    }
+    if idle.is_empty() {
+        return Ok(if min == u64::MAX { 0 } else { min });
+    }
+    let mut m = format!(
+        "{} of {} rank(s) got no request from {n} requests ({concurrency} at a time):",
+        idle.len(),
+        procs.iter().filter(|p| p.serves_api).count()
+    );
+    for (_, label, _) in idle.iter().take(12) {
+        let _ = write!(m, "\n      {label}");
+    }
+    if idle.len() > 12 {
+        let _ = write!(m, "\n      ... and {} more", idle.len() - 12);
+    }
+    if !layout.is_pd() {
+        let _ = write!(
+            m,
+            "\n    likely causes: the API server did not answer completions, or requests went to another port"
+        );
+        return Err(m);
+    }
+    let _ = write!(m, "\n    likely causes, most likely first:");
+    let mut k = 1;
+    // 1. Missing from the lists the proxy really runs with.
+    let lists = running_proxy_lists(marker);
+    let listed = |role: Role, at: &str| -> Option<bool> {
+        let (p, d) = lists.as_ref()?;
+        Some(match role {
+            Role::Prefill => p.iter().any(|e| e == at),
+            _ => d.iter().any(|e| e == at),
+        })
+    };
+    let unlisted: Vec<&str> = idle
+        .iter()
+        .filter(|(role, _, at)| listed(*role, at) == Some(false))
+        .map(|(_, _, at)| at.as_str())
+        .collect();
+    if !unlisted.is_empty() {
+        let _ = write!(
+            m,
+            "\n    {k}. the running proxy's lists miss {} (its command line has {} prefill and {} decode entries; the layout has {} and {}): compare proxy.sh's PREFILL_*/DECODE_* with `catalog show {}`",
+            unlisted.join(" "),
+            lists.as_ref().map_or(0, |l| l.0.len()),
+            lists.as_ref().map_or(0, |l| l.1.len()),
+            layout.placement.proxy.prefill.len(),
+            layout.placement.proxy.decode.len(),
+            layout.name()
+        );
+        k += 1;
+    } else if lists.is_none() {
+        let _ = write!(
+            m,
+            "\n    {k}. the proxy's lists miss them (the proxy's command line could not be read): compare proxy.sh with `catalog show {}`",
+            layout.name()
+        );
+        k += 1;
+    }
+    // 2. Whole role idle: the proxy bypasses it.
+    if served_by_role
+        .get(&Role::Prefill)
+        .is_some_and(|(s, _)| *s == 0)
+        && served_by_role
+            .get(&Role::Decode)
+            .is_some_and(|(s, _)| *s > 0)
+    {
+        let _ = write!(
+            m,
+            "\n    {k}. no prefill rank served while decode did: the proxy sends requests straight to decode (a decode-only fallback: decode recomputes every prompt)"
+        );
+        k += 1;
+    }
+    // 3. Listed but never picked.
+    let _ = write!(
+        m,
+        "\n    {k}. the proxy never picked them: a least-loaded proxy (upstream's) gives requests that do not overlap to the first entry of each list; with {concurrency} in flight every rank should be reached unless requests finished before the next arrived"
+    );
+    k += 1;
+    let _ = write!(
+        m,
+        "\n    {k}. they answer /health but not completions on that port (another process holds it): see their rank logs"
+    );
+    Err(m)
+}
+
+/// Sends `n` completions, `concurrency` at a time, to `host:port`; returns
+/// the errors.
 fn send_requests(
     layout: &Layout,
     host: &str,
     port: u16,
     n: usize,
+    concurrency: usize,
     deadline: Instant,
 ) -> Vec<String> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let errors = std::sync::Mutex::new(Vec::new());
     thread::scope(|s| {
-        for _ in 0..2 {
+        for _ in 0..concurrency.max(1) {
             s.spawn(|| {
                 loop {
                     let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -1346,7 +1890,8 @@ fn send_requests(
                     }
                     let body = json!({
                         "model": layout.served_model_name,
-                        "prompt": format!("rehearsal request {k}"),
+                        // Equal lengths: equal loads at a least-loaded proxy.
+                        "prompt": format!("rehearsal request {k:06}"),
                         "max_tokens": 4,
                         "temperature": 0,
                     });

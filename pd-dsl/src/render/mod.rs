@@ -146,6 +146,7 @@ pub fn render_layout(layout: &Layout) -> Result<Vec<Artifact>, RenderError> {
         ("verify.sh", scripts::verify_sh(layout)),
         ("bench.sh", scripts::bench_sh(layout)),
         ("docker.sh", scripts::docker_sh(layout)),
+        ("stop.sh", scripts::stop_sh(layout)),
     ];
     if layout.is_pd() {
         for role in [crate::Role::Prefill, crate::Role::Decode] {

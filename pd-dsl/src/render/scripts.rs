@@ -134,11 +134,28 @@ PIDS=()
 # Fail fast: report, stop anything this script started, exit non-zero.
 die() {
     echo "run.sh: error: $*" >&2
-    if ((${#PIDS[@]})); then kill -TERM "${PIDS[@]}" 2>/dev/null || true; fi
+    others
+    if ((${#PIDS[@]})); then
+        kill -TERM "${PIDS[@]}" 2>/dev/null || true
+        wait || true
+    fi
+    if declare -F cleanup >/dev/null; then cleanup; fi
     exit 1
 }
 log() { echo "run.sh: $*" >&2; }
+# Said whenever this node stops on its own: the other nodes do not know.
+others() {
+    if ((NODE_COUNT > 1)); then
+        echo "run.sh: the other nodes of $LAYOUT keep running; stop them with ./stop.sh on each (README: How to stop it)" >&2
+    fi
+}
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+is_ipv4() {
+    local IFS=. part parts
+    [[ $1 =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || return 1
+    read -r -a parts <<<"$1"
+    for part in "${parts[@]}"; do ((10#$part <= 255)) || return 1; done
+}
 
 # Addresses of this host, one per line.
 local_addresses() {
@@ -228,8 +245,36 @@ fi
 if [[ ${#NODE_IPS[@]} -ne $NODE_COUNT ]]; then
     die "layout $LAYOUT runs on $NODE_COUNT nodes, but $SOURCE lists ${#NODE_IPS[@]}: ${NODE_IPS[*]}"
 fi
+# Every entry trimmed, then an IPv4 or IPv6 address, or a host name that resolves.
 for i in "${!NODE_IPS[@]}"; do
-    [[ -n ${NODE_IPS[$i]} ]] || die "node $i has an empty address in $SOURCE"
+    entry=${NODE_IPS[$i]}
+    entry=${entry#"${entry%%[![:space:]]*}"}
+    entry=${entry%"${entry##*[![:space:]]}"}
+    [[ -n $entry ]] || die "node $i has an empty address in $SOURCE"
+    if is_ipv4 "$entry"; then
+        :
+    elif [[ $entry == *:* ]]; then
+        [[ $entry =~ ^[0-9A-Fa-f:.]+$ ]] || die "node $i's address '$entry' in $SOURCE is not an IPv6 address"
+    elif [[ $entry =~ ^[0-9.]+$ ]]; then
+        die "node $i's address '$entry' in $SOURCE is not an IPv4 address (four numbers 0-255)"
+    elif [[ $entry =~ ^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$ ]]; then
+        addr=$(getent hosts "$entry" | awk '{print $1; exit}') || true
+        if [[ -n $addr ]]; then
+            entry=$addr
+        elif [[ ${PD_DRY_RUN:-0} == 1 ]]; then
+            log "warning: cannot resolve node $i's host '$entry' in $SOURCE (getent hosts); a real start stops here"
+        else
+            die "cannot resolve node $i's host '$entry' in $SOURCE (getent hosts)"
+        fi
+    else
+        die "node $i's address '$entry' in $SOURCE is not an IP address or host name"
+    fi
+    NODE_IPS[i]=$entry
+done
+for i in "${!NODE_IPS[@]}"; do
+    for ((j = i + 1; j < ${#NODE_IPS[@]}; j++)); do
+        [[ ${NODE_IPS[$i]} != "${NODE_IPS[$j]}" ]] || die "nodes $i and $j have the same address ${NODE_IPS[$i]} in $SOURCE"
+    done
 done
 if [[ -z $NODE_INDEX ]]; then
     NODE_INDEX=$(find_own_index) || die "this host is none of ${NODE_IPS[*]} ($SOURCE); set PD_NODE_INDEX"
@@ -242,6 +287,9 @@ fi
 const RUN_NETWORK: &str = r#"
 # 2. Local IP and NIC: the route to this engine's DP master (overridable).
 MASTER_IP=${NODE_IPS[$DP_MASTER_NODE]}
+if [[ -z ${PD_LOCAL_IP:-} || -z ${PD_NIC:-} ]] && ! command -v ip >/dev/null 2>&1; then
+    die "the 'ip' command (iproute2) is not installed; it finds this node's IP and NIC: install iproute2, or set PD_LOCAL_IP and PD_NIC"
+fi
 if [[ -n ${PD_LOCAL_IP:-} ]]; then
     LOCAL_IP=$PD_LOCAL_IP
 else
@@ -255,8 +303,25 @@ else
     NIC=$(ip -o addr show 2>/dev/null | awk -v want="$LOCAL_IP" '{split($4, a, "/"); if (a[1] == want) {print $2; exit}}')
     [[ -n $NIC ]] || die "cannot find the interface holding $LOCAL_IP; set PD_NIC"
 fi
-if [[ $LOCAL_IP != "${NODE_IPS[$NODE_INDEX]}" ]]; then
-    log "warning: local IP $LOCAL_IP is not node $NODE_INDEX's listed address ${NODE_IPS[$NODE_INDEX]}"
+# The node index must name this host: a wrong index starts the wrong ranks.
+own=0
+[[ $LOCAL_IP != "${NODE_IPS[$NODE_INDEX]}" ]] || own=1
+if ((!own)); then
+    while read -r addr; do
+        [[ $addr != "${NODE_IPS[$NODE_INDEX]}" ]] || own=1
+    done < <(local_addresses)
+fi
+if ((!own)); then
+    if guess=$(find_own_index); then
+        hint="this host is node $guess (${NODE_IPS[$guess]})"
+    else
+        hint="this host has none of the listed addresses"
+    fi
+    if [[ ${PD_FORCE_NODE_INDEX:-0} == 1 ]]; then
+        log "warning: node index $NODE_INDEX names ${NODE_IPS[$NODE_INDEX]}, not an address of this host (local IP $LOCAL_IP; $hint); going on because PD_FORCE_NODE_INDEX=1"
+    else
+        die "node index $NODE_INDEX names ${NODE_IPS[$NODE_INDEX]}, which is not an address of this host (local IP $LOCAL_IP; $hint): fix PD_NODE_INDEX, or set PD_FORCE_NODE_INDEX=1 when the listed address reaches this host through NAT"
+    fi
 fi
 export HCCL_IF_IP=$LOCAL_IP
 export GLOO_SOCKET_IFNAME=$NIC
@@ -267,7 +332,8 @@ PD_NODE_IPS=$(IFS=,; echo "${NODE_IPS[*]}")
 export PD_NODE_IPS
 
 # What this node runs; PD_DRY_RUN=1 prints it and starts nothing.
-LOG_DIR="${PD_LOG_DIR:-/var/log/pd-dsl/$LAYOUT}/node$NODE_INDEX"
+LOG_BASE=${PD_LOG_DIR:-/var/log/pd-dsl/$LAYOUT}
+LOG_DIR="$LOG_BASE/node$NODE_INDEX"
 define_commands
 if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
     if [[ -n ${ENGINE_ID:-} ]]; then
@@ -286,16 +352,60 @@ fi
 "$HERE/preflight.sh" "$NODE_INDEX" || die "preflight failed on node $NODE_INDEX"
 
 mkdir -p "$LOG_DIR" || die "cannot create log directory $LOG_DIR"
+WAIT_SECONDS=${PD_WAIT_SECONDS:-__WAIT__}
+is_uint "$WAIT_SECONDS" || die "PD_WAIT_SECONDS must be a number of seconds, got '$WAIT_SECONDS'"
+POLL_SECONDS=${PD_POLL_SECONDS:-10}
+[[ $POLL_SECONDS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$POLL_SECONDS'"
+command -v curl >/dev/null || die "curl is needed to poll /health (install curl)"
 
-# shellcheck disable=SC2317  # reached through the trap below
+# Records for stop.sh: this script's pid and a run id every process it starts inherits.
+if [[ -s $LOG_DIR/run.pid ]]; then
+    other=$(<"$LOG_DIR/run.pid")
+    if is_uint "$other" && [[ $other != "$$" ]] && kill -0 "$other" 2>/dev/null \
+        && [[ $(tr '\0' ' ' <"/proc/$other/cmdline" 2>/dev/null) == *run.sh* ]]; then
+        die "run.sh is already running on node $NODE_INDEX (pid $other); stop it first with ./stop.sh $NODE_INDEX"
+    fi
+fi
+PD_RUN_ID="$LAYOUT/node$NODE_INDEX/$$-$RANDOM$RANDOM"
+export PD_RUN_ID
+printf '%s\n' "$$" >"$LOG_DIR/run.pid"
+printf '%s\n' "$PD_RUN_ID" >"$LOG_DIR/run.id"
+cleanup() {
+    rm -f "$LOG_DIR/run.pid" "$LOG_DIR/run.id"
+    # Node 0 no longer serves: verify.sh must not trust the old URL.
+    if ((NODE_INDEX == 0)); then rm -f "$LOG_BASE/endpoint.url"; fi
+}
+
+# HUP (a dropped SSH session or `docker exec -it`), TERM and INT stop every rank of this node.
+# shellcheck disable=SC2317  # reached through the traps below
 stop() {
-    trap - TERM INT
-    log "stopping node $NODE_INDEX"
+    trap - HUP TERM INT
+    log "received SIG$1; stopping node $NODE_INDEX"
     kill -TERM "${PIDS[@]}" 2>/dev/null || true
     wait || true
-    exit 143
+    cleanup
+    exit "$2"
 }
-trap stop TERM INT
+trap 'stop HUP 129' HUP
+trap 'stop TERM 143' TERM
+trap 'stop INT 130' INT
+
+# Polls URL until it answers (CURL_OK: -f = HTTP 2xx only), the last started process exits, or WAIT_SECONDS pass.
+wait_http() {
+    local url=$1 what=$2 strict=$3 deadline=$((SECONDS + WAIT_SECONDS)) opts=(-sS -o /dev/null --connect-timeout 3 -m 5)
+    if ((strict)); then opts+=(-f); fi
+    until curl "${opts[@]}" "$url" 2>/dev/null; do
+        kill -0 "${PIDS[-1]}" 2>/dev/null || return 1
+        ((SECONDS < deadline)) || die "timed out after ${WAIT_SECONDS}s waiting for $what at $url"
+        sleep "$POLL_SECONDS"
+    done
+}
+
+# The URL verify.sh and bench.sh use, recorded on node 0 once it answers.
+record_url() {
+    printf '%s\n' "$1" >"$LOG_BASE/endpoint.url" || log "warning: cannot write $LOG_BASE/endpoint.url"
+    log "ready: $2 answers on $1 (recorded in $LOG_BASE/endpoint.url; ./verify.sh and ./bench.sh use it)"
+}
 "#;
 
 const RUN_WAIT_ALL: &str = r#"
@@ -305,6 +415,8 @@ wait -n || rc=$?
 log "a process of node $NODE_INDEX exited with code $rc; stopping the rest"
 kill -TERM "${PIDS[@]}" 2>/dev/null || true
 wait || true
+cleanup
+others
 if ((rc == 0)); then rc=1; fi
 exit "$rc"
 "#;
@@ -331,6 +443,14 @@ pub fn run_sh(layout: &Layout) -> String {
     ) {
         let _ = writeln!(s, "DP_RPC_PORT={p}");
     }
+    match layout.proxy {
+        Some(p) => {
+            let _ = writeln!(s, "PROXY_PORT={}", p.port);
+        }
+        None => {
+            let _ = writeln!(s, "API_PORT={}", layout.api_port);
+        }
+    }
     s.push_str("HERE=$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\n");
     s.push_str(RUN_DISCOVERY);
     s.push_str("\n# Per-node facts, derived from the layout's placement.\n");
@@ -341,6 +461,31 @@ pub fn run_sh(layout: &Layout) -> String {
     if layout.is_pd() {
         s.push_str(
             r#"
+# The proxy (node 0), restarted at most PD_PROXY_RESTARTS times; then this node stops, naming the cause.
+# shellcheck disable=SC2317  # reached through the trap
+supervise_proxy() {
+    local attempt=0 rc child='' cause start
+    trap '[[ -z $child ]] || kill -TERM "$child" 2>/dev/null; wait; exit 143' TERM INT HUP
+    while :; do
+        start=$(stat -c %s "$LOG_DIR/proxy.log" 2>/dev/null || echo 0)
+        "$HERE/proxy.sh" >>"$LOG_DIR/proxy.log" 2>&1 &
+        child=$!
+        rc=0
+        wait "$child" || rc=$?
+        # This attempt's last lines only.
+        cause=$(tail -c "+$((start + 1))" "$LOG_DIR/proxy.log" 2>/dev/null | tail -n 3 | tr '\n' ' ')
+        if ((attempt >= PROXY_RESTARTS)); then
+            log "error: the proxy exited with code $rc, restarted $attempt time(s); stopping node 0. Its last output: ${cause:-none} (log: $LOG_DIR/proxy.log)"
+            exit 1
+        fi
+        attempt=$((attempt + 1))
+        log "warning: the proxy exited with code $rc (${cause:-no output}); restart $attempt of $PROXY_RESTARTS in $((2 * attempt))s"
+        sleep $((2 * attempt)) &
+        child=$!
+        wait "$child" || true
+    done
+}
+
 # This node's launcher command (printed as is by PD_DRY_RUN=1).
 define_commands() {
     NODE_COMMAND=(python3 "$HERE/launch_online_dp.py"
@@ -366,7 +511,7 @@ define_commands() {
 "#,
         );
     }
-    s.push_str(RUN_NETWORK);
+    s.push_str(&RUN_NETWORK.replace("__WAIT__", &DEFAULT_WAIT_SECONDS.to_string()));
     if layout.is_pd() {
         s.push_str(
             r#"
@@ -390,16 +535,8 @@ if ((NODE_INDEX == 0)); then
             .collect();
         s.push_str("    ");
         s.push_str(&array("ENDPOINTS", &eps).replace("\n         ", "\n             "));
-        let _ = writeln!(
-            s,
-            "    WAIT_SECONDS=${{PD_WAIT_SECONDS:-{DEFAULT_WAIT_SECONDS}}}"
-        );
         s.push_str(
-            r#"    is_uint "$WAIT_SECONDS" || die "PD_WAIT_SECONDS must be a number of seconds, got '$WAIT_SECONDS'"
-    POLL_SECONDS=${PD_POLL_SECONDS:-10}
-    [[ $POLL_SECONDS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$POLL_SECONDS'"
-    command -v curl >/dev/null || die "curl is needed to poll /health"
-    deadline=$((SECONDS + WAIT_SECONDS))
+            r#"    deadline=$((SECONDS + WAIT_SECONDS))
     while :; do
         down=()
         for ep in "${ENDPOINTS[@]}"; do
@@ -421,9 +558,18 @@ if ((NODE_INDEX == 0)); then
         log "waiting for ${#down[@]} of ${#ENDPOINTS[@]} endpoint(s): ${down[*]:0:4}..."
         sleep "$POLL_SECONDS"
     done
-    log "all ${#ENDPOINTS[@]} endpoints answer /health; starting the proxy"
-    "$HERE/proxy.sh" &
+    log "all ${#ENDPOINTS[@]} endpoints answer /health; starting the proxy (log: $LOG_DIR/proxy.log)"
+    PROXY_RESTARTS=${PD_PROXY_RESTARTS:-3}
+    is_uint "$PROXY_RESTARTS" || die "PD_PROXY_RESTARTS must be a number, got '$PROXY_RESTARTS'"
+    supervise_proxy &
     PIDS+=("$!")
+    proxy_host=${PD_PROXY_HOST:-${NODE_IPS[0]}}
+    case $proxy_host in 0.0.0.0 | :: | 0:0:0:0:0:0:0:0) proxy_host=${NODE_IPS[0]} ;; esac
+    if [[ $proxy_host == *:* ]]; then proxy_host="[$proxy_host]"; fi
+    PROXY_URL="http://$proxy_host:$PROXY_PORT"
+    if wait_http "$PROXY_URL/healthcheck" "the proxy" 0; then
+        record_url "$PROXY_URL" "the proxy"
+    fi
 fi
 "#,
         );
@@ -435,6 +581,15 @@ LOG="$LOG_DIR/rank$DP_RANK_START.log"
 log "node $NODE_INDEX: $ROLE engine $ENGINE (TP $TP_SIZE), DP ranks $DP_RANK_START..$((DP_RANK_START + DP_SIZE_LOCAL - 1)) of $DP_SIZE, DP master $MASTER_IP, log $LOG"
 "${NODE_COMMAND[@]}" >>"$LOG" 2>&1 &
 PIDS+=("$!")
+
+# 5. Node 0 serves the API: wait for its /health, then say it is ready.
+if ((NODE_INDEX == 0)); then
+    API_URL="http://${NODE_IPS[0]}:$API_PORT"
+    if [[ ${NODE_IPS[0]} == *:* ]]; then API_URL="http://[${NODE_IPS[0]}]:$API_PORT"; fi
+    if wait_http "$API_URL/health" "the API server" 1; then
+        record_url "$API_URL" "the API server"
+    fi
+fi
 "#,
         );
     }
@@ -609,6 +764,15 @@ pub fn run_mixed_sh(layout: &Layout) -> Result<String, RenderError> {
     Ok(s)
 }
 
+/// `PROXY_SCRIPT=...`: the proxy script proxy.sh runs and preflight checks.
+fn proxy_script_line(layout: &Layout) -> Option<String> {
+    let file = layout.proxy?.script.file_name();
+    Some(format!(
+        "PROXY_SCRIPT=${{PD_PROXY_SCRIPT:-{}}}",
+        q(&format!("{PROXY_DIR}/{file}"))
+    ))
+}
+
 /// `proxy.sh`: the image's proxy with the derived backend lists.
 pub fn proxy_sh(layout: &Layout) -> String {
     let Some(proxy) = layout.proxy else {
@@ -627,11 +791,9 @@ pub fn proxy_sh(layout: &Layout) -> String {
     );
     let _ = writeln!(s, "NODE_COUNT={}", layout.node_count());
     let _ = writeln!(s, "PROXY_PORT={}", proxy.port);
-    let _ = writeln!(
-        s,
-        "PROXY_SCRIPT=${{PD_PROXY_SCRIPT:-{}}}",
-        q(&format!("{PROXY_DIR}/{file}"))
-    );
+    if let Some(line) = proxy_script_line(layout) {
+        let _ = writeln!(s, "{line}");
+    }
     s.push_str(
         "[[ -n ${PD_NODE_IPS:-} ]] || die \"set PD_NODE_IPS to the node IPs (comma-separated, node order)\"\n\
          IFS=',' read -r -a NODE_IPS <<<\"$PD_NODE_IPS\"\n\
@@ -704,6 +866,48 @@ pub fn node_ports(layout: &Layout, index: usize) -> Vec<(u32, u32)> {
     merged
 }
 
+/// `busy_ports`: prints this node's ports (`PORTS`, `lo-hi` ranges) that
+/// cannot be bound on `PD_PORT_CHECK_HOST` (default 0.0.0.0, as vllm serve
+/// binds); preflight and stop.sh share it.
+const BUSY_PORTS: &str = r#"
+busy_ports() {
+    python3 - "${PD_PORT_CHECK_HOST:-0.0.0.0}" "${PORTS[@]}" <<'PY'
+import socket
+import sys
+
+busy = []
+host = sys.argv[1]
+for spec in sys.argv[2:]:
+    lo, _, hi = spec.partition("-")
+    for port in range(int(lo), int(hi or lo) + 1):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            busy.append(str(port))
+        finally:
+            s.close()
+print(" ".join(busy))
+PY
+}
+"#;
+
+/// Node `i`'s ports as `busy_ports` reads them: `7100-7103 12321`.
+fn port_list(layout: &Layout, i: usize) -> String {
+    node_ports(layout, i)
+        .into_iter()
+        .map(|(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 const PREFLIGHT_CHECKS: &str = r#"
 FAILED=()
 fail() { echo "preflight: FAIL $1: $2" >&2; FAILED+=("$1"); }
@@ -771,26 +975,7 @@ check_model_dir() {
 
 check_ports() {
     local busy
-    if ! busy=$(python3 - "${PD_PORT_CHECK_HOST:-0.0.0.0}" "${PORTS[@]}" <<'PY'
-import socket
-import sys
-
-busy = []
-host = sys.argv[1]
-for spec in sys.argv[2:]:
-    lo, _, hi = spec.partition("-")
-    for port in range(int(lo), int(hi or lo) + 1):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError:
-            busy.append(str(port))
-        finally:
-            s.close()
-print(" ".join(busy))
-PY
-    ); then
+    if ! busy=$(busy_ports); then
         fail ports "cannot test the ports (python3 failed)"
         return
     fi
@@ -798,6 +983,42 @@ PY
         fail ports "already in use: $busy (a previous vllm, proxy or Mooncake process still running?)"
     else
         pass ports "${PORTS[*]} free"
+    fi
+}
+
+check_tools() {
+    local t missing=()
+    for t in python3 curl; do
+        command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+    done
+    if [[ -z ${PD_LOCAL_IP:-} || -z ${PD_NIC:-} ]] && ! command -v ip >/dev/null 2>&1; then
+        missing+=("ip (iproute2; or set PD_LOCAL_IP and PD_NIC)")
+    fi
+    if ((${#missing[@]})); then
+        fail tools "missing $(printf '%s, ' "${missing[@]}" | sed 's/, $//'): run.sh needs python3 (launcher), curl (health polls) and ip (local IP and NIC)"
+    else
+        pass tools "python3, curl$([[ -n ${PD_LOCAL_IP:-} && -n ${PD_NIC:-} ]] || echo ', ip')"
+    fi
+}
+
+check_proxy_script() {
+    if ((NODE_INDEX != 0)); then
+        pass proxy_script "node 0 runs the proxy"
+    elif [[ -f $PROXY_SCRIPT ]]; then
+        pass proxy_script "$PROXY_SCRIPT"
+    else
+        fail proxy_script "$PROXY_SCRIPT not found: the proxy would exit after every rank loaded the model; set PD_PROXY_SCRIPT"
+    fi
+}
+
+check_proxy_deps() {
+    local err
+    if ((NODE_INDEX != 0)); then
+        pass proxy_deps "node 0 runs the proxy"
+    elif err=$(python3 -c 'import fastapi, httpx, uvicorn' 2>&1); then
+        pass proxy_deps "fastapi, httpx, uvicorn importable"
+    else
+        fail proxy_deps "the proxy needs fastapi, httpx and uvicorn in python3: ${err##*$'\n'}"
     fi
 }
 
@@ -853,9 +1074,16 @@ echo "preflight: node $NODE_INDEX ok" >&2
 
 /// `preflight.sh NODE_INDEX`: fails fast naming every problem found.
 pub fn preflight_sh(layout: &Layout) -> String {
-    let mut checks = vec!["npu_count", "npu_links", "host_paths", "model_dir", "ports"];
+    let mut checks = vec![
+        "tools",
+        "npu_count",
+        "npu_links",
+        "host_paths",
+        "model_dir",
+        "ports",
+    ];
     if layout.is_pd() {
-        checks.push("mooncake");
+        checks.extend(["proxy_script", "proxy_deps", "mooncake"]);
     }
     checks.push("vllm_ascend_version");
     let mut s = header(
@@ -873,6 +1101,9 @@ pub fn preflight_sh(layout: &Layout) -> String {
     let _ = writeln!(s, "NODE_COUNT={}", layout.node_count());
     let _ = writeln!(s, "EXPECTED_NPUS={}", layout.hardware.npus_per_node);
     let _ = writeln!(s, "{}", model_path_line(layout));
+    if let Some(line) = proxy_script_line(layout) {
+        let _ = writeln!(s, "{line}");
+    }
     let _ = writeln!(s, "IMAGE_REF={}", q(&layout.image_ref));
     let _ = writeln!(
         s,
@@ -912,27 +1143,47 @@ done
     );
     s.push_str(&node_case(layout, |i| {
         let npus = layout.placement.nodes.get(i).map_or(0, |n| n.npus_used());
-        let ports: Vec<String> = node_ports(layout, i)
-            .into_iter()
-            .map(|(a, b)| {
-                if a == b {
-                    a.to_string()
-                } else {
-                    format!("{a}-{b}")
-                }
-            })
-            .collect();
         vec![
             ("NPUS_USED", npus.to_string()),
-            ("PORT_LIST", ports.join(" ")),
+            ("PORT_LIST", port_list(layout, i)),
         ]
     }));
     s.push_str("read -r -a PORTS <<<\"$PORT_LIST\"\n");
+    s.push_str(BUSY_PORTS);
     s.push_str(PREFLIGHT_CHECKS);
     // Rendered catalogs are kept whole in memory: no growth slack.
     s.shrink_to_fit();
     s
 }
+
+/// `resolve_url`: sets `BASE` (scheme, host, port) and `FROM` (where it
+/// came from). Order: the HOST argument, `PD_PROXY_URL`, the URL run.sh
+/// recorded on node 0, node 0 of `PD_NODE_IPS`, then `127.0.0.1`; so the
+/// README's steps work in a fresh shell on node 0.
+const RESOLVE_URL: &str = r#"
+resolve_url() {
+    local log_base=${PD_LOG_DIR:-/var/log/pd-dsl/$LAYOUT} ip0
+    if [[ -n ${1:-} ]]; then
+        BASE="http://$1:$PORT"
+        FROM="the HOST argument"
+    elif [[ -n ${PD_PROXY_URL:-} ]]; then
+        BASE=${PD_PROXY_URL%/}
+        FROM="PD_PROXY_URL"
+    elif [[ -s $log_base/endpoint.url ]]; then
+        BASE=$(<"$log_base/endpoint.url")
+        FROM="$log_base/endpoint.url, recorded by run.sh on node 0"
+    elif [[ -n ${PD_NODE_IPS:-} ]]; then
+        ip0=${PD_NODE_IPS%%,*}
+        ip0=${ip0//[[:space:]]/}
+        BASE="http://$ip0:$PORT"
+        FROM="node 0 of PD_NODE_IPS"
+    else
+        BASE="http://127.0.0.1:$PORT"
+        FROM="the default: no HOST argument, PD_PROXY_URL, $log_base/endpoint.url or PD_NODE_IPS"
+    fi
+    [[ $BASE == http://* || $BASE == https://* ]] || BASE="http://$BASE"
+}
+"#;
 
 fn endpoint_defaults(layout: &Layout) -> (u32, &'static str) {
     match layout.proxy {
@@ -955,16 +1206,19 @@ pub fn verify_sh(layout: &Layout) -> String {
         &format!("Sends one chat completion to {what}; expects HTTP 200 with `choices`."),
     );
     s.push_str(
-        "# Usage: verify.sh [HOST]  (default: first of PD_NODE_IPS, else 127.0.0.1)\n\
-         # OPENAI_API_KEY is read from the environment only.\n\
+        "# Usage: verify.sh [HOST]\n\
+         # Target: HOST, else PD_PROXY_URL, else the URL run.sh recorded on node 0 (PD_LOG_DIR/endpoint.url),\n\
+         # else node 0 of PD_NODE_IPS, else 127.0.0.1. OPENAI_API_KEY is read from the environment only.\n\
          set -euo pipefail\n\n",
     );
+    let _ = writeln!(s, "LAYOUT={}", q(layout.name()));
     let _ = writeln!(s, "PORT={port}");
     let _ = writeln!(s, "BODY={}", q(&body.to_string()));
+    s.push_str(RESOLVE_URL);
     s.push_str(
-        r#"IPS=${PD_NODE_IPS:-127.0.0.1}
-HOST=${1:-${IPS%%,*}}
-URL="http://$HOST:$PORT/v1/chat/completions"
+        r#"resolve_url "${1:-}"
+URL="$BASE/v1/chat/completions"
+echo "verify.sh: trying $URL (from $FROM)" >&2
 
 out=$(mktemp)
 hdr=$(mktemp)
@@ -976,7 +1230,7 @@ if [[ -n ${OPENAI_API_KEY:-} ]]; then
     headers+=(-H "@$hdr")
 fi
 if ! code=$(curl -sS -m "${PD_VERIFY_TIMEOUT:-600}" -o "$out" -w '%{http_code}' "${headers[@]}" -d "$BODY" "$URL"); then
-    echo "verify.sh: FAIL: no response from $URL" >&2
+    echo "verify.sh: FAIL: no response from $URL (from $FROM); on another host, set PD_PROXY_URL" >&2
     exit 1
 fi
 if [[ $code != 200 ]]; then
@@ -1008,9 +1262,11 @@ pub fn bench_sh(layout: &Layout) -> String {
     );
     s.push_str(
         "# Usage: bench.sh [HOST] [extra `vllm bench serve` arguments...]\n\
+         # Target as verify.sh: HOST, PD_PROXY_URL, PD_LOG_DIR/endpoint.url, node 0 of PD_NODE_IPS, 127.0.0.1.\n\
          # Results go to PD_BENCH_RESULT_DIR (default ./bench-results).\n\
          set -euo pipefail\n\n",
     );
+    let _ = writeln!(s, "LAYOUT={}", q(layout.name()));
     let (input, output, prompts, rate, conc, note) = match &layout.spec.bench {
         Some(b) => (
             b.input_len.value,
@@ -1032,16 +1288,16 @@ pub fn bench_sh(layout: &Layout) -> String {
     };
     let _ = writeln!(s, "# Workload: {}.", comment(note));
     let _ = writeln!(s, "PORT={port}");
+    s.push_str(RESOLVE_URL);
     s.push_str(
-        "IPS=${PD_NODE_IPS:-127.0.0.1}\nHOST=${1:-${IPS%%,*}}\nif [[ $# -gt 0 ]]; then shift; fi\n\n",
+        "resolve_url \"${1:-}\"\nif [[ $# -gt 0 ]]; then shift; fi\necho \"bench.sh: against $BASE (from $FROM)\" >&2\n\n",
     );
     let _ = write!(
         s,
         "exec vllm bench serve \\\n    \
          --model \"${{PD_MODEL_PATH:-{model}}}\" \\\n    \
          --served-model-name {served} \\\n    \
-         --host \"$HOST\" \\\n    \
-         --port \"$PORT\" \\\n    \
+         --base-url \"$BASE\" \\\n    \
          --dataset-name random \\\n    \
          --random-input-len {input} \\\n    \
          --random-output-len {output} \\\n    \
@@ -1063,6 +1319,157 @@ pub fn bench_sh(layout: &Layout) -> String {
     s
 }
 
+/// docker.sh: a container of the same name is reused (started if stopped)
+/// when it runs this image, else an error; `PD_CONTAINER_EXISTING=replace`
+/// removes it first. Either way docker.sh says what it did.
+const DOCKER_EXISTING: &str = r#"
+die() { echo "docker.sh: error: $*" >&2; exit 1; }
+if existing=$(docker container inspect -f '{{.Config.Image}} {{.State.Running}}' "$NAME" 2>/dev/null); then
+    have_image=${existing% *}
+    running=${existing##* }
+    case ${PD_CONTAINER_EXISTING:-reuse} in
+        reuse)
+            [[ $have_image == "$IMAGE" ]] || die "container $NAME exists with image $have_image, not $IMAGE; remove it or set PD_CONTAINER_EXISTING=replace"
+            if [[ $running != true ]]; then
+                echo "docker.sh: container $NAME exists (stopped); starting it again"
+                docker start "$NAME" >/dev/null
+            else
+                echo "docker.sh: container $NAME is already running; reusing it"
+            fi
+            echo "next: docker exec -it $NAME bash, then PD_NODE_INDEX=<i> PD_NODE_IPS=<ips> ./run.sh"
+            exit 0
+            ;;
+        replace)
+            echo "docker.sh: replacing existing container $NAME (image $have_image, running: $running)"
+            docker rm -f "$NAME" >/dev/null
+            ;;
+        *) die "PD_CONTAINER_EXISTING must be reuse or replace, got '$PD_CONTAINER_EXISTING'" ;;
+    esac
+fi
+
+"#;
+
+const STOP: &str = r#"
+die() { echo "stop.sh: error: $*" >&2; exit 1; }
+log() { echo "stop.sh: $*" >&2; }
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+LOG_BASE=${PD_LOG_DIR:-/var/log/pd-dsl/$LAYOUT}
+NODE_INDEX=${1:-${PD_NODE_INDEX:-}}
+if [[ -z $NODE_INDEX ]]; then
+    # The one node of this host that has records.
+    mapfile -t found < <(for f in "$LOG_BASE"/node*/run.pid; do [[ -e $f ]] && basename "$(dirname "$f")"; done)
+    case ${#found[@]} in
+        0) echo "stop.sh: nothing running: no run.pid under $LOG_BASE"; exit 0 ;;
+        1) NODE_INDEX=${found[0]#node} ;;
+        *) die "${#found[@]} nodes have records under $LOG_BASE (${found[*]}); name one: ./stop.sh NODE_INDEX" ;;
+    esac
+fi
+if ! is_uint "$NODE_INDEX" || ((NODE_INDEX >= NODE_COUNT)); then
+    die "node index '$NODE_INDEX' is not in [0, $NODE_COUNT)"
+fi
+DIR="$LOG_BASE/node$NODE_INDEX"
+GRACE=${PD_STOP_GRACE:-30}
+is_uint "$GRACE" || die "PD_STOP_GRACE must be a number of seconds, got '$GRACE'"
+"#;
+
+const STOP_MAIN: &str = r#"
+# Processes of this run: they carry PD_RUN_ID=<the recorded id> in their environment.
+run_id=''
+[[ -s $DIR/run.id ]] && run_id=$(<"$DIR/run.id")
+of_run() {
+    local f pid
+    [[ -n $run_id ]] || return 0
+    for f in /proc/[0-9]*/environ; do
+        pid=${f#/proc/}
+        pid=${pid%/environ}
+        [[ $pid != "$$" ]] || continue
+        if grep -qzxF "PD_RUN_ID=$run_id" "$f" 2>/dev/null; then echo "$pid"; fi
+    done
+}
+alive() { [[ -n $(of_run) ]]; }
+
+stopped=()
+# 1. run.sh (it exports PD_RUN_ID after it starts, so it is known by its command line):
+#    its trap stops the launcher (which stops every rank) and the proxy.
+if [[ -s $DIR/run.pid ]]; then
+    pid=$(<"$DIR/run.pid")
+    if is_uint "$pid" && [[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == *run.sh* ]]; then
+        kill -TERM "$pid" 2>/dev/null && stopped+=("run.sh (pid $pid)")
+    fi
+fi
+# 2. Every rank's process group, also when the launcher is gone.
+for f in "$DIR"/rank*.pgid; do
+    [[ -e $f ]] || continue
+    pgid=$(<"$f")
+    r=${f##*/rank}
+    r=${r%.pgid}
+    if is_uint "$pgid" && grep -qzxF "PD_RUN_ID=$run_id" "/proc/$pgid/environ" 2>/dev/null; then
+        kill -TERM -- "-$pgid" 2>/dev/null && stopped+=("rank $r (process group $pgid)")
+    fi
+done
+if ((${#stopped[@]} == 0)) && ! alive; then
+    rm -f "$DIR/run.pid" "$DIR/run.id" "$DIR"/rank*.pgid
+    echo "stop.sh: node $NODE_INDEX: nothing running (records in $DIR)"
+    exit 0
+fi
+if ((${#stopped[@]})); then
+    log "node $NODE_INDEX: SIGTERM to ${stopped[*]:0:3}$( ((${#stopped[@]} > 3)) && echo " and $((${#stopped[@]} - 3)) more")"
+fi
+# 3. Wait, then SIGKILL whatever of this run is left.
+deadline=$((SECONDS + GRACE))
+while alive && ((SECONDS < deadline)); do sleep 0.5; done
+mapfile -t left < <(of_run)
+if ((${#left[@]})); then
+    log "node $NODE_INDEX: ${#left[@]} process(es) still running after ${GRACE}s; sending SIGKILL: ${left[*]:0:8}"
+    kill -KILL "${left[@]}" 2>/dev/null || true
+    sleep 1
+fi
+mapfile -t left < <(of_run)
+((${#left[@]} == 0)) || die "node $NODE_INDEX: cannot stop pid(s) ${left[*]} (run stop.sh as the user that started run.sh)"
+rm -f "$DIR/run.pid" "$DIR/run.id" "$DIR"/rank*.pgid
+if ((NODE_INDEX == 0)); then rm -f "$LOG_BASE/endpoint.url"; fi
+# 4. The node's ports must be free again.
+read -r -a PORTS <<<"$PORT_LIST"
+busy=''
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+    busy=$(busy_ports) || die "cannot test the ports (python3 failed)"
+    [[ -n $busy ]] || break
+    sleep 1
+done
+[[ -z $busy ]] || die "node $NODE_INDEX stopped, but ports are still in use: $busy (another process holds them)"
+if [[ -n $PORT_LIST ]]; then
+    echo "stop.sh: node $NODE_INDEX stopped; ports $PORT_LIST are free"
+else
+    echo "stop.sh: node $NODE_INDEX stopped; it binds no port"
+fi
+"#;
+
+/// `stop.sh [NODE_INDEX]`: stops this node's ranks (and proxy) by the
+/// records `run.sh` and the launcher keep, then checks the ports are free.
+pub fn stop_sh(layout: &Layout) -> String {
+    let mut s = header(
+        layout,
+        "Stops this node of the layout: run.sh, every rank (by its process group) and the proxy; idempotent.",
+    );
+    s.push_str(
+        "# Usage: stop.sh [NODE_INDEX]  (default PD_NODE_INDEX, else the one node with records under PD_LOG_DIR)\n\
+         # Overrides: PD_LOG_DIR (as run.sh), PD_STOP_GRACE (seconds before SIGKILL, default 30).\n\
+         set -euo pipefail\n\n",
+    );
+    let _ = writeln!(s, "LAYOUT={}", q(layout.name()));
+    let _ = writeln!(s, "NODE_COUNT={}", layout.node_count());
+    s.push_str(STOP);
+    s.push_str("\n# This node's ports, derived from the layout's placement.\n");
+    s.push_str(&node_case(layout, |i| {
+        vec![("PORT_LIST", port_list(layout, i))]
+    }));
+    s.push_str(BUSY_PORTS);
+    s.push_str(STOP_MAIN);
+    // Rendered catalogs are kept whole in memory: no growth slack.
+    s.shrink_to_fit();
+    s
+}
+
 /// `docker.sh`: the container for one node of this layout's hardware.
 pub fn docker_sh(layout: &Layout) -> String {
     let hw = layout.hardware;
@@ -1075,7 +1482,8 @@ pub fn docker_sh(layout: &Layout) -> String {
     );
     s.push_str(
         "# Overrides: PD_IMAGE, PD_CONTAINER_NAME, PD_MODEL_HOST_DIR (host weights dir), PD_SHM_SIZE,\n\
-         # PD_LOG_HOST_DIR. This directory is mounted at /pd-dsl inside the container.\n\
+         # PD_LOG_HOST_DIR, PD_CONTAINER_EXISTING (reuse | replace, for a container of the same name).\n\
+         # This directory is mounted at /pd-dsl inside the container.\n\
          set -euo pipefail\n\n",
     );
     let container = format!("pd-{}", layout.name().replace(['/', '.'], "-"));
@@ -1094,10 +1502,11 @@ pub fn docker_sh(layout: &Layout) -> String {
         let _ = writeln!(s, "    --device {}", q(d));
     }
     s.push_str(")\nMOUNTS=(\n");
-    for m in hw.mounts {
+    for m in hw.container_mounts() {
         let _ = writeln!(s, "    -v {}", q(&format!("{m}:{m}")));
     }
-    s.push_str(")\n\n");
+    s.push_str(")\n");
+    s.push_str(DOCKER_EXISTING);
     s.push_str("docker run -itd \\\n    --name \"$NAME\" \\\n    --net=host \\\n");
     let _ = writeln!(s, "    --shm-size=\"${{PD_SHM_SIZE:-{shm}}}\" \\");
     if hw.privileged {

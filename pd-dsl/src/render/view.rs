@@ -11,6 +11,8 @@
 //!   "hardware": "a3",                     hardware table id
 //!   "image": "quay.io/ascend/vllm-ascend:v0.21.0rc1-a3",
 //!   "verified": false,                    true only when verified on exactly this image
+//!   "deploy": {"status": "deployable"}    or {"status": "blocked_on_image", "rule": "connector_hybrid_kv",
+//!                                         "first_image": "v0.22.1rc1"} (null when no image can run it yet)
 //!   "connector": "MooncakeConnectorV1",   registered kv_connector name, null for mixed
 //!   "nodes": [{
 //!     "index": 0, "role": "prefill", "engine": 0, "engine_id": 0,
@@ -26,7 +28,7 @@
 //! ```
 //! Fields are only ever added, never renamed or removed.
 
-use crate::{Layout, Role};
+use crate::{DeployStatus, Layout, Role};
 use serde::Serialize;
 use serde_json::Value as Json;
 
@@ -100,6 +102,8 @@ pub struct LayoutView {
     pub image: String,
     /// Computed verification.
     pub verified: bool,
+    /// Computed deployment status.
+    pub deploy: DeployStatus,
     /// `kv_connector` name (PD).
     pub connector: Option<&'static str>,
     /// Every node.
@@ -127,6 +131,8 @@ pub struct IndexEntry {
     pub image: String,
     /// Computed verification.
     pub verified: bool,
+    /// Computed deployment status.
+    pub deploy: DeployStatus,
     /// Provenance date.
     pub recorded: String,
     /// Directory of the layout inside the catalog.
@@ -188,6 +194,7 @@ pub fn layout_view(layout: &Layout) -> LayoutView {
         hardware: layout.hardware.id,
         image: layout.image_ref.clone(),
         verified: layout.verified,
+        deploy: layout.deploy_status(),
         connector: layout.connector.map(|c| c.kv_connector()),
         nodes: node_views(layout),
         proxy: proxy_view(layout),
@@ -205,6 +212,7 @@ pub fn index_entry(layout: &Layout) -> IndexEntry {
         npus: layout.npus_used(),
         image: layout.image_ref.clone(),
         verified: layout.verified,
+        deploy: layout.deploy_status(),
         recorded: layout.spec.provenance.recorded.value.clone(),
         path: format!("{}/", layout.name()),
     }
@@ -325,6 +333,8 @@ pub struct Meta {
     pub verified: bool,
     /// Verification sentence.
     pub verification: String,
+    /// Computed deployment status.
+    pub deploy: DeployStatus,
     /// `kv_connector` name.
     pub connector: Option<&'static str>,
     /// `kv_connector_extra_config` (identical on every engine).
@@ -405,6 +415,7 @@ pub fn meta(layout: &Layout) -> Meta {
         },
         verified: layout.verified,
         verification: layout.verification_text(),
+        deploy: layout.deploy_status(),
         connector: layout.connector.map(|c| c.kv_connector()),
         kv_connector_extra_config: layout.is_pd().then(|| layout.kv_connector_extra_config()),
         api_port: layout.api_port,

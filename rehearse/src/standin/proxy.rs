@@ -1,15 +1,28 @@
 //! `pd-proxy` stand-in for vllm-ascend's
 //! `load_balance_proxy_server_example.py` (pull mode): the same command line,
-//! `/healthcheck`, and P-then-D routing, round-robin so every rank gets
-//! traffic. A D failure is a 502 carrying D's body, never an empty 200.
-//! Leading positional arguments ending in `.py` (a script path left in by a
-//! `python3 SCRIPT …` shim) are ignored.
+//! `/healthcheck`, and P-then-D routing. A D failure is a 502 carrying D's
+//! body, never an empty 200. Leading positional arguments ending in `.py` (a
+//! script path left in by a `python3 SCRIPT …` shim) are ignored.
+//!
+//! Environment (the command line stays upstream's):
+//!
+//! | variable | meaning (default) |
+//! |---|---|
+//! | `PD_STANDIN_PROXY_POLICY` | `round-robin` (default): every rank in turn; `least-loaded`: upstream's policy (below) |
+//!
+//! `least-loaded` is upstream's selection (load_balance_proxy_server_example.py
+//! @v0.21.0rc1 L276-310, L352-423, L885-931): a prefill rank's load is the
+//! sum of `0.3 × (len(body) / 4 × 0.0345 + 120.0745)` over requests picked
+//! and not yet answered by decode; a decode rank's is the sum of `len(body)`
+//! over requests in flight; the least-loaded rank wins and ties go to the
+//! earlier entry of the list. Requests that do not overlap therefore all
+//! land on the first rank of each list.
 
 use crate::http::{self, Request, Response};
 use serde_json::{Value as Json, json};
 use std::process::exit;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -40,10 +53,46 @@ struct Backend {
     port: u16,
 }
 
+/// How the proxy picks a rank of a role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Every rank in turn.
+    RoundRobin,
+    /// Upstream's: least load, ties to the earlier list entry.
+    LeastLoaded,
+}
+
+impl Policy {
+    /// Both policies.
+    pub const ALL: [Policy; 2] = [Policy::RoundRobin, Policy::LeastLoaded];
+
+    /// The `PD_STANDIN_PROXY_POLICY` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::RoundRobin => "round-robin",
+            Policy::LeastLoaded => "least-loaded",
+        }
+    }
+
+    /// Parses a `PD_STANDIN_PROXY_POLICY` value.
+    pub fn parse(s: &str) -> Result<Policy, String> {
+        Policy::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                format!("unknown proxy policy `{s}`, expected round-robin or least-loaded")
+            })
+    }
+}
+
 #[derive(Debug)]
 struct Proxy {
     prefill: Vec<Backend>,
     decode: Vec<Backend>,
+    policy: Policy,
+    /// Per-rank load under `least-loaded`.
+    p_load: Mutex<Vec<f64>>,
+    d_load: Mutex<Vec<f64>>,
     max_retries: u32,
     retry_delay: f64,
     next_p: AtomicU64,
@@ -154,6 +203,12 @@ fn parse(argv: &[String]) -> Result<(String, u16, Proxy), String> {
     };
     let prefill = backends("prefiller-hosts", "prefiller-ports", "localhost", "8001")?;
     let decode = backends("decoder-hosts", "decoder-ports", "localhost", "8002")?;
+    let policy = match std::env::var("PD_STANDIN_PROXY_POLICY") {
+        Ok(v) if !v.is_empty() => Policy::parse(&v)?,
+        _ => Policy::RoundRobin,
+    };
+    let p_load = Mutex::new(vec![0.0; prefill.len()]);
+    let d_load = Mutex::new(vec![0.0; decode.len()]);
     let max_retries: u32 = one("max-retries", "3")
         .parse()
         .map_err(|_| "argument --max-retries: invalid int value".to_string())?;
@@ -173,6 +228,9 @@ fn parse(argv: &[String]) -> Result<(String, u16, Proxy), String> {
         Proxy {
             prefill,
             decode,
+            policy,
+            p_load,
+            d_load,
             max_retries,
             retry_delay,
             next_p: AtomicU64::new(0),
@@ -184,13 +242,50 @@ fn parse(argv: &[String]) -> Result<(String, u16, Proxy), String> {
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Upstream's prefill score (`calculate_prefill_score`), of which 0.3 is
+/// the prefill rank's load while the request is held.
+fn prefill_load(body_len: usize) -> f64 {
+    0.3 * ((body_len as f64 / 4.0) * 0.0345 + 120.0745)
+}
+
 impl Proxy {
-    fn pick<'a>(list: &'a [Backend], next: &AtomicU64) -> Option<&'a Backend> {
+    /// Picks a rank index of `list` and charges it `load` (least-loaded).
+    fn pick(
+        &self,
+        list: &[Backend],
+        next: &AtomicU64,
+        loads: &Mutex<Vec<f64>>,
+        load: f64,
+    ) -> Option<usize> {
         if list.is_empty() {
             return None;
         }
-        let n = next.fetch_add(1, Ordering::Relaxed) as usize;
-        list.get(n % list.len())
+        match self.policy {
+            Policy::RoundRobin => {
+                let n = next.fetch_add(1, Ordering::Relaxed) as usize;
+                Some(n % list.len())
+            }
+            Policy::LeastLoaded => {
+                let mut l = loads.lock().unwrap_or_else(|e| e.into_inner());
+                // min_by keeps the first of equal elements: ties go to list order.
+                let i = l
+                    .iter()
+                    .enumerate()
+                    .min_by(|a, b| a.1.total_cmp(b.1))
+                    .map(|(i, _)| i)?;
+                l[i] += load;
+                Some(i)
+            }
+        }
+    }
+
+    fn release(&self, loads: &Mutex<Vec<f64>>, i: usize, load: f64) {
+        if self.policy == Policy::LeastLoaded {
+            let mut l = loads.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(v) = l.get_mut(i) {
+                *v -= load;
+            }
+        }
     }
 
     /// Sends with retries on connection errors and 5xx; a 4xx is returned as is.
@@ -215,12 +310,18 @@ impl Proxy {
             return Response::error(400, "request body is not a JSON object");
         };
         self.requests.fetch_add(1, Ordering::Relaxed);
-        let (Some(p), Some(d)) = (
-            Self::pick(&self.prefill, &self.next_p),
-            Self::pick(&self.decode, &self.next_d),
-        ) else {
-            return Response::error(503, "no prefill or decode instances");
+        let (pl, dl) = (prefill_load(req.body.len()), req.body.len() as f64);
+        let Some(pi) = self.pick(&self.prefill, &self.next_p, &self.p_load, pl) else {
+            return Response::error(503, "no prefill instances");
         };
+        let resp = self.through(req, body, pi, dl);
+        self.release(&self.p_load, pi, pl);
+        resp
+    }
+
+    /// Prefill on `self.prefill[pi]`, then decode on a picked rank.
+    fn through(&self, req: &Request, body: Json, pi: usize, dl: f64) -> Response {
+        let p = &self.prefill[pi];
         let mut pbody = body.clone();
         pbody["kv_transfer_params"] = json!({
             "do_remote_decode": true, "do_remote_prefill": false,
@@ -263,7 +364,14 @@ impl Proxy {
         };
         let mut dbody = body;
         dbody["kv_transfer_params"] = params;
-        match self.send(d, &req.path, &dbody) {
+        // Upstream picks decode after prefill answered.
+        let Some(di) = self.pick(&self.decode, &self.next_d, &self.d_load, dl) else {
+            return Response::error(503, "no decode instances");
+        };
+        let d = &self.decode[di];
+        let resp = self.send(d, &req.path, &dbody);
+        self.release(&self.d_load, di, dl);
+        match resp {
             Ok(r) if r.status == 200 && !r.body.is_empty() => r,
             Ok(r) => Response {
                 status: 502,
@@ -319,9 +427,10 @@ pub fn main(argv: Vec<String>) {
         exit(5)
     });
     eprintln!(
-        "pd-proxy stand-in: {host}:{port}, {} prefill and {} decode backends",
+        "pd-proxy stand-in: {host}:{port}, {} prefill and {} decode backends, {} policy",
         proxy.prefill.len(),
-        proxy.decode.len()
+        proxy.decode.len(),
+        proxy.policy.name()
     );
     let proxy = Arc::new(proxy);
     http::serve(listener, Arc::new(move |req: &Request| proxy.handle(req)));

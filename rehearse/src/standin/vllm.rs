@@ -3,6 +3,7 @@
 
 use crate::expect::{Expectation, id_text};
 use crate::http::{self, Request, Response};
+use crate::kv_params;
 use crate::serve_flags::{self, ServeArgs};
 use pd_dsl::placement::kv_span;
 use pd_dsl::{ConnectorKind, Role};
@@ -77,6 +78,8 @@ struct Plan {
     served_name: String,
     max_model_len: Option<i64>,
     block_size: u32,
+    /// `kv_connector_extra_config.prefill.tp_size`.
+    prefill_tp: Option<u32>,
 }
 
 fn as_int(v: &Json) -> Option<i64> {
@@ -148,6 +151,7 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
     let kv = args.json("kv-transfer-config");
     let mut role = Role::Mixed;
     let mut connector = None;
+    let mut prefill_tp = None;
     let mut kv_port = None;
     let mut engine_id = None;
     if let Some(kv) = kv {
@@ -257,6 +261,7 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
             return fail(2, "kv_connector_extra_config.decode.pp_size must be 1");
         }
         connector = Some(kind);
+        prefill_tp = u32::try_from(shapes[0][1]).ok();
     }
 
     // additional_config role rules.
@@ -357,6 +362,7 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         served_name,
         max_model_len: args.int("max-model-len").or_else(|e| fail(2, e))?,
         block_size,
+        prefill_tp,
     })
 }
 
@@ -615,9 +621,18 @@ fn kv_binds(plan: &Plan, ip: &str) -> Result<Vec<TcpListener>, Fail> {
     Ok(out)
 }
 
+/// KV cache groups the stand-in models (one list of block ids each). The
+/// stand-in does not know a model's real group count; prefill and decode use
+/// the same, so the shape (a list per group, equal counts) is what is checked.
+const KV_GROUPS: usize = 1;
+
 struct State {
     plan: Plan,
     ip: String,
+    /// The vllm-ascend image tag whose connector field set is spoken.
+    image: String,
+    /// `PD_STANDIN_LATENCY_MS` before each completion.
+    latency: Duration,
     counter: Mutex<u64>,
     counter_path: Option<PathBuf>,
     seq: Mutex<u64>,
@@ -668,49 +683,85 @@ fn completion(state: &State, req: &Request, chat: bool) -> Response {
         .and_then(Json::as_u64)
         .unwrap_or(16)
         .clamp(1, 64);
+    if state.latency > Duration::ZERO {
+        // Simulated compute, so that concurrent requests overlap at the proxy.
+        thread::sleep(state.latency);
+    }
     let mut extra = serde_json::Map::new();
-    match plan.role {
-        Role::Prefill => {
+    let asked = body.get("kv_transfer_params");
+    match (plan.role, plan.connector) {
+        (Role::Prefill, Some(kind)) => {
             max_tokens = 1;
-            let rank = plan.ranks.first().copied().unwrap_or(0);
-            let port = match plan.connector {
-                Some(kind) => kv_span(kind, u32::from(plan.kv_port.unwrap_or(0)), rank, plan.tp).0,
-                None => 0,
-            };
-            let blocks = prompt_tokens.div_ceil(plan.block_size as usize).max(1);
-            extra.insert(
-                "kv_transfer_params".into(),
-                json!({
-                    "do_remote_decode": false,
-                    "do_remote_prefill": true,
-                    "remote_engine_id": plan.engine_id,
-                    "remote_host": state.ip,
-                    "remote_port": port,
-                    "remote_block_ids": (0..blocks).collect::<Vec<_>>(),
-                    "tp_size": plan.tp,
-                }),
-            );
+            // Only a request that asks for remote decode gets parameters back
+            // (request_finished returns None otherwise; see kv_params).
+            let remote_decode = asked
+                .and_then(|p| p.get("do_remote_decode"))
+                .is_some_and(|v| truthy(Some(v)));
+            if remote_decode {
+                let rank = plan.ranks.first().copied().unwrap_or(0);
+                let port = kv_span(kind, u32::from(plan.kv_port.unwrap_or(0)), rank, plan.tp).0;
+                let request_id = req
+                    .headers
+                    .iter()
+                    .find(|(k, _)| k == "x-request-id")
+                    .map_or_else(|| format!("cmpl-{}", state.next_id()), |(_, v)| v.clone());
+                let producer = kv_params::Producer {
+                    kind,
+                    image: &state.image,
+                    engine_id: plan.engine_id.as_deref(),
+                    host: &state.ip,
+                    port,
+                    tp: plan.tp,
+                    block_size: plan.block_size,
+                    kv_groups: KV_GROUPS,
+                };
+                extra.insert(
+                    "kv_transfer_params".into(),
+                    kv_params::produce(&producer, &request_id, prompt_tokens),
+                );
+            }
         }
-        Role::Decode => {
-            let params = body.get("kv_transfer_params");
-            let host = params
+        (Role::Decode, Some(kind)) => {
+            let layerwise = kind == ConnectorKind::MooncakeLayerwise;
+            let shape = if layerwise {
+                // Push mode: P connects to D; any object will do (crate docs).
+                asked.filter(|p| p.is_object()).map(|_| ()).ok_or_else(|| {
+                    format!(
+                        "got {}",
+                        asked.map_or("no kv_transfer_params".into(), Json::to_string)
+                    )
+                })
+            } else {
+                let consumer = kv_params::Consumer {
+                    kind,
+                    prefill_tp: plan.prefill_tp,
+                    block_size: plan.block_size,
+                    kv_groups: KV_GROUPS,
+                };
+                kv_params::consume(&consumer, asked, prompt_tokens)
+            };
+            if let Err(why) = shape {
+                return Response::error(
+                    400,
+                    &format!(
+                        "kv_transfer_params refused by {}: {why}",
+                        kind.kv_connector()
+                    ),
+                );
+            }
+            let host = asked
                 .and_then(|p| p.get("remote_host"))
                 .and_then(Json::as_str);
-            let port = params
+            let port = asked
                 .and_then(|p| p.get("remote_port"))
                 .and_then(as_int)
                 .and_then(|p| u16::try_from(p).ok());
-            let layerwise = plan.connector == Some(ConnectorKind::MooncakeLayerwise);
             let live = match (host, port) {
-                // Push mode: P connects to D, so there is no P port to probe.
-                _ if layerwise && params.is_some_and(Json::is_object) => Ok(()),
+                _ if layerwise => Ok(()),
                 (Some(h), Some(p)) => {
                     http::probe(h, p, Duration::from_secs(2)).map_err(|e| format!("{h}:{p}: {e}"))
                 }
-                _ => Err(format!(
-                    "got {}",
-                    params.map_or("no kv_transfer_params".into(), Json::to_string)
-                )),
+                _ => Err("no remote_host/remote_port".into()),
             };
             if let Err(why) = live {
                 return Response::error(
@@ -719,7 +770,7 @@ fn completion(state: &State, req: &Request, chat: bool) -> Response {
                 );
             }
         }
-        Role::Mixed => {}
+        _ => {}
     }
     let id = state.next_id();
     let text: String = (0..max_tokens).map(|i| format!(" t{i}")).collect();
@@ -837,6 +888,23 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let node_name = node_name.unwrap_or_else(|| ip.clone());
     let first_rank = plan.ranks.first().copied().unwrap_or(0);
 
+    let image = env_nonempty("PD_STANDIN_IMAGE").unwrap_or_else(|| {
+        pd_dsl::tables::IMAGES
+            .last()
+            .map_or_else(String::new, |i| i.tag.to_owned())
+    });
+    if let Some(kind) = plan.connector
+        && kind != ConnectorKind::MooncakeLayerwise
+        && kv_params::prefill_fields(kind, &image).is_none()
+    {
+        return fail(
+            2,
+            format!(
+                "PD_STANDIN_IMAGE={image}: no `{}` known on that image (expected a tag of the image table)",
+                kind.kv_connector()
+            ),
+        );
+    }
     let master = dp_master(&plan, &ip)?;
     let kv = kv_binds(&plan, &ip)?;
     let api_ip = if env_nonempty("PD_STANDIN_NODE_IP").is_some() {
@@ -869,6 +937,8 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let state = Arc::new(State {
         plan,
         ip,
+        image,
+        latency: Duration::from_millis(env_u64("PD_STANDIN_LATENCY_MS", 0)),
         counter: Mutex::new(0),
         counter_path,
         seq: Mutex::new(0),

@@ -1,0 +1,361 @@
+//! Day-one shell behaviour of a rendered layout, run for real in a temp dir:
+//! node discovery (trimmed and validated `PD_NODE_IPS`, a node index that
+//! must name this host), and the scripts that run in a fresh shell
+//! (verify.sh's target, stop.sh with nothing running, docker.sh with a
+//! container of the same name). Everything runs with `PD_DRY_RUN=1` or
+//! against stand-in commands; nothing is started.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PD: &str = "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d";
+const A950: &str = "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d";
+
+fn render(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let layout = layouts::catalog()
+        .unwrap()
+        .iter()
+        .find(|l| l.name() == name)
+        .unwrap();
+    for a in pd_dsl::render::render_layout(layout).unwrap() {
+        let path = tmp.path().join(&a.path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &a.contents).unwrap();
+        let mode = if a.executable { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let dir = tmp.path().join(name);
+    (tmp, dir)
+}
+
+/// Runs `script` in `dir` with a clean `PD_*` environment plus `env`.
+fn run(dir: &Path, script: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+    let mut cmd = Command::new(dir.join(script));
+    cmd.current_dir(dir).args(args);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("PD_") {
+            cmd.env_remove(k);
+        }
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn dry_run(dir: &Path, ips: &str, index: &str, extra: &[(&str, &str)]) -> (i32, String) {
+    let mut env = vec![
+        ("PD_DRY_RUN", "1"),
+        ("PD_NODE_IPS", ips),
+        ("PD_NODE_INDEX", index),
+        ("PD_LOCAL_IP", "127.0.0.3"),
+        ("PD_NIC", "lo"),
+    ];
+    env.extend_from_slice(extra);
+    run(dir, "run.sh", &[], &env)
+}
+
+#[test]
+fn node_ips_are_trimmed_and_validated() {
+    let (_tmp, dir) = render(PD);
+    // Spaces after commas: trimmed, the endpoints are whole addresses.
+    let (code, out) = dry_run(
+        &dir,
+        "127.0.0.1, 127.0.0.2 ,127.0.0.3,  127.0.0.4",
+        "2",
+        &[],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("--dp-address 127.0.0.3"), "{out}");
+    assert!(!out.contains("' 127"), "{out}");
+    for (ips, want) in [
+        (
+            "127.0.0.1,127.0.0.2,127.0.0.3,10.0.0.300",
+            "node 3's address '10.0.0.300' in PD_NODE_IPS is not an IPv4 address",
+        ),
+        (
+            "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.2",
+            "nodes 1 and 3 have the same address 127.0.0.2 in PD_NODE_IPS",
+        ),
+        (
+            "127.0.0.1,127.0.0.2,127.0.0.3,bad_host!",
+            "node 3's address 'bad_host!' in PD_NODE_IPS is not an IP address or host name",
+        ),
+        (
+            "127.0.0.1,,127.0.0.3,127.0.0.4",
+            "node 1 has an empty address in PD_NODE_IPS",
+        ),
+    ] {
+        let (code, out) = dry_run(&dir, ips, "2", &[]);
+        assert_eq!(code, 1, "{ips}: {out}");
+        assert!(out.contains(want), "{ips}: missing {want:?} in {out}");
+    }
+}
+
+#[test]
+fn a_node_index_that_is_not_this_host_is_an_error() {
+    let (_tmp, dir) = render(PD);
+    let ips = "10.9.9.1,10.9.9.2,127.0.0.3,10.9.9.4";
+    let (code, out) = dry_run(&dir, ips, "1", &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "node index 1 names 10.9.9.2, which is not an address of this host (local IP 127.0.0.3;"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("set PD_FORCE_NODE_INDEX=1"), "{out}");
+    let (code, out) = dry_run(&dir, ips, "1", &[("PD_FORCE_NODE_INDEX", "1")]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("going on because PD_FORCE_NODE_INDEX=1"),
+        "{out}"
+    );
+    let (code, out) = dry_run(&dir, ips, "2", &[]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn a_missing_ip_command_is_named() {
+    let (_tmp, dir) = render(PD);
+    // PATH without `ip`: only bash, coreutils and awk through a private bin.
+    let bin = tempfile::tempdir().unwrap();
+    for tool in [
+        "bash", "awk", "getent", "hostname", "tr", "dirname", "python3",
+    ] {
+        if let Ok(p) = which(tool) {
+            std::os::unix::fs::symlink(p, bin.path().join(tool)).unwrap();
+        }
+    }
+    let path = bin.path().display().to_string();
+    let (code, out) = run(
+        &dir,
+        "run.sh",
+        &[],
+        &[
+            ("PATH", path.as_str()),
+            ("PD_DRY_RUN", "1"),
+            ("PD_NODE_IPS", "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4"),
+            ("PD_NODE_INDEX", "2"),
+        ],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("the 'ip' command (iproute2) is not installed"),
+        "{out}"
+    );
+    assert!(!out.contains("no route to the DP master"), "{out}");
+}
+
+fn which(tool: &str) -> Result<PathBuf, ()> {
+    std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .map(|d| Path::new(d).join(tool))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
+
+#[test]
+fn verify_says_which_url_it_tried_and_where_it_came_from() {
+    let (_tmp, dir) = render(PD);
+    let logs = tempfile::tempdir().unwrap();
+    let logs_s = logs.path().display().to_string();
+    // Nothing listens on port 9 of 127.0.0.1: the request fails fast.
+    std::fs::write(logs.path().join("endpoint.url"), "http://127.0.0.1:9\n").unwrap();
+    let (code, out) = run(&dir, "verify.sh", &[], &[("PD_LOG_DIR", logs_s.as_str())]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "verify.sh: trying http://127.0.0.1:9/v1/chat/completions (from {logs_s}/endpoint.url, recorded by run.sh on node 0)"
+        )),
+        "{out}"
+    );
+    let (_, out) = run(
+        &dir,
+        "verify.sh",
+        &[],
+        &[
+            ("PD_LOG_DIR", logs_s.as_str()),
+            ("PD_PROXY_URL", "http://127.0.0.1:8/"),
+        ],
+    );
+    assert!(
+        out.contains("trying http://127.0.0.1:8/v1/chat/completions (from PD_PROXY_URL)"),
+        "{out}"
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let (_, out) = run(
+        &dir,
+        "verify.sh",
+        &[],
+        &[
+            ("PD_LOG_DIR", &empty.path().display().to_string()),
+            ("PD_NODE_IPS", " 127.0.0.7, 127.0.0.8"),
+        ],
+    );
+    assert!(
+        out.contains(
+            "trying http://127.0.0.7:1999/v1/chat/completions (from node 0 of PD_NODE_IPS)"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn stop_sh_with_nothing_running_succeeds() {
+    let (_tmp, dir) = render(PD);
+    let logs = tempfile::tempdir().unwrap();
+    let logs_s = logs.path().display().to_string();
+    let (code, out) = run(&dir, "stop.sh", &[], &[("PD_LOG_DIR", logs_s.as_str())]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("stop.sh: nothing running: no run.pid under"),
+        "{out}"
+    );
+    let (code, out) = run(&dir, "stop.sh", &["7"], &[("PD_LOG_DIR", logs_s.as_str())]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("node index '7' is not in [0, 4)"), "{out}");
+}
+
+/// docker.sh with a container of the same name: reuse it (started again if
+/// stopped) when it runs this image, replace it on request, refuse otherwise;
+/// it says which. `docker` is a recording stand-in.
+#[test]
+fn docker_sh_handles_an_existing_container() {
+    let (_tmp, dir) = render(A950);
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("calls");
+    let docker = format!(
+        "#!/usr/bin/env bash\necho \"$*\" >>{log}\nif [[ $1 == container && $2 == inspect ]]; then\n    [[ -n ${{FAKE_EXISTING:-}} ]] || exit 1\n    echo \"$FAKE_EXISTING\"\nfi\n",
+        log = log.display()
+    );
+    std::fs::write(bin.path().join("docker"), docker).unwrap();
+    std::fs::set_permissions(
+        bin.path().join("docker"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let image = "quay.io/ascend/vllm-ascend:v0.23.0-a5";
+    let go = |existing: &str, mode: &str| {
+        let _ = std::fs::remove_file(&log);
+        let (code, out) = run(
+            &dir,
+            "docker.sh",
+            &[],
+            &[
+                ("PATH", path.as_str()),
+                ("FAKE_EXISTING", existing),
+                ("PD_CONTAINER_EXISTING", mode),
+            ],
+        );
+        (code, out, std::fs::read_to_string(&log).unwrap_or_default())
+    };
+    let (code, out, calls) = go("", "");
+    assert_eq!(code, 0, "{out}");
+    let run_line = calls.lines().find(|l| l.starts_with("run ")).unwrap();
+    // Every path 950DT preflight requires is mounted.
+    for p in ["/lib/route.conf", "/etc/hccl_rootinfo.json", "/etc/hixlep/"] {
+        assert!(run_line.contains(&format!("-v {p}:{p}")), "{run_line}");
+    }
+    let (code, out, calls) = go(&format!("{image} true"), "");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("is already running; reusing it"), "{out}");
+    assert!(!calls.contains("run "), "{calls}");
+    let (code, out, calls) = go(&format!("{image} false"), "reuse");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("exists (stopped); starting it again"), "{out}");
+    assert!(calls.contains("start pd-"), "{calls}");
+    let (code, out, _) = go("other:tag true", "");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!("exists with image other:tag, not {image}")),
+        "{out}"
+    );
+    let (code, out, calls) = go("other:tag true", "replace");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("replacing existing container"), "{out}");
+    assert!(calls.contains("rm -f pd-"), "{calls}");
+    assert!(calls.lines().any(|l| l.starts_with("run ")), "{calls}");
+}
+
+/// A layout its image cannot run says so at the top of its README and in
+/// the index; a mixed layout's README has no PD steps; every README says how
+/// to stop the layout.
+#[test]
+fn readmes_say_status_stop_and_nothing_of_pd_for_mixed() {
+    let layouts = layouts::catalog().unwrap();
+    let artifacts = pd_dsl::render::render_catalog(layouts).unwrap();
+    let text = |path: &str| {
+        artifacts
+            .iter()
+            .find(|a| a.path == Path::new(path))
+            .unwrap_or_else(|| panic!("no {path}"))
+            .contents
+            .clone()
+    };
+    let blocked = text("deepseek-v4-flash-w8a8-mtp/a3-2p1d-v1/README.md");
+    let top: Vec<&str> = blocked.lines().take(6).collect();
+    assert!(
+        top.iter()
+            .any(|l| l.starts_with("> **Status: blocked on image.**")
+                && l.contains("the first image that can run it is `v0.22.1rc1`")
+                && l.contains("[rule `connector_hybrid_kv`]")),
+        "{blocked}"
+    );
+    assert!(blocked.contains("| status | blocked on image (needs v0.22.1rc1) |"));
+    let index = text("README.md");
+    let row = index
+        .lines()
+        .find(|l| l.starts_with("| [deepseek-v4-flash-w8a8-mtp/a3-2p1d-v1]"))
+        .unwrap();
+    assert!(
+        row.contains("| blocked on image (needs v0.22.1rc1) |"),
+        "{row}"
+    );
+    assert_eq!(index.matches("> **Status: blocked on image.**").count(), 1);
+    for l in layouts {
+        let readme = text(&format!("{}/README.md", l.name()));
+        assert!(readme.contains("## How to stop it"), "{}", l.name());
+        assert!(readme.contains("`./stop.sh`"), "{}", l.name());
+        assert_eq!(
+            readme.contains("Status: blocked on image"),
+            l.name() == "deepseek-v4-flash-w8a8-mtp/a3-2p1d-v1",
+            "{}",
+            l.name()
+        );
+        if !l.is_pd() {
+            for pd in [
+                "proxy.sh",
+                "prefill engines first",
+                "every endpoint answers",
+                "starts `proxy.sh`",
+            ] {
+                assert!(
+                    !readme.contains(pd),
+                    "{}: mixed README mentions {pd:?}",
+                    l.name()
+                );
+            }
+            assert!(
+                readme.contains("until its API server answers `/health`"),
+                "{}",
+                l.name()
+            );
+        }
+    }
+}
