@@ -454,3 +454,82 @@ fn object_names_fit_kubernetes_limits_for_every_layout() {
     assert_ne!(a, b);
     assert!(a.len() <= 34 && b.len() <= 34);
 }
+
+fn cli(args: &[&str]) -> (u8, String) {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let mut argv = vec!["catalog"];
+    argv.extend_from_slice(args);
+    let code = layouts::cli::run(argv, Ok(layouts()), None, &mut out, &mut err);
+    (code, String::from_utf8(err).expect("utf8"))
+}
+
+#[test]
+fn catalog_flags_set_the_manifests_and_refuse_bad_values() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("c");
+    let out_s = out.to_str().unwrap();
+    let name = layouts::catalog().unwrap()[0].name().to_owned();
+    let (code, err) = cli(&[
+        "render",
+        &name,
+        "--out",
+        out_s,
+        "--k8s-namespace",
+        "serving",
+        "--k8s-weights",
+        "pvc:weights-ds",
+        "--k8s-npu-resource",
+        "huawei.com/Ascend910",
+        "--k8s-image-registry",
+        "registry.example.com/ascend",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let dir = out.join(&name).join(k8s::DIR);
+    let all = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n");
+    for want in [
+        "namespace: serving",
+        "claimName: weights-ds",
+        "huawei.com/Ascend910:",
+        "image: registry.example.com/ascend/vllm-ascend:",
+    ] {
+        assert!(all.contains(want), "no `{want}` in {}", dir.display());
+    }
+    // The whole-catalog build takes the same flags; --check compares with them.
+    let whole = tmp.path().join("whole");
+    let whole = whole.to_str().unwrap();
+    let (code, err) = cli(&["--out", whole, "--k8s-namespace", "serving"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = cli(&["--out", whole, "--check", "--k8s-namespace", "serving"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _) = cli(&["--out", whole, "--check"]);
+    assert_eq!(
+        code, 1,
+        "the default namespace differs from the written one"
+    );
+
+    for (args, why) in [
+        (
+            vec!["--k8s-weights", "nfs:/x"],
+            "expected `pvc:NAME` or `hostpath:/ABSOLUTE/PATH`",
+        ),
+        (
+            vec!["--k8s-namespace", "Serving"],
+            "found namespace `Serving`",
+        ),
+        (
+            vec!["--k8s-npu-resource", "npu"],
+            "found NPU resource `npu`",
+        ),
+    ] {
+        let mut argv = vec!["render", name.as_str(), "--out", out_s];
+        argv.extend(args);
+        let (code, err) = cli(&argv);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(why), "{err}");
+    }
+}
