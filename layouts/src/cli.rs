@@ -13,7 +13,7 @@
 //! --k8s-namespace NS --k8s-npu-resource NAME --k8s-weights pvc:CLAIM|hostpath:/DIR
 //! --k8s-image-registry PREFIX    settings of the `k8s/` manifests (the catalog build
 //!                                and `render`); defaults in `K8sArgs`
-//! catalog rehearse NAME [--kill NODE:RANK] [--fault FAULT] [--proxy-script PATH] [--keep] [--timeout S]
+//! catalog rehearse NAME [--kill NODE:RANK] [--fault FAULT] [--proxy-script PATH] [--keep] [--timeout S] [--k8s-env]
 //!                                run the layout's generated scripts end to end on this
 //!                                machine against the stand-ins (`pd_rehearse::rehearsal`)
 //! ```
@@ -117,6 +117,11 @@ enum Command {
         /// Global bound on the whole rehearsal, in seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 120)]
         timeout: u64,
+        /// Give each node's run.sh exactly its pod's environment under the
+        /// layout's k8s/ manifests (LeaderWorkerSet's LWS_* variables and the
+        /// manifest's env, pod DNS names), and run the proxy as its Deployment.
+        #[arg(long)]
+        k8s_env: bool,
     },
 }
 
@@ -281,17 +286,17 @@ where
             proxy_script,
             keep,
             timeout,
+            k8s_env,
         }) => find(&layouts, &name).and_then(|l| {
-            let kill = kill.as_deref().map(parse_kill).transpose()?;
-            rehearse(
-                l,
-                kill,
-                fault.map(Fault::from),
-                proxy_script,
-                keep,
-                timeout,
-                out,
-            )
+            let exe = std::env::current_exe().map_err(|e| (EXIT_REHEARSAL, e.to_string()))?;
+            let mut opts = rehearsal::Options::new(exe);
+            opts.kill = kill.as_deref().map(parse_kill).transpose()?;
+            opts.fault = fault.map(Fault::from);
+            opts.proxy_script = proxy_script;
+            opts.keep = keep;
+            opts.timeout = std::time::Duration::from_secs(timeout.max(1));
+            opts.k8s_env = k8s_env;
+            rehearse(l, &opts, out)
         }),
     };
     match result {
@@ -544,22 +549,7 @@ fn parse_kill(s: &str) -> Result<(usize, u32), (u8, String)> {
     ))
 }
 
-fn rehearse(
-    layout: &Layout,
-    kill: Option<(usize, u32)>,
-    fault: Option<Fault>,
-    proxy_script: Option<PathBuf>,
-    keep: bool,
-    timeout: u64,
-    out: &mut dyn Write,
-) -> CliResult {
-    let exe = std::env::current_exe().map_err(|e| (EXIT_REHEARSAL, e.to_string()))?;
-    let mut opts = rehearsal::Options::new(exe);
-    opts.kill = kill;
-    opts.fault = fault;
-    opts.proxy_script = proxy_script;
-    opts.keep = keep;
-    opts.timeout = std::time::Duration::from_secs(timeout.max(1));
+fn rehearse(layout: &Layout, opts: &rehearsal::Options, out: &mut dyn Write) -> CliResult {
     let usage = |e: String| {
         if e.contains("does not apply") || e.starts_with("--") {
             (EXIT_USAGE, e)
@@ -567,7 +557,7 @@ fn rehearse(
             (EXIT_REHEARSAL, e)
         }
     };
-    let outcome = rehearsal::rehearse(layout, &opts, out).map_err(usage)?;
+    let outcome = rehearsal::rehearse(layout, opts, out).map_err(usage)?;
     Ok(if outcome.passed {
         EXIT_OK
     } else {

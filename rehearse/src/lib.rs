@@ -108,6 +108,7 @@
 
 pub mod expect;
 pub mod http;
+pub mod k8s_env;
 pub mod rehearsal;
 pub mod serve_flags;
 pub mod standin;

@@ -32,6 +32,9 @@
 
 pub mod lws;
 
+/// The typed Kubernetes API the manifests are built from.
+pub use k8s_openapi;
+
 use super::{Artifact, RenderError};
 use crate::tables::HardwareFamily;
 use crate::{Layout, Role};
