@@ -739,7 +739,44 @@ fn yaml<T: Serialize>(layout: &Layout, object: &T) -> Result<String, RenderError
 
 /// The layout's Kubernetes artifacts under `<layout>/k8s/`. `rendered` is the
 /// layout's other artifacts: every script among them goes into the scripts
-/// ConfigMap.
+/// ConfigMap. [`super::render_layout`] calls it with the default settings.
+///
+/// ```
+/// use pd_dsl::layout;
+/// use pd_dsl::render::{self, k8s};
+///
+/// let spec = layout! {
+///     name: "deepseek-v4-flash-w8a8-mtp/a3-1p1d-k8s-demo",
+///     model: deepseek_v4_flash_w8a8_mtp,
+///     hardware: a3,
+///     image: "v0.21.0rc1",
+///     topology: <prefill 1 x dp4tp4; decode 1 x dp16tp1;>,
+///     connector: mooncake_hybrid { kv_port: { prefill: 36100, decode: 36200 } },
+///     ports: { api: 7100, dp_rpc: 12321 },
+///     proxy: { port: 1999 },
+///     serve: { expert_parallel: true, speculative: { method: mtp, tokens: 1, enforce_eager: true } },
+///     prefill: { max_num_batched_tokens: 8192, max_num_seqs: 16, graph: eager },
+///     decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only },
+///     provenance: { recorded: "2026-06-30" },
+/// };
+/// let layout = pd_dsl::check(&spec).expect("checked");
+/// let rendered = render::render_layout(&layout).expect("renders");
+/// let settings = k8s::K8sSettings {
+///     namespace: "serving".into(),
+///     ..k8s::K8sSettings::default()
+/// };
+/// let files = k8s::artifacts(&layout, &settings, &rendered).expect("manifests");
+/// let names: Vec<String> = files
+///     .iter()
+///     .map(|a| a.path.file_name().unwrap().to_string_lossy().into_owned())
+///     .collect();
+/// assert_eq!(
+///     names,
+///     ["scripts.yaml", "prefill0.yaml", "decode0.yaml", "proxy-deployment.yaml",
+///      "proxy-service.yaml", "kustomization.yaml"]
+/// );
+/// assert!(files[5].contents.contains("namespace: serving"));
+/// ```
 pub fn artifacts(
     layout: &Layout,
     settings: &K8sSettings,
