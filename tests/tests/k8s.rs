@@ -533,3 +533,30 @@ fn catalog_flags_set_the_manifests_and_refuse_bad_values() {
         assert!(err.contains(why), "{err}");
     }
 }
+
+#[test]
+fn kustomize_fails_when_a_listed_manifest_is_missing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("catalog");
+    let all = layouts();
+    render_all(&all, &K8sSettings::default(), &root);
+    let dir = root.join(all[0].name()).join(k8s::DIR);
+    std::fs::remove_file(dir.join("scripts.yaml")).expect("remove");
+    let o = Command::new(tool(
+        "kubectl",
+        "install kubectl (Debian package `kubernetes-client`)",
+    ))
+    .arg("kustomize")
+    .arg(&dir)
+    .output()
+    .expect("kubectl runs");
+    assert!(
+        !o.status.success(),
+        "kustomize built a directory missing a listed file"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("scripts.yaml"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
