@@ -20,6 +20,21 @@ need_pkg() { # need_pkg COMMAND DEBIAN_PACKAGE
 need_pkg shellcheck shellcheck
 need_pkg python3 python3
 need_pkg curl curl   # run.sh polls /health with it; the rehearsal tests run run.sh
+# tests/tests/k8s.rs: `kubectl kustomize` builds every layout's k8s/ (Debian's
+# kubectl is the `kubernetes-client` package), and tests/k8s/validate.py checks
+# the manifests against the schemas shipped by PyPI's kubernetes-validate.
+need_pkg kubectl kubernetes-client
+need_py() { # need_py MODULE PYPI_REQUIREMENT
+  if python3 -c "import $1" >/dev/null 2>&1; then return 0; fi
+  if ! python3 -m pip --version >/dev/null 2>&1; then need_pkg pip3 python3-pip; fi
+  echo "test.sh: installing $2 (python module $1)" >&2
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q "$2" >&2 || true
+  python3 -c "import $1" >/dev/null 2>&1 || {
+    echo "test.sh: python module \`$1\` is required by the k8s tests; run \`python3 -m pip install $2\`" >&2
+    exit 1
+  }
+}
+need_py kubernetes_validate 'kubernetes-validate==1.37.0'
 
 echo "== cargo fmt --check" >&2
 cargo fmt --all -- --check

@@ -10,7 +10,10 @@
 //!                                documented on `pd_dsl::render::view` (`LayoutView`)
 //! catalog render NAME [--out DIR]
 //!                                write one layout's directory (`DIR/NAME/`) atomically
-//! catalog rehearse NAME [--kill NODE:RANK] [--signal NODE:SIG] [--stop NODE] [--fault FAULT] [--proxy-script PATH] [--proxy-policy P] [--keep] [--timeout S]
+//! --k8s-namespace NS --k8s-npu-resource NAME --k8s-weights pvc:CLAIM|hostpath:/DIR
+//! --k8s-image-registry PREFIX    settings of the `k8s/` manifests (the catalog build
+//!                                and `render`); defaults in `K8sArgs`
+//! catalog rehearse NAME [--kill NODE:RANK] [--signal NODE:SIG] [--stop NODE] [--fault FAULT] [--proxy-script PATH] [--proxy-policy P] [--keep] [--timeout S] [--k8s-env]
 //!                                run the layout's generated scripts end to end on this
 //!                                machine against the stand-ins (`pd_rehearse::rehearsal`)
 //! catalog import FILE... [--format rust|yaml|json] [--out FILE] [--name N] [--hardware H] [--image TAG] [--recorded DATE]
@@ -29,6 +32,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use pd_dsl::Layout;
+use pd_dsl::render::k8s::{K8sSettings, WeightsVolume};
 use pd_dsl::render::{self, view};
 use pd_rehearse::rehearsal::{self, Fault, Policy};
 use std::ffi::OsString;
@@ -64,6 +68,8 @@ struct Cli {
     /// Do not write: exit 1 naming every stale, missing or extra file.
     #[arg(long)]
     check: bool,
+    #[command(flatten)]
+    k8s: K8sArgs,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -91,6 +97,8 @@ enum Command {
         /// Catalog directory; the layout goes to `DIR/NAME/`.
         #[arg(long, value_name = "DIR", default_value = "catalog")]
         out: PathBuf,
+        #[command(flatten)]
+        k8s: K8sArgs,
     },
     /// Import an upstream e2e multi-node config (`.yaml`) or a set of
     /// hand-written scripts for one deployment, and print (or write) the
@@ -168,7 +176,64 @@ enum Command {
         /// Global bound on the whole rehearsal, in seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 120)]
         timeout: u64,
+        /// Give each node's run.sh exactly its pod's environment under the
+        /// layout's k8s/ manifests (LeaderWorkerSet's LWS_* variables and the
+        /// manifest's env, pod DNS names), and run the proxy as its Deployment.
+        #[arg(long)]
+        k8s_env: bool,
     },
+}
+
+/// Settings of each layout's `k8s/` manifests (the committed catalog uses
+/// the defaults).
+#[derive(Clone, Debug, clap::Args)]
+struct K8sArgs {
+    /// Namespace written into each `k8s/kustomization.yaml`.
+    #[arg(long, value_name = "NS", default_value = "vllm")]
+    k8s_namespace: String,
+    /// NPU extended resource name the device plugin advertises [default:
+    /// `huawei.com/ascend-1980` on A2/A3, `huawei.com/npu` on 950, as
+    /// upstream CI requests them].
+    #[arg(long, value_name = "NAME")]
+    k8s_npu_resource: Option<String>,
+    /// Weights volume, mounted read-only at the layout's model path:
+    /// `pvc:CLAIM` or `hostpath:/DIR`.
+    #[arg(long, value_name = "VOLUME", default_value = "pvc:vllm-weights", value_parser = parse_weights)]
+    k8s_weights: WeightsVolume,
+    /// Registry and repository replacing the image's `quay.io/ascend` (name,
+    /// tag and hardware suffix stay), e.g. `registry.example.com/ascend`.
+    #[arg(long, value_name = "PREFIX")]
+    k8s_image_registry: Option<String>,
+}
+
+fn parse_weights(s: &str) -> Result<WeightsVolume, String> {
+    s.parse()
+}
+
+impl K8sArgs {
+    fn settings(&self) -> Result<K8sSettings, (u8, String)> {
+        let s = K8sSettings {
+            namespace: self.k8s_namespace.clone(),
+            npu_resource: self.k8s_npu_resource.clone(),
+            weights: self.k8s_weights.clone(),
+            image_registry: self.k8s_image_registry.clone(),
+        };
+        s.validate()
+            .map_err(|e| (EXIT_USAGE, format!("--k8s-*: {e}")))?;
+        Ok(s)
+    }
+}
+
+/// The catalog's artifacts with the `k8s/` manifests made with `settings`.
+fn with_k8s(
+    artifacts: Vec<render::Artifact>,
+    layouts: &[&Layout],
+    settings: &K8sSettings,
+) -> Result<Vec<render::Artifact>, (u8, String)> {
+    if *settings == K8sSettings::default() {
+        return Ok(artifacts);
+    }
+    render::k8s::with_settings(artifacts, layouts, settings).map_err(render_failed)
 }
 
 /// `--fault` values (see `pd_rehearse::rehearsal::Fault`).
@@ -342,15 +407,24 @@ where
         }
     };
     let result = match cli.command {
-        None if cli.check => check(&cli.out, &layouts, scenario_guide, out, err),
-        None => write_all(&cli.out, &layouts, scenario_guide, out),
+        None if cli.check => cli
+            .k8s
+            .settings()
+            .and_then(|k| check(&cli.out, &layouts, scenario_guide, &k, out, err)),
+        None => cli
+            .k8s
+            .settings()
+            .and_then(|k| write_all(&cli.out, &layouts, scenario_guide, &k, out)),
         Some(Command::List { format }) => list(&layouts, format, out),
         Some(Command::Show { name, format }) => {
             find(&layouts, &name).and_then(|l| show(l, format, out))
         }
-        Some(Command::Render { name, out: dir }) => {
-            find(&layouts, &name).and_then(|l| render_one(l, &dir, out))
-        }
+        Some(Command::Render {
+            name,
+            out: dir,
+            k8s,
+        }) => find(&layouts, &name)
+            .and_then(|l| k8s.settings().and_then(|k| render_one(l, &dir, &k, out))),
         Some(Command::Import { .. } | Command::Lint { .. }) => Ok(EXIT_OK),
         Some(Command::Rehearse {
             name,
@@ -362,6 +436,7 @@ where
             proxy_policy,
             keep,
             timeout,
+            k8s_env,
         }) => find(&layouts, &name).and_then(|l| {
             let kill = kill.as_deref().map(parse_kill).transpose()?;
             let mut opts = rehearsal::Options::new(PathBuf::new());
@@ -381,6 +456,7 @@ where
             opts.proxy_script = proxy_script;
             opts.proxy_policy = proxy_policy.into();
             opts.keep = keep;
+            opts.k8s_env = k8s_env;
             opts.timeout = std::time::Duration::from_secs(timeout.max(1));
             rehearse(l, opts, out)
         }),
@@ -573,9 +649,11 @@ fn write_all(
     dir: &Path,
     layouts: &[Layout],
     guide: Option<&str>,
+    k8s: &K8sSettings,
     out: &mut dyn Write,
 ) -> CliResult {
     let artifacts = render::render_catalog_with(layouts, guide).map_err(render_failed)?;
+    let artifacts = with_k8s(artifacts, &layouts.iter().collect::<Vec<_>>(), k8s)?;
     render::write_catalog(dir, &artifacts).map_err(render_failed)?;
     let nodes: usize = layouts.iter().map(Layout::node_count).sum();
     let npus: usize = layouts.iter().map(Layout::npus_used).sum();
@@ -611,10 +689,12 @@ fn check(
     dir: &Path,
     layouts: &[Layout],
     guide: Option<&str>,
+    k8s: &K8sSettings,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> CliResult {
     let artifacts = render::render_catalog_with(layouts, guide).map_err(render_failed)?;
+    let artifacts = with_k8s(artifacts, &layouts.iter().collect::<Vec<_>>(), k8s)?;
     let stale = render::check_catalog(dir, &artifacts);
     if stale.is_empty() {
         let _ = writeln!(
@@ -762,8 +842,9 @@ fn show(layout: &Layout, format: Format, out: &mut dyn Write) -> CliResult {
     Ok(EXIT_OK)
 }
 
-fn render_one(layout: &Layout, dir: &Path, out: &mut dyn Write) -> CliResult {
+fn render_one(layout: &Layout, dir: &Path, k8s: &K8sSettings, out: &mut dyn Write) -> CliResult {
     let artifacts = render::render_layout(layout).map_err(render_failed)?;
+    let artifacts = with_k8s(artifacts, &[layout], k8s)?;
     let prefix = Path::new(layout.name());
     let local: Vec<render::Artifact> = artifacts
         .into_iter()

@@ -211,7 +211,9 @@ pub fn host_port(host: &str, port: u16) -> String {
 /// Connects with a timeout to the first resolved address.
 pub fn connect(host: &str, port: u16, timeout: Duration) -> io::Result<TcpStream> {
     let mut last = bad("no address");
-    for addr in host_port(host, port).to_socket_addrs()? {
+    // `rehearse --k8s-env` names nodes by pod DNS names only its map knows.
+    let host = crate::k8s_env::lookup(host).unwrap_or_else(|| host.to_owned());
+    for addr in host_port(&host, port).to_socket_addrs()? {
         match TcpStream::connect_timeout(&addr, timeout) {
             Ok(s) => return Ok(s),
             Err(e) => last = e,

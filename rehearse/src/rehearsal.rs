@@ -237,6 +237,14 @@ pub struct Options {
     pub keep: bool,
     /// Global bound on the whole rehearsal.
     pub timeout: Duration,
+    /// `--k8s-env`: each node's `run.sh` gets the environment its pod of the
+    /// layout's `k8s/` manifests would have (no `PD_NODE_INDEX`/`PD_NODE_IPS`)
+    /// and the proxy runs as its Deployment, at its own address
+    /// ([`crate::k8s_env`]).
+    pub k8s_env: bool,
+    /// With `k8s_env`: variables to set (`Some`) or remove (`None`) in every
+    /// pod's environment, to rehearse a broken manifest.
+    pub k8s_env_override: Vec<(String, Option<String>)>,
 }
 
 impl Options {
@@ -251,6 +259,8 @@ impl Options {
             proxy_policy: Policy::RoundRobin,
             keep: false,
             timeout: Duration::from_secs(120),
+            k8s_env: false,
+            k8s_env_override: Vec::new(),
         }
     }
 }
@@ -1042,12 +1052,23 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     let artifacts = render::render_layout(layout).map_err(|e| e.to_string())?;
     for a in &artifacts {
         let rel = a.path.strip_prefix(layout.name()).unwrap_or(&a.path);
-        write_file(&scripts.join(rel), &a.contents, a.executable)?;
+        let target = scripts.join(rel);
+        if let Some(dir) = target.parent() {
+            fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        write_file(&target, &a.contents, a.executable)?;
     }
     for name in crate::BINARIES {
         std::os::unix::fs::symlink(&standins, bin.join(name))
             .map_err(|e| format!("cannot link {name}: {e}"))?;
     }
+    let k8s = if opts.k8s_env {
+        std::os::unix::fs::symlink(&standins, bin.join("getent"))
+            .map_err(|e| format!("cannot link getent: {e}"))?;
+        Some(crate::k8s_env::cluster(layout, &artifacts, node_ip)?)
+    } else {
+        None
+    };
     let shim = bin.join("proxy_standin.py");
     write_file(&shim, PROXY_SHIM, true)?;
     if !inj.no_model {
@@ -1096,6 +1117,9 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             .env(MARKER, &marker)
             .env("PD_NODE_IPS", ips.join(","))
             .env("PD_VERIFY_TIMEOUT", "30");
+        if let Some(k) = &k8s {
+            cmd.env(crate::k8s_env::HOSTS_ENV, &k.hosts);
+        }
     };
 
     let _ = writeln!(
@@ -1197,6 +1221,20 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         for (k, v) in inj.env.get(&i).into_iter().flatten() {
             cmd.env(k, v);
         }
+        if let Some(pod) = k8s.as_ref().and_then(|k| k.pods.get(i)) {
+            // What the pod has: LWS's variables and the manifest's env, and
+            // no hand-set node index or IP list.
+            cmd.env_remove("PD_NODE_INDEX").env_remove("PD_NODE_IPS");
+            for (k, v) in &pod.env {
+                cmd.env(k, v);
+            }
+            for (k, v) in &opts.k8s_env_override {
+                match v {
+                    Some(v) => cmd.env(k, v),
+                    None => cmd.env_remove(k),
+                };
+            }
+        }
         let child = cmd
             .stdin(Stdio::null())
             .stdout(log)
@@ -1205,6 +1243,33 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             .spawn()
             .map_err(|e| format!("cannot start node {i}'s run.sh: {e}"))?;
         cluster.runs.push(Some(child));
+    }
+
+    // --k8s-env: the proxy Deployment's pod, at the next free address.
+    let proxy_pod_ip = node_ip(nodes.len());
+    if let Some(env) = k8s.as_ref().and_then(|k| k.proxy_env.as_ref()) {
+        let log = fs::File::create(logs.join("proxy.log")).map_err(|e| e.to_string())?;
+        let log2 = log.try_clone().map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(scripts.join("proxy.sh"));
+        base_env(&mut cmd);
+        cmd.current_dir(&scripts).env(
+            "PD_PROXY_SCRIPT",
+            opts.proxy_script.as_deref().unwrap_or(&shim),
+        );
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        // The pod's own address, not every address of this machine.
+        cmd.env("PD_PROXY_HOST", &proxy_pod_ip);
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2)
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("cannot start the proxy Deployment's proxy.sh: {e}"))?;
+        cluster.runs.push(Some(child));
+        cluster.exits.push(None);
     }
 
     let mut failures: Vec<String> = Vec::new();
@@ -1229,6 +1294,7 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
 
     // Wait until up, a node exits, or the deadline.
     let (api_host, api_port) = match layout.proxy {
+        Some(p) if k8s.is_some() => (proxy_pod_ip.clone(), p.port),
         Some(p) => (node_ip(0), p.port),
         None => (node_ip(0), layout.api_port),
     };
@@ -1418,6 +1484,10 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             cmd.current_dir(&scripts)
                 .env_remove("PD_NODE_IPS")
                 .env("PD_LOG_DIR", &logs);
+            if k8s.is_some() {
+                // Against the proxy Service, as the README's k8s path does.
+                cmd.arg(&api_host);
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             match run_bounded(cmd, left.min(Duration::from_secs(60))) {
                 Ok((st, text)) if st.success() => {

@@ -109,6 +109,36 @@ elif [[ -n ${VC_WORKER_HOSTS:-} ]]; then
         NODE_IPS+=("$addr")
     done
     NODE_INDEX=${NODE_INDEX:-${VC_TASK_INDEX:-}}
+elif [[ -n ${LWS_LEADER_ADDRESS:-} && -n ${PD_K8S_NODE_HOSTS:-} ]]; then
+    # One LeaderWorkerSet per engine (this layout's k8s/ manifests): a pod knows
+    # only its own group, so the manifest adds every node's pod DNS name (node
+    # order) and this engine's first node and node count.
+    SOURCE="LeaderWorkerSet (PD_K8S_NODE_HOSTS)"
+    for v in LWS_GROUP_SIZE LWS_WORKER_INDEX PD_K8S_FIRST_NODE PD_K8S_ENGINE_NODES; do
+        is_uint "${!v:-}" || die "$v must be a number on a pod of this layout's LeaderWorkerSets, got '${!v:-}'"
+    done
+    ((LWS_GROUP_SIZE == PD_K8S_ENGINE_NODES)) || die "LWS_GROUP_SIZE is $LWS_GROUP_SIZE, but this engine runs on $PD_K8S_ENGINE_NODES node(s): the LeaderWorkerSet's size must be the engine's node count"
+    ((LWS_WORKER_INDEX < LWS_GROUP_SIZE)) || die "LWS_WORKER_INDEX $LWS_WORKER_INDEX is not in [0, $LWS_GROUP_SIZE)"
+    IFS=',' read -r -a node_hosts <<<"$PD_K8S_NODE_HOSTS"
+    ((PD_K8S_FIRST_NODE + LWS_GROUP_SIZE <= ${#node_hosts[@]})) || die "PD_K8S_NODE_HOSTS names ${#node_hosts[@]} node(s), fewer than this engine's nodes $PD_K8S_FIRST_NODE..$((PD_K8S_FIRST_NODE + LWS_GROUP_SIZE - 1))"
+    leader_host=${node_hosts[$PD_K8S_FIRST_NODE]}
+    [[ ${LWS_LEADER_ADDRESS%%.*} == "${leader_host%%.*}" ]] || die "LWS_LEADER_ADDRESS is '$LWS_LEADER_ADDRESS', expected the pod '${leader_host%%.*}' (node $PD_K8S_FIRST_NODE): PD_K8S_* belong to another LeaderWorkerSet"
+    dns_wait=${PD_WAIT_SECONDS:-3600}
+    dns_poll=${PD_POLL_SECONDS:-10}
+    is_uint "$dns_wait" || die "PD_WAIT_SECONDS must be a number of seconds, got '$dns_wait'"
+    [[ $dns_poll =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$dns_poll'"
+    dns_deadline=$((SECONDS + dns_wait))
+    for h in "${node_hosts[@]}"; do
+        # Other engines' pods may not exist yet: wait until their names resolve.
+        until addr=$(getent hosts "$h" | awk '{print $1; exit}') && [[ -n $addr ]]; do
+            ((SECONDS < dns_deadline)) || die "pod name '$h' did not resolve within ${dns_wait}s (getent hosts): is its LeaderWorkerSet applied and scheduled?"
+            sleep "$dns_poll"
+        done
+        NODE_IPS+=("$addr")
+    done
+    NODE_INDEX=${NODE_INDEX:-$((PD_K8S_FIRST_NODE + LWS_WORKER_INDEX))}
+    # The proxy runs as its own Deployment (k8s/proxy-deployment.yaml), not on node 0.
+    HAS_PROXY=0
 elif [[ -n ${LWS_LEADER_ADDRESS:-} ]]; then
     SOURCE="LeaderWorkerSet"
     is_uint "${LWS_GROUP_SIZE:-}" || die "LWS_GROUP_SIZE must be set with LWS_LEADER_ADDRESS"
@@ -348,7 +378,7 @@ log "node $NODE_INDEX: $ROLE engine $ENGINE, DP ranks $DP_RANK_START..$((DP_RANK
 PIDS+=("$!")
 
 # 5. Node 0: wait until every rank answers /health, then start the proxy.
-if ((NODE_INDEX == 0)); then
+if ((NODE_INDEX == 0 && HAS_PROXY)); then
     # Every rank as node:port, in proxy order.
     ENDPOINTS=(0:7100 0:7101 1:7100 1:7101 2:7100 2:7101 3:7100 3:7101 4:7100 4:7101 4:7102 4:7103 4:7104 4:7105 4:7106 4:7107
                5:7100 5:7101 5:7102 5:7103 5:7104 5:7105 5:7106 5:7107 6:7100 6:7101 6:7102 6:7103 6:7104 6:7105 6:7106 6:7107

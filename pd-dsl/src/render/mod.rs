@@ -14,6 +14,7 @@
 //! cannot be bypassed because builders only accept already-quoted words.
 
 pub mod docs;
+pub mod k8s;
 pub mod launcher;
 pub mod scripts;
 pub mod shell;
@@ -165,6 +166,7 @@ pub fn render_layout(layout: &Layout) -> Result<Vec<Artifact>, RenderError> {
         .into_iter()
         .map(|(f, c)| Artifact::new(dir.join(f), c))
         .collect();
+    out.extend(k8s::artifacts(layout, &k8s::K8sSettings::default(), &out)?);
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }

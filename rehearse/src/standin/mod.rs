@@ -22,6 +22,8 @@ pub fn by_name(name: &str) -> Option<Main> {
         "pd-proxy" => Some(proxy::main),
         "npu-smi" => Some(npu_smi::main),
         "hccn_tool" => Some(hccn_tool::main),
+        // Cluster DNS of `rehearse --k8s-env` (see `crate::k8s_env`).
+        "getent" => Some(crate::k8s_env::getent_main),
         _ => None,
     }
 }

@@ -1,0 +1,83 @@
+//! `catalog rehearse NAME --k8s-env`: every registered layout's scripts run
+//! with exactly the environment their pods get from the layout's `k8s/`
+//! manifests (LeaderWorkerSet's `LWS_*` variables, the manifest's env, pod
+//! DNS names; no `PD_NODE_INDEX`/`PD_NODE_IPS`), the proxy as its own
+//! Deployment; and a broken pod environment fails naming its cause.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use pd_rehearse::rehearsal::{self, Options, Outcome};
+use std::sync::Mutex;
+use std::time::Duration;
+
+const CATALOG: &str = env!("CARGO_BIN_EXE_catalog");
+/// Rehearsals share loopback addresses and ports: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn rehearse(layout: &pd_dsl::Layout, overrides: &[(&str, Option<&str>)]) -> (Outcome, String) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut opts = Options::new(CATALOG);
+    opts.k8s_env = true;
+    opts.timeout = Duration::from_secs(90);
+    opts.k8s_env_override = overrides
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.map(str::to_owned)))
+        .collect();
+    let mut out = Vec::new();
+    let outcome = rehearsal::rehearse(layout, &opts, &mut out)
+        .unwrap_or_else(|e| panic!("{}: rehearsal could not run: {e}", layout.name()));
+    (outcome, String::from_utf8_lossy(&out).into_owned())
+}
+
+#[test]
+fn every_layout_goes_green_with_its_pods_environment() {
+    for l in layouts::catalog().unwrap() {
+        let (outcome, out) = rehearse(l, &[]);
+        assert!(
+            outcome.passed,
+            "{}:\n{out}\n{:?}",
+            l.name(),
+            outcome.failures
+        );
+        if l.is_pd() {
+            // The proxy is the Deployment's pod, at its own address.
+            let proxy = rehearsal::node_ip(l.node_count());
+            assert!(
+                out.contains(&format!("proxy on {proxy}:")),
+                "{}:\n{out}",
+                l.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_wrong_group_size_or_a_missing_variable_fails_naming_it() {
+    let l = layouts::catalog()
+        .unwrap()
+        .iter()
+        .find(|l| l.is_pd())
+        .expect("a PD layout");
+    for (overrides, cause) in [
+        (
+            vec![("LWS_GROUP_SIZE", Some("99"))],
+            "LWS_GROUP_SIZE is 99, but this engine runs on",
+        ),
+        (
+            vec![("PD_K8S_FIRST_NODE", None)],
+            "PD_K8S_FIRST_NODE must be a number",
+        ),
+        (
+            vec![("LWS_WORKER_INDEX", None)],
+            "LWS_WORKER_INDEX must be a number",
+        ),
+    ] {
+        let (outcome, out) = rehearse(l, &overrides);
+        assert!(!outcome.passed, "{overrides:?} passed:\n{out}");
+        let failures = outcome.failures.join("\n");
+        assert!(
+            failures.contains(cause),
+            "{overrides:?}: expected `{cause}` in:\n{failures}\n{out}"
+        );
+    }
+}

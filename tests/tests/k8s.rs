@@ -1,0 +1,562 @@
+//! Kubernetes manifests (`<layout>/k8s/`) of every registered layout and the
+//! renderer's samples: each validates strictly against the Kubernetes OpenAPI
+//! schemas (PyPI `kubernetes-validate`) and the LeaderWorkerSet CRD's OpenAPI
+//! v3 schema (`tests/k8s/`), `kubectl kustomize` builds each directory, and the
+//! objects carry what the layout derives (one set per engine of the engine's
+//! size, whole-node NPU requests, every node's pod name). A missing
+//! `kubectl`, `python3` or `kubernetes-validate` FAILS these tests
+//! (`scripts/test.sh` installs them).
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use pd_dsl::Layout;
+use pd_dsl::render::k8s::{self, K8sSettings, WeightsVolume};
+use pd_dsl::render::{self, Artifact};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SAMPLES: [&str; 3] = [
+    include_str!("../../pd-dsl/tests/fixtures/v3_1_a3_2p1d.json"),
+    include_str!("../../pd-dsl/tests/fixtures/v4_flash_a3_1p1d.json"),
+    include_str!("../../pd-dsl/tests/fixtures/v3_1_a2_mixed_2node.json"),
+];
+
+/// Kubernetes versions the manifests are validated against: the oldest API
+/// the typed structs model (k8s-openapi `v1_33`) and the newest schemas the
+/// `kubernetes-validate` package ships.
+const KUBERNETES_VERSIONS: [&str; 2] = ["1.33", "1.37"];
+
+fn layouts() -> Vec<Layout> {
+    let mut all: Vec<Layout> = layouts::catalog()
+        .unwrap_or_else(|e| panic!("catalog: {e}"))
+        .to_vec();
+    for json in SAMPLES {
+        let spec: pd_dsl::LayoutSpec = serde_json::from_str(json).expect("sample parses");
+        let l = pd_dsl::check(&spec).unwrap_or_else(|d| panic!("sample breaks rules:\n{d}"));
+        if !all.iter().any(|x| x.name() == l.name()) {
+            all.push(l);
+        }
+    }
+    all
+}
+
+fn render_all(layouts: &[Layout], settings: &K8sSettings, dir: &Path) -> Vec<Artifact> {
+    let refs: Vec<&Layout> = layouts.iter().collect();
+    let mut artifacts = Vec::new();
+    for l in layouts {
+        artifacts.extend(render::render_layout(l).expect("render"));
+    }
+    let artifacts = k8s::with_settings(artifacts, &refs, settings).expect("k8s settings apply");
+    render::write_catalog(dir, &artifacts).expect("write");
+    artifacts
+}
+
+fn tool(name: &str, install: &str) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("`{name}` is not on PATH: {install}; these checks never skip"))
+}
+
+fn validator() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("k8s/validate.py")
+}
+
+fn validate(version: &str, files: &[PathBuf]) -> Output {
+    let python = tool("python3", "install python3");
+    let probe = Command::new(&python)
+        .args(["-c", "import kubernetes_validate, jsonschema, yaml"])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        probe.status.success(),
+        "python3 lacks `kubernetes-validate`: run `python3 -m pip install kubernetes-validate` (scripts/test.sh does); these checks never skip\n{}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    Command::new(python)
+        .arg(validator())
+        .arg(version)
+        .args(files)
+        .output()
+        .expect("validate.py runs")
+}
+
+fn k8s_dirs(artifacts: &[Artifact], root: &Path) -> Vec<PathBuf> {
+    artifacts
+        .iter()
+        .filter(|a| a.path.ends_with("k8s/kustomization.yaml"))
+        .map(|a| root.join(a.path.parent().unwrap()))
+        .collect()
+}
+
+fn manifests(artifacts: &[Artifact], root: &Path) -> Vec<PathBuf> {
+    artifacts
+        .iter()
+        .filter(|a| {
+            a.path.parent().is_some_and(|p| p.ends_with(k8s::DIR))
+                && a.path.extension().is_some_and(|e| e == "yaml")
+                && !a.path.ends_with("kustomization.yaml")
+        })
+        .map(|a| root.join(&a.path))
+        .collect()
+}
+
+fn docs(text: &str) -> Vec<Value> {
+    text.split("\n---\n")
+        .map(|d| serde_saphyr::from_str::<Value>(d).expect("manifest parses"))
+        .collect()
+}
+
+/// `kubectl kustomize DIR`, parsed.
+fn kustomize(dir: &Path) -> Vec<Value> {
+    let o = Command::new(tool(
+        "kubectl",
+        "install kubectl (Debian package `kubernetes-client`)",
+    ))
+    .arg("kustomize")
+    .arg(dir)
+    .output()
+    .expect("kubectl runs");
+    assert!(
+        o.status.success(),
+        "kubectl kustomize {} failed:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    docs(&String::from_utf8(o.stdout).expect("utf-8"))
+}
+
+fn env_of(container: &Value, name: &str) -> Option<String> {
+    container["env"]
+        .as_array()?
+        .iter()
+        .find(|e| e["name"] == name)
+        .and_then(|e| e["value"].as_str().map(str::to_owned))
+}
+
+#[test]
+fn every_manifest_matches_the_kubernetes_and_leaderworkerset_schemas() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("catalog");
+    let all = layouts();
+    let artifacts = render_all(&all, &K8sSettings::default(), &root);
+    let files = manifests(&artifacts, &root);
+    // scripts, one set per engine, and the proxy Deployment and Service (PD)
+    // or the API Service (mixed), per layout.
+    let expected: usize = all
+        .iter()
+        .map(|l| 2 + usize::from(l.is_pd()) + l.placement.engines.len())
+        .sum();
+    assert_eq!(files.len(), expected, "manifest files: {files:?}");
+    for version in KUBERNETES_VERSIONS {
+        let o = validate(version, &files);
+        assert!(
+            o.status.success(),
+            "manifests fail the Kubernetes {version} / LeaderWorkerSet schemas:\n{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_schema_check_rejects_unknown_fields_and_wrong_types() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("catalog");
+    let all = layouts();
+    let artifacts = render_all(&all, &K8sSettings::default(), &root);
+    let set = artifacts
+        .iter()
+        .find(|a| a.contents.contains("kind: LeaderWorkerSet"))
+        .expect("a LeaderWorkerSet");
+    let proxy = artifacts
+        .iter()
+        .find(|a| a.path.ends_with("k8s/proxy-deployment.yaml"))
+        .expect("a proxy manifest");
+    let cases = [
+        // A misspelt LeaderWorkerSet field (the CRD schema).
+        (set, "    size:", "    sizee:", "'sizee' was unexpected"),
+        // A misspelt pod field inside the set's template.
+        (
+            set,
+            "enableServiceLinks:",
+            "enableServiceLink:",
+            "'enableServiceLink' was unexpected",
+        ),
+        // A wrong type in the core Deployment schema.
+        (proxy, "replicas: 1", "replicas: one", "replicas"),
+    ];
+    for (i, (artifact, from, to, message)) in cases.into_iter().enumerate() {
+        assert!(
+            artifact.contents.contains(from),
+            "`{from}` in {}",
+            artifact.path.display()
+        );
+        let bad = tmp.path().join(format!("bad{i}.yaml"));
+        std::fs::write(&bad, artifact.contents.replacen(from, to, 1)).expect("write");
+        let o = validate(KUBERNETES_VERSIONS[0], &[bad]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "validate.py accepted `{to}`");
+        assert!(
+            stderr.contains(message),
+            "expected `{message}` in:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn kubectl_kustomize_builds_every_layout_with_one_set_per_engine() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("catalog");
+    let all = layouts();
+    let settings = K8sSettings::default();
+    let artifacts = render_all(&all, &settings, &root);
+    let dirs = k8s_dirs(&artifacts, &root);
+    assert_eq!(dirs.len(), all.len(), "one k8s/ per layout");
+    for l in &all {
+        let dir = root.join(l.name()).join(k8s::DIR);
+        let objects = kustomize(&dir);
+        let names = k8s::names(l).expect("names");
+        let kinds = |k: &str| objects.iter().filter(|o| o["kind"] == k).count();
+        assert_eq!(
+            kinds("LeaderWorkerSet"),
+            l.placement.engines.len(),
+            "{}",
+            l.name()
+        );
+        assert_eq!(kinds("ConfigMap"), 1, "{}", l.name());
+        assert_eq!(kinds("Deployment"), usize::from(l.is_pd()), "{}", l.name());
+        assert_eq!(kinds("Service"), 1, "{}", l.name());
+        for o in &objects {
+            assert_eq!(
+                o["metadata"]["namespace"],
+                settings.namespace.as_str(),
+                "{}",
+                l.name()
+            );
+        }
+        let npus = l.hardware.npus_per_node.to_string();
+        let resource = settings.npu_resource_for(l);
+        for e in &l.placement.engines {
+            let set = &names.sets[e.index];
+            let o = objects
+                .iter()
+                .find(|o| {
+                    o["kind"] == "LeaderWorkerSet" && o["metadata"]["name"] == set.name.as_str()
+                })
+                .unwrap_or_else(|| panic!("{}: no set for engine {}", l.name(), e.index));
+            let spec = &o["spec"];
+            assert_eq!(spec["replicas"], 1);
+            let t = &spec["leaderWorkerTemplate"];
+            assert_eq!(t["size"], e.nodes.len(), "{} engine {}", l.name(), e.index);
+            for template in ["leaderTemplate", "workerTemplate"] {
+                let pod = &t[template];
+                if pod.is_null() {
+                    continue;
+                }
+                let c = &pod["spec"]["containers"][0];
+                assert_eq!(c["image"], l.image_ref.as_str());
+                assert_eq!(c["resources"]["limits"][&resource], npus.as_str());
+                assert_eq!(c["resources"]["requests"][&resource], npus.as_str());
+                let hosts = env_of(c, k8s::ENV_NODE_HOSTS).expect("node hosts");
+                assert_eq!(hosts.split(',').count(), l.node_count());
+                assert_eq!(env_of(c, k8s::ENV_FIRST_NODE), Some(e.nodes[0].to_string()));
+                assert_eq!(
+                    env_of(c, k8s::ENV_ENGINE_NODES),
+                    Some(e.nodes.len().to_string())
+                );
+                assert!(
+                    pod["spec"]["terminationGracePeriodSeconds"]
+                        .as_i64()
+                        .unwrap()
+                        > k8s::LAUNCHER_GRACE_SECONDS
+                );
+                let mounts = c["volumeMounts"].as_array().unwrap();
+                for path in ["/dev/shm", k8s::DRIVER_TOOLS, l.model_path.as_str()] {
+                    assert!(
+                        mounts.iter().any(|m| m["mountPath"] == path),
+                        "{}: no {path}",
+                        l.name()
+                    );
+                }
+            }
+            // Each node's readiness probe polls exactly its ranks' API ports.
+            for (i, &node) in e.nodes.iter().enumerate() {
+                let pod = if i == 0 && !t["leaderTemplate"].is_null() {
+                    &t["leaderTemplate"]
+                } else {
+                    &t["workerTemplate"]
+                };
+                let probe = pod["spec"]["containers"][0]["readinessProbe"]["exec"]["command"][2]
+                    .as_str()
+                    .unwrap_or("");
+                let ports: Vec<String> = l.placement.nodes[node]
+                    .ranks
+                    .iter()
+                    .filter_map(|r| r.api_port)
+                    .map(|p| p.to_string())
+                    .collect();
+                if ports.is_empty() {
+                    assert!(
+                        probe.is_empty(),
+                        "{} node {node}: a probe without API ports",
+                        l.name()
+                    );
+                } else {
+                    let want = format!("for port in {};", ports.join(" "));
+                    assert!(
+                        probe.contains(&want),
+                        "{} node {node}: `{probe}` lacks `{want}`",
+                        l.name()
+                    );
+                }
+            }
+        }
+        // The scripts ConfigMap carries every script of the layout, unchanged.
+        let cm = objects.iter().find(|o| o["kind"] == "ConfigMap").unwrap();
+        for a in artifacts
+            .iter()
+            .filter(|a| a.executable && a.path.parent() == Some(Path::new(l.name())))
+        {
+            let file = a.path.file_name().unwrap().to_str().unwrap();
+            assert_eq!(
+                cm["data"][file].as_str(),
+                Some(a.contents.as_str()),
+                "{}: {file}",
+                l.name()
+            );
+        }
+        if let Some(proxy) = &l.proxy {
+            let d = objects.iter().find(|o| o["kind"] == "Deployment").unwrap();
+            let c = &d["spec"]["template"]["spec"]["containers"][0];
+            let hosts = env_of(c, "PD_NODE_IPS").expect("proxy hosts");
+            assert_eq!(hosts, names.node_hosts.join(","));
+            let svc = objects.iter().find(|o| o["kind"] == "Service").unwrap();
+            assert_eq!(svc["spec"]["ports"][0]["port"], proxy.port);
+        }
+    }
+}
+
+#[test]
+fn settings_reach_the_manifests_and_bad_settings_are_refused() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("catalog");
+    let all = layouts();
+    let settings = K8sSettings {
+        namespace: "serving".into(),
+        npu_resource: Some("huawei.com/Ascend910".into()),
+        weights: "hostpath:/data/weights".parse().expect("hostpath parses"),
+        image_registry: Some("registry.example.com:5000/ascend".into()),
+    };
+    let artifacts = render_all(&all, &settings, &root);
+    let l = &all[0];
+    let objects = kustomize(&root.join(l.name()).join(k8s::DIR));
+    let set = objects
+        .iter()
+        .find(|o| o["kind"] == "LeaderWorkerSet")
+        .unwrap();
+    let pod = &set["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"];
+    let c = &pod["containers"][0];
+    assert_eq!(set["metadata"]["namespace"], "serving");
+    let image = c["image"].as_str().unwrap();
+    let (_, name) = l.image_ref.rsplit_once('/').unwrap();
+    assert_eq!(image, format!("registry.example.com:5000/ascend/{name}"));
+    assert!(c["resources"]["limits"]["huawei.com/Ascend910"].is_string());
+    let weights = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "weights")
+        .unwrap();
+    assert_eq!(weights["hostPath"]["path"], "/data/weights");
+    // Still valid against the schemas with every setting changed.
+    let o = validate(KUBERNETES_VERSIONS[0], &manifests(&artifacts, &root));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    for (bad, why) in [
+        ("pvc:Not_A_Name", "DNS-1123 subdomain"),
+        ("hostpath:relative/dir", "absolute path"),
+        (
+            "nfs:server:/x",
+            "expected `pvc:NAME` or `hostpath:/ABSOLUTE/PATH`",
+        ),
+    ] {
+        let e = bad.parse::<WeightsVolume>().expect_err(bad);
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+    for (s, why) in [
+        (
+            K8sSettings {
+                namespace: "Prod".into(),
+                ..K8sSettings::default()
+            },
+            "found namespace `Prod`",
+        ),
+        (
+            K8sSettings {
+                npu_resource: Some("ascend".into()),
+                ..K8sSettings::default()
+            },
+            "found NPU resource `ascend`",
+        ),
+        (
+            K8sSettings {
+                image_registry: Some("registry.example.com/".into()),
+                ..K8sSettings::default()
+            },
+            "without a trailing `/`",
+        ),
+    ] {
+        let rendered = render::render_layout(l).expect("render");
+        let e = k8s::artifacts(l, &s, &rendered).expect_err(why).to_string();
+        assert!(e.contains(why), "{e}");
+    }
+}
+
+#[test]
+fn termination_grace_outlasts_the_launchers_stop() {
+    // run.sh starts the launcher without `--grace-seconds`, so its default is
+    // what the pod's termination grace must outlast.
+    let py = render::launcher::launch_online_dp_py();
+    let want = format!(
+        "\"--grace-seconds\", type=float, default={}.0",
+        k8s::LAUNCHER_GRACE_SECONDS
+    );
+    assert!(
+        py.contains(&want),
+        "the launcher's grace default is not {}s",
+        k8s::LAUNCHER_GRACE_SECONDS
+    );
+}
+
+#[test]
+fn object_names_fit_kubernetes_limits_for_every_layout() {
+    for l in layouts() {
+        let names = k8s::names(&l).expect("names");
+        assert!(names.base.len() <= 34, "{}", names.base);
+        for set in &names.sets {
+            // `<set>-0-<worker>` pod names and `<set>-0` StatefulSets.
+            assert!(set.name.len() <= 50, "{}", set.name);
+        }
+        for h in &names.node_hosts {
+            assert!(
+                h.split('.')
+                    .all(|label| !label.is_empty() && label.len() <= 63),
+                "{h}"
+            );
+        }
+    }
+    // Long names are shortened with a hash, so two never collide.
+    let a = k8s::base_name("deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-long-variant-one");
+    let b = k8s::base_name("deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-long-variant-two");
+    assert_ne!(a, b);
+    assert!(a.len() <= 34 && b.len() <= 34);
+}
+
+fn cli(args: &[&str]) -> (u8, String) {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let mut argv = vec!["catalog"];
+    argv.extend_from_slice(args);
+    let code = layouts::cli::run(argv, Ok(layouts()), None, &mut out, &mut err);
+    (code, String::from_utf8(err).expect("utf8"))
+}
+
+#[test]
+fn catalog_flags_set_the_manifests_and_refuse_bad_values() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("c");
+    let out_s = out.to_str().unwrap();
+    let name = layouts::catalog().unwrap()[0].name().to_owned();
+    let (code, err) = cli(&[
+        "render",
+        &name,
+        "--out",
+        out_s,
+        "--k8s-namespace",
+        "serving",
+        "--k8s-weights",
+        "pvc:weights-ds",
+        "--k8s-npu-resource",
+        "huawei.com/Ascend910",
+        "--k8s-image-registry",
+        "registry.example.com/ascend",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let dir = out.join(&name).join(k8s::DIR);
+    let all = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n");
+    for want in [
+        "namespace: serving",
+        "claimName: weights-ds",
+        "huawei.com/Ascend910:",
+        "image: registry.example.com/ascend/vllm-ascend:",
+    ] {
+        assert!(all.contains(want), "no `{want}` in {}", dir.display());
+    }
+    // The whole-catalog build takes the same flags; --check compares with them.
+    let whole = tmp.path().join("whole");
+    let whole = whole.to_str().unwrap();
+    let (code, err) = cli(&["--out", whole, "--k8s-namespace", "serving"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = cli(&["--out", whole, "--check", "--k8s-namespace", "serving"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _) = cli(&["--out", whole, "--check"]);
+    assert_eq!(
+        code, 1,
+        "the default namespace differs from the written one"
+    );
+
+    for (args, why) in [
+        (
+            vec!["--k8s-weights", "nfs:/x"],
+            "expected `pvc:NAME` or `hostpath:/ABSOLUTE/PATH`",
+        ),
+        (
+            vec!["--k8s-namespace", "Serving"],
+            "found namespace `Serving`",
+        ),
+        (
+            vec!["--k8s-npu-resource", "npu"],
+            "found NPU resource `npu`",
+        ),
+    ] {
+        let mut argv = vec!["render", name.as_str(), "--out", out_s];
+        argv.extend(args);
+        let (code, err) = cli(&argv);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(why), "{err}");
+    }
+}
+
+#[test]
+fn kustomize_fails_when_a_listed_manifest_is_missing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("catalog");
+    let all = layouts();
+    render_all(&all, &K8sSettings::default(), &root);
+    let dir = root.join(all[0].name()).join(k8s::DIR);
+    std::fs::remove_file(dir.join("scripts.yaml")).expect("remove");
+    let o = Command::new(tool(
+        "kubectl",
+        "install kubectl (Debian package `kubernetes-client`)",
+    ))
+    .arg("kustomize")
+    .arg(&dir)
+    .output()
+    .expect("kubectl runs");
+    assert!(
+        !o.status.success(),
+        "kustomize built a directory missing a listed file"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("scripts.yaml"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
