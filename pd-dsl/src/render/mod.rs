@@ -17,6 +17,7 @@ pub mod docs;
 pub mod launcher;
 pub mod scripts;
 pub mod shell;
+pub mod site;
 pub mod view;
 
 use crate::Layout;
@@ -164,6 +165,7 @@ pub fn render_layout(layout: &Layout) -> Result<Vec<Artifact>, RenderError> {
         .into_iter()
         .map(|(f, c)| Artifact::new(dir.join(f), c))
         .collect();
+    out.extend(site::layout_site(layout, &out)?);
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }
@@ -200,6 +202,7 @@ pub fn render_catalog_with(
         docs::index_readme(&sorted, scenario_guide),
     ))?;
     add(Artifact::new("index.json", docs::index_json(&sorted)?))?;
+    add(site::index_html(&sorted, scenario_guide)?)?;
     Ok(by_path.into_values().collect())
 }
 
