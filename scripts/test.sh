@@ -35,6 +35,30 @@ need_py() { # need_py MODULE PYPI_REQUIREMENT
   }
 }
 need_py kubernetes_validate 'kubernetes-validate==1.37.0'
+# The browser test (tests/tests/browser.rs) loads every catalog page in
+# headless Chromium through playwright-core (pinned in tests/browser/).
+need_pkg chromium chromium
+need_pkg node nodejs
+need_pkg npm npm
+need_pkg fc-list fontconfig
+# Fonts: the picture's monospace face, and CJK for the bilingual index (the
+# screenshots must show the text, not empty boxes).
+need_font() { # need_font FAMILY DEBIAN_PACKAGE
+  if fc-list | grep -q "$1"; then return 0; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: installing $2 (font $1)" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+  fi
+  fc-list | grep -q "$1" || {
+    echo "test.sh: the browser test needs the font \`$1\`; install the \`$2\` package" >&2
+    exit 1
+  }
+}
+need_font "DejaVu Sans Mono" fonts-dejavu-core
+need_font "WenQuanYi Micro Hei" fonts-wqy-microhei
+echo "== npm ci (tests/browser: playwright-core)" >&2
+npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error >&2
 
 echo "== cargo fmt --check" >&2
 cargo fmt --all -- --check

@@ -171,6 +171,8 @@ fn every_layout_directory_has_its_files() {
             "verify.sh",
             "bench.sh",
             "docker.sh",
+            "index.html",
+            "topology.svg",
         ];
         if l.is_pd() {
             want.extend([

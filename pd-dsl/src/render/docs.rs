@@ -188,6 +188,7 @@ pub fn layout_readme(layout: &Layout) -> String {
     } else {
         s.push_str("One engine serves both prefill and decode (no proxy); node 0 serves the API. Every value below is derived from the topology.\n\n");
     }
+    s.push_str("![Topology: nodes, engines, ranks, the proxy and the KV flow](topology.svg)\n\n");
     s.push_str(&topology_table(layout));
     s.push('\n');
     if let Some(p) = view::proxy_view(layout) {
@@ -402,7 +403,7 @@ pub const SCENARIO_GUIDE_MARK: &str = "<!-- scenario guide -->";
 /// The order of the index page: topology first, as seed 000 reads ("pick a
 /// topology first"): by node count, mixed before PD, then by the number of
 /// prefill and decode engines, then by name.
-fn topology_order(l: &Layout) -> (usize, bool, usize, usize, &str) {
+pub(crate) fn topology_order(l: &Layout) -> (usize, bool, usize, usize, &str) {
     let count = |role: crate::Role| {
         l.placement
             .engines

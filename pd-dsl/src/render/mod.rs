@@ -18,6 +18,7 @@ pub mod k8s;
 pub mod launcher;
 pub mod scripts;
 pub mod shell;
+pub mod site;
 pub mod view;
 
 use crate::Layout;
@@ -167,6 +168,7 @@ pub fn render_layout(layout: &Layout) -> Result<Vec<Artifact>, RenderError> {
         .map(|(f, c)| Artifact::new(dir.join(f), c))
         .collect();
     out.extend(k8s::artifacts(layout, &k8s::K8sSettings::default(), &out)?);
+    out.extend(site::layout_site(layout, &out)?);
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }
@@ -203,6 +205,7 @@ pub fn render_catalog_with(
         docs::index_readme(&sorted, scenario_guide),
     ))?;
     add(Artifact::new("index.json", docs::index_json(&sorted)?))?;
+    add(site::index_html(&sorted, scenario_guide)?)?;
     Ok(by_path.into_values().collect())
 }
 
