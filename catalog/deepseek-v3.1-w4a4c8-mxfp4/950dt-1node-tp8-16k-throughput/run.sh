@@ -10,17 +10,35 @@ set -euo pipefail
 LAYOUT=deepseek-v3.1-w4a4c8-mxfp4/950dt-1node-tp8-16k-throughput
 NODE_COUNT=1
 HAS_PROXY=0
+API_PORT=8015
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 PIDS=()
 # Fail fast: report, stop anything this script started, exit non-zero.
 die() {
     echo "run.sh: error: $*" >&2
-    if ((${#PIDS[@]})); then kill -TERM "${PIDS[@]}" 2>/dev/null || true; fi
+    others
+    if ((${#PIDS[@]})); then
+        kill -TERM "${PIDS[@]}" 2>/dev/null || true
+        wait || true
+    fi
+    if declare -F cleanup >/dev/null; then cleanup; fi
     exit 1
 }
 log() { echo "run.sh: $*" >&2; }
+# Said whenever this node stops on its own: the other nodes do not know.
+others() {
+    if ((NODE_COUNT > 1)); then
+        echo "run.sh: the other nodes of $LAYOUT keep running; stop them with ./stop.sh on each (README: How to stop it)" >&2
+    fi
+}
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+is_ipv4() {
+    local IFS=. part parts
+    [[ $1 =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || return 1
+    read -r -a parts <<<"$1"
+    for part in "${parts[@]}"; do ((10#$part <= 255)) || return 1; done
+}
 
 # Addresses of this host, one per line.
 local_addresses() {
@@ -90,6 +108,36 @@ elif [[ -n ${VC_WORKER_HOSTS:-} ]]; then
         NODE_IPS+=("$addr")
     done
     NODE_INDEX=${NODE_INDEX:-${VC_TASK_INDEX:-}}
+elif [[ -n ${LWS_LEADER_ADDRESS:-} && -n ${PD_K8S_NODE_HOSTS:-} ]]; then
+    # One LeaderWorkerSet per engine (this layout's k8s/ manifests): a pod knows
+    # only its own group, so the manifest adds every node's pod DNS name (node
+    # order) and this engine's first node and node count.
+    SOURCE="LeaderWorkerSet (PD_K8S_NODE_HOSTS)"
+    for v in LWS_GROUP_SIZE LWS_WORKER_INDEX PD_K8S_FIRST_NODE PD_K8S_ENGINE_NODES; do
+        is_uint "${!v:-}" || die "$v must be a number on a pod of this layout's LeaderWorkerSets, got '${!v:-}'"
+    done
+    ((LWS_GROUP_SIZE == PD_K8S_ENGINE_NODES)) || die "LWS_GROUP_SIZE is $LWS_GROUP_SIZE, but this engine runs on $PD_K8S_ENGINE_NODES node(s): the LeaderWorkerSet's size must be the engine's node count"
+    ((LWS_WORKER_INDEX < LWS_GROUP_SIZE)) || die "LWS_WORKER_INDEX $LWS_WORKER_INDEX is not in [0, $LWS_GROUP_SIZE)"
+    IFS=',' read -r -a node_hosts <<<"$PD_K8S_NODE_HOSTS"
+    ((PD_K8S_FIRST_NODE + LWS_GROUP_SIZE <= ${#node_hosts[@]})) || die "PD_K8S_NODE_HOSTS names ${#node_hosts[@]} node(s), fewer than this engine's nodes $PD_K8S_FIRST_NODE..$((PD_K8S_FIRST_NODE + LWS_GROUP_SIZE - 1))"
+    leader_host=${node_hosts[$PD_K8S_FIRST_NODE]}
+    [[ ${LWS_LEADER_ADDRESS%%.*} == "${leader_host%%.*}" ]] || die "LWS_LEADER_ADDRESS is '$LWS_LEADER_ADDRESS', expected the pod '${leader_host%%.*}' (node $PD_K8S_FIRST_NODE): PD_K8S_* belong to another LeaderWorkerSet"
+    dns_wait=${PD_WAIT_SECONDS:-3600}
+    dns_poll=${PD_POLL_SECONDS:-10}
+    is_uint "$dns_wait" || die "PD_WAIT_SECONDS must be a number of seconds, got '$dns_wait'"
+    [[ $dns_poll =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$dns_poll'"
+    dns_deadline=$((SECONDS + dns_wait))
+    for h in "${node_hosts[@]}"; do
+        # Other engines' pods may not exist yet: wait until their names resolve.
+        until addr=$(getent hosts "$h" | awk '{print $1; exit}') && [[ -n $addr ]]; do
+            ((SECONDS < dns_deadline)) || die "pod name '$h' did not resolve within ${dns_wait}s (getent hosts): is its LeaderWorkerSet applied and scheduled?"
+            sleep "$dns_poll"
+        done
+        NODE_IPS+=("$addr")
+    done
+    NODE_INDEX=${NODE_INDEX:-$((PD_K8S_FIRST_NODE + LWS_WORKER_INDEX))}
+    # The proxy runs as its own Deployment (k8s/proxy-deployment.yaml), not on node 0.
+    HAS_PROXY=0
 elif [[ -n ${LWS_LEADER_ADDRESS:-} ]]; then
     SOURCE="LeaderWorkerSet"
     is_uint "${LWS_GROUP_SIZE:-}" || die "LWS_GROUP_SIZE must be set with LWS_LEADER_ADDRESS"
@@ -110,8 +158,36 @@ fi
 if [[ ${#NODE_IPS[@]} -ne $NODE_COUNT ]]; then
     die "layout $LAYOUT runs on $NODE_COUNT nodes, but $SOURCE lists ${#NODE_IPS[@]}: ${NODE_IPS[*]}"
 fi
+# Every entry trimmed, then an IPv4 or IPv6 address, or a host name that resolves.
 for i in "${!NODE_IPS[@]}"; do
-    [[ -n ${NODE_IPS[$i]} ]] || die "node $i has an empty address in $SOURCE"
+    entry=${NODE_IPS[$i]}
+    entry=${entry#"${entry%%[![:space:]]*}"}
+    entry=${entry%"${entry##*[![:space:]]}"}
+    [[ -n $entry ]] || die "node $i has an empty address in $SOURCE"
+    if is_ipv4 "$entry"; then
+        :
+    elif [[ $entry == *:* ]]; then
+        [[ $entry =~ ^[0-9A-Fa-f:.]+$ ]] || die "node $i's address '$entry' in $SOURCE is not an IPv6 address"
+    elif [[ $entry =~ ^[0-9.]+$ ]]; then
+        die "node $i's address '$entry' in $SOURCE is not an IPv4 address (four numbers 0-255)"
+    elif [[ $entry =~ ^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$ ]]; then
+        addr=$(getent hosts "$entry" | awk '{print $1; exit}') || true
+        if [[ -n $addr ]]; then
+            entry=$addr
+        elif [[ ${PD_DRY_RUN:-0} == 1 ]]; then
+            log "warning: cannot resolve node $i's host '$entry' in $SOURCE (getent hosts); a real start stops here"
+        else
+            die "cannot resolve node $i's host '$entry' in $SOURCE (getent hosts)"
+        fi
+    else
+        die "node $i's address '$entry' in $SOURCE is not an IP address or host name"
+    fi
+    NODE_IPS[i]=$entry
+done
+for i in "${!NODE_IPS[@]}"; do
+    for ((j = i + 1; j < ${#NODE_IPS[@]}; j++)); do
+        [[ ${NODE_IPS[$i]} != "${NODE_IPS[$j]}" ]] || die "nodes $i and $j have the same address ${NODE_IPS[$i]} in $SOURCE"
+    done
 done
 if [[ -z $NODE_INDEX ]]; then
     NODE_INDEX=$(find_own_index) || die "this host is none of ${NODE_IPS[*]} ($SOURCE); set PD_NODE_INDEX"
@@ -133,6 +209,9 @@ define_commands() {
 
 # 2. Local IP and NIC: the route to this engine's DP master (overridable).
 MASTER_IP=${NODE_IPS[$DP_MASTER_NODE]}
+if [[ -z ${PD_LOCAL_IP:-} || -z ${PD_NIC:-} ]] && ! command -v ip >/dev/null 2>&1; then
+    die "the 'ip' command (iproute2) is not installed; it finds this node's IP and NIC: install iproute2, or set PD_LOCAL_IP and PD_NIC"
+fi
 if [[ -n ${PD_LOCAL_IP:-} ]]; then
     LOCAL_IP=$PD_LOCAL_IP
 else
@@ -146,8 +225,25 @@ else
     NIC=$(ip -o addr show 2>/dev/null | awk -v want="$LOCAL_IP" '{split($4, a, "/"); if (a[1] == want) {print $2; exit}}')
     [[ -n $NIC ]] || die "cannot find the interface holding $LOCAL_IP; set PD_NIC"
 fi
-if [[ $LOCAL_IP != "${NODE_IPS[$NODE_INDEX]}" ]]; then
-    log "warning: local IP $LOCAL_IP is not node $NODE_INDEX's listed address ${NODE_IPS[$NODE_INDEX]}"
+# The node index must name this host: a wrong index starts the wrong ranks.
+own=0
+[[ $LOCAL_IP != "${NODE_IPS[$NODE_INDEX]}" ]] || own=1
+if ((!own)); then
+    while read -r addr; do
+        [[ $addr != "${NODE_IPS[$NODE_INDEX]}" ]] || own=1
+    done < <(local_addresses)
+fi
+if ((!own)); then
+    if guess=$(find_own_index); then
+        hint="this host is node $guess (${NODE_IPS[$guess]})"
+    else
+        hint="this host has none of the listed addresses"
+    fi
+    if [[ ${PD_FORCE_NODE_INDEX:-0} == 1 ]]; then
+        log "warning: node index $NODE_INDEX names ${NODE_IPS[$NODE_INDEX]}, not an address of this host (local IP $LOCAL_IP; $hint); going on because PD_FORCE_NODE_INDEX=1"
+    else
+        die "node index $NODE_INDEX names ${NODE_IPS[$NODE_INDEX]}, which is not an address of this host (local IP $LOCAL_IP; $hint): fix PD_NODE_INDEX, or set PD_FORCE_NODE_INDEX=1 when the listed address reaches this host through NAT"
+    fi
 fi
 export HCCL_IF_IP=$LOCAL_IP
 export GLOO_SOCKET_IFNAME=$NIC
@@ -158,7 +254,8 @@ PD_NODE_IPS=$(IFS=,; echo "${NODE_IPS[*]}")
 export PD_NODE_IPS
 
 # What this node runs; PD_DRY_RUN=1 prints it and starts nothing.
-LOG_DIR="${PD_LOG_DIR:-/var/log/pd-dsl/$LAYOUT}/node$NODE_INDEX"
+LOG_BASE=${PD_LOG_DIR:-/var/log/pd-dsl/$LAYOUT}
+LOG_DIR="$LOG_BASE/node$NODE_INDEX"
 define_commands
 if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
     if [[ -n ${ENGINE_ID:-} ]]; then
@@ -177,16 +274,60 @@ fi
 "$HERE/preflight.sh" "$NODE_INDEX" || die "preflight failed on node $NODE_INDEX"
 
 mkdir -p "$LOG_DIR" || die "cannot create log directory $LOG_DIR"
+WAIT_SECONDS=${PD_WAIT_SECONDS:-3600}
+is_uint "$WAIT_SECONDS" || die "PD_WAIT_SECONDS must be a number of seconds, got '$WAIT_SECONDS'"
+POLL_SECONDS=${PD_POLL_SECONDS:-10}
+[[ $POLL_SECONDS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$POLL_SECONDS'"
+command -v curl >/dev/null || die "curl is needed to poll /health (install curl)"
 
-# shellcheck disable=SC2317  # reached through the trap below
+# Records for stop.sh: this script's pid and a run id every process it starts inherits.
+if [[ -s $LOG_DIR/run.pid ]]; then
+    other=$(<"$LOG_DIR/run.pid")
+    if is_uint "$other" && [[ $other != "$$" ]] && kill -0 "$other" 2>/dev/null \
+        && [[ $(tr '\0' ' ' <"/proc/$other/cmdline" 2>/dev/null) == *run.sh* ]]; then
+        die "run.sh is already running on node $NODE_INDEX (pid $other); stop it first with ./stop.sh $NODE_INDEX"
+    fi
+fi
+PD_RUN_ID="$LAYOUT/node$NODE_INDEX/$$-$RANDOM$RANDOM"
+export PD_RUN_ID
+printf '%s\n' "$$" >"$LOG_DIR/run.pid"
+printf '%s\n' "$PD_RUN_ID" >"$LOG_DIR/run.id"
+cleanup() {
+    rm -f "$LOG_DIR/run.pid" "$LOG_DIR/run.id"
+    # Node 0 no longer serves: verify.sh must not trust the old URL.
+    if ((NODE_INDEX == 0)); then rm -f "$LOG_BASE/endpoint.url"; fi
+}
+
+# HUP (a dropped SSH session or `docker exec -it`), TERM and INT stop every rank of this node.
+# shellcheck disable=SC2317  # reached through the traps below
 stop() {
-    trap - TERM INT
-    log "stopping node $NODE_INDEX"
+    trap - HUP TERM INT
+    log "received SIG$1; stopping node $NODE_INDEX"
     kill -TERM "${PIDS[@]}" 2>/dev/null || true
     wait || true
-    exit 143
+    cleanup
+    exit "$2"
 }
-trap stop TERM INT
+trap 'stop HUP 129' HUP
+trap 'stop TERM 143' TERM
+trap 'stop INT 130' INT
+
+# Polls URL until it answers (CURL_OK: -f = HTTP 2xx only), the last started process exits, or WAIT_SECONDS pass.
+wait_http() {
+    local url=$1 what=$2 strict=$3 deadline=$((SECONDS + WAIT_SECONDS)) opts=(-sS -o /dev/null --connect-timeout 3 -m 5)
+    if ((strict)); then opts+=(-f); fi
+    until curl "${opts[@]}" "$url" 2>/dev/null; do
+        kill -0 "${PIDS[-1]}" 2>/dev/null || return 1
+        ((SECONDS < deadline)) || die "timed out after ${WAIT_SECONDS}s waiting for $what at $url"
+        sleep "$POLL_SECONDS"
+    done
+}
+
+# The URL verify.sh and bench.sh use, recorded on node 0 once it answers.
+record_url() {
+    printf '%s\n' "$1" >"$LOG_BASE/endpoint.url" || log "warning: cannot write $LOG_BASE/endpoint.url"
+    log "ready: $2 answers on $1 (recorded in $LOG_BASE/endpoint.url; ./verify.sh and ./bench.sh use it)"
+}
 
 # 4. This node's share of the engine: one `vllm serve` with native DP.
 LOG="$LOG_DIR/rank$DP_RANK_START.log"
@@ -194,11 +335,22 @@ log "node $NODE_INDEX: $ROLE engine $ENGINE (TP $TP_SIZE), DP ranks $DP_RANK_STA
 "${NODE_COMMAND[@]}" >>"$LOG" 2>&1 &
 PIDS+=("$!")
 
+# 5. Node 0 serves the API: wait for its /health, then say it is ready.
+if ((NODE_INDEX == 0)); then
+    API_URL="http://${NODE_IPS[0]}:$API_PORT"
+    if [[ ${NODE_IPS[0]} == *:* ]]; then API_URL="http://[${NODE_IPS[0]}]:$API_PORT"; fi
+    if wait_http "$API_URL/health" "the API server" 1; then
+        record_url "$API_URL" "the API server"
+    fi
+fi
+
 # Fail fast: when any started process exits, stop the others.
 rc=0
 wait -n || rc=$?
 log "a process of node $NODE_INDEX exited with code $rc; stopping the rest"
 kill -TERM "${PIDS[@]}" 2>/dev/null || true
 wait || true
+cleanup
+others
 if ((rc == 0)); then rc=1; fi
 exit "$rc"

@@ -13,9 +13,10 @@ Differences from upstream, on purpose:
 - dp-size-local * tp-size must fit the node's visible NPUs when known;
 - fails fast: when any rank exits, the others are terminated (whole process
   groups) and the launcher exits non-zero naming the rank and its exit code;
-- SIGTERM/SIGINT are forwarded to every rank;
+- SIGTERM, SIGINT and SIGHUP (a dropped SSH session) stop every rank;
 - --template picks the role template (default ./run_dp_template.sh) and
-  --log-dir writes rank<r>.log per rank.
+  --log-dir writes rank<r>.log per rank, and rank<r>.pgid (the rank's process
+  group, which stop.sh signals) while the rank runs.
 
 Python 3 standard library only.
 """
@@ -128,8 +129,16 @@ def start_ranks(args):
                                 start_new_session=True)
         if out:
             out.close()
+        if args.log_dir:
+            # stop.sh signals this process group even when the launcher is gone.
+            with open(pgid_file(args, dp_rank), "w") as f:
+                f.write(f"{proc.pid}\n")
         ranks.append((dp_rank, proc))
     return ranks
+
+
+def pgid_file(args, dp_rank):
+    return os.path.join(args.log_dir, f"rank{dp_rank}.pgid")
 
 
 def signal_all(ranks, sig):
@@ -174,9 +183,24 @@ def main(argv=None):
     def on_signal(signum, _frame):
         received.append(signum)
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    # A dropped SSH session or `docker exec -it` sends SIGHUP: the ranks run
+    # in their own sessions and would outlive us holding NPUs and ports.
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
     ranks = start_ranks(args)
+    try:
+        return supervise(args, ranks, received)
+    finally:
+        if args.log_dir:
+            for dp_rank, proc in ranks:
+                if proc.poll() is not None:
+                    try:
+                        os.remove(pgid_file(args, dp_rank))
+                    except OSError:
+                        pass
+
+
+def supervise(args, ranks, received):
     while True:
         if received:
             sig = received[0]
