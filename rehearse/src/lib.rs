@@ -119,8 +119,8 @@
 
 pub mod expect;
 pub mod http;
-pub mod kv_params;
 pub mod k8s_env;
+pub mod kv_params;
 pub mod rehearsal;
 pub mod serve_flags;
 pub mod standin;
