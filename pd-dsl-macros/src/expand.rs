@@ -100,12 +100,13 @@ mod tests {
             ports: { api: 7100, dp_rpc: 12321 },
             proxy: { port: 1999 },
             serve: { expert_parallel: true, trust_remote_code: true, speculative: { method: mtp, tokens: 1, enforce_eager: true },
-                     additional_config: { "enable_cpu_binding": true, "eplb_config": { "x": [1, -2, 0.9, null] } },
+                     additional_config: { "enable_cpu_binding": true, "eplb_config": { "expert_map_path": null, "num_redundant_experts": 16 }, "x_extra": [1, -2, 0.9, null] },
                      flags: ["--tokenizer-mode" = "slow"], env: { HCCL_BUFFSIZE: 1024, LD_LIBRARY_PATH: prepend("/opt/lib") } },
             prefill: { max_num_batched_tokens: 8192, max_num_seqs: 16, graph: eager, gpu_memory_utilization: 0.92 },
             decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only },
             provenance: { recorded: "2026-06-27" },
             verified: before("v0.21.0rc1"),
+            allow(unknown_additional_config_key, "arbitrary JSON (arrays, negatives, floats, null) must round-trip"),
             bench: { input_len: 3500, output_len: 1500, num_prompts: 200, request_rate: inf },
         }
     }
