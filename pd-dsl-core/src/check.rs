@@ -1960,7 +1960,7 @@ fn check_serve(
         (serve.graph, &serve.speculative)
         && s.tokens > 1
     {
-        let step = s.tokens + 1;
+        let step = s.tokens.saturating_add(1);
         let block = match spec.roles.get(&role) {
             Some(b) if b.graph.is_some() => b,
             _ => &spec.serve,
