@@ -329,7 +329,7 @@ pub fn expectation(layout: &Layout) -> Expectation {
                 devices: r.devices.clone(),
                 api_port: r.api_port.and_then(|p| u16::try_from(p).ok()),
                 dp_master_ip: node_ip(n.dp_master),
-                rpc_port: layout
+                rpc_port: e
                     .dp_rpc_port
                     .filter(|_| uses_rpc)
                     .and_then(|p| u16::try_from(p).ok()),
@@ -406,7 +406,13 @@ fn port_owner(layout: &Layout, i: usize, port: u32) -> Option<String> {
             return Some(format!("{} rank {}'s kv handshake port", n.role, r.dp_rank));
         }
     }
-    if layout.dp_rpc_port == Some(port) && n.dp_master == i {
+    // Each engine's own DP RPC port (per-role ports differ by engine).
+    let rpc = layout
+        .placement
+        .engines
+        .get(n.engine)
+        .and_then(|e| e.dp_rpc_port);
+    if rpc == Some(port) && n.dp_master == i {
         return Some("the DP master's RPC port".into());
     }
     if n.hosts_proxy && layout.proxy.is_some_and(|p| p.port == port) {
@@ -534,7 +540,7 @@ fn inject(layout: &Layout, fault: Option<Fault>) -> Result<Injection, String> {
                     layout.name()
                 )
             })?;
-            let rpc = layout.dp_rpc_port.unwrap_or(29550);
+            let rpc = engine.dp_rpc_port.unwrap_or(29550);
             let master = format!("{}:{rpc}", node_ip(engine.master()));
             inj.env
                 .entry(target)
