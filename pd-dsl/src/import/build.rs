@@ -49,6 +49,9 @@ pub(crate) struct NodeIn {
     pub master: P<String>,
     /// Options other than the model and the derived ones.
     pub args: Vec<Arg>,
+    /// The derived per-rank options ([`RANK_FLAGS`]) as written, launcher
+    /// and harness placeholders (`$2`, `${DP_RANK}`) unresolved.
+    pub rank_args: Vec<Arg>,
     /// Env, in order; values as written (`/x:$LD_PRELOAD`).
     pub env: Vec<(P<String>, P<String>)>,
     /// A native-DP worker (`--headless`): no API port of its own.
@@ -774,11 +777,25 @@ fn build_inner(
 }
 
 fn input_rank(n: &NodeIn, node: usize, local: u64, _pd: bool) -> InputRank {
-    let options = n
-        .args
+    let mut options: Vec<(String, Option<String>)> = n
+        .rank_args
         .iter()
-        .map(|a| (a.flag.v.clone(), a.value.as_ref().map(|v| v.v.clone())))
+        .map(|a| {
+            let value = a.value.as_ref().map(|v| {
+                if v.v.contains('$') {
+                    resolve_rank_value(n, &a.flag.v, local).unwrap_or_else(|| v.v.clone())
+                } else {
+                    v.v.clone()
+                }
+            });
+            (a.flag.v.clone(), value)
+        })
         .collect();
+    options.extend(
+        n.args
+            .iter()
+            .map(|a| (a.flag.v.clone(), a.value.as_ref().map(|v| v.v.clone()))),
+    );
     let env = n
         .env
         .iter()
@@ -788,9 +805,27 @@ fn input_rank(n: &NodeIn, node: usize, local: u64, _pd: bool) -> InputRank {
     InputRank {
         node,
         dp_rank: n.rank_start.v + local,
+        model: n.model.v.clone(),
         options,
         env,
     }
+}
+
+/// What a placeholder of a per-rank flag stands for at local rank `local`:
+/// the value `launch_online_dp.py` (`$2..$7`, facts §1.3) or the e2e runner
+/// (`${DP_RANK}`, `$SERVER_PORT`, ...) passes, from the node's facts.
+fn resolve_rank_value(n: &NodeIn, flag: &str, local: u64) -> Option<String> {
+    Some(match flag {
+        "--port" => (n.api_port.v + local).to_string(),
+        "--data-parallel-size" => n.dp.v.to_string(),
+        "--data-parallel-rank" => (n.rank_start.v + local).to_string(),
+        "--data-parallel-address" => n.master.v.clone(),
+        "--data-parallel-rpc-port" => n.dp_rpc.as_ref()?.v.to_string(),
+        "--tensor-parallel-size" => n.tp.v.to_string(),
+        "--data-parallel-size-local" => n.dp_local.v.to_string(),
+        "--data-parallel-start-rank" => n.rank_start.v.to_string(),
+        _ => return None,
+    })
 }
 
 /// Nodes of one role must run one set of settings: pd-dsl renders one
