@@ -682,6 +682,22 @@ fn build_inner(
         roles.insert(role, block);
     }
     let serve = factor_common(&mut roles);
+    // Without `--served-model-name` vLLM serves the model under the model
+    // argument; pd-dsl always passes one (a hub id is no valid served name,
+    // rule `served_name_format`), so clients must ask for another name.
+    if served.is_none() && model_at.v != model.served_name {
+        d.notes.push(Note {
+            at: model_at.at,
+            what: format!(
+                "no `--served-model-name` (vLLM serves the model as `{}`)",
+                model_at.v
+            ),
+            why: format!(
+                "pd-dsl passes the model table's `--served-model-name {}`: clients ask for that name",
+                model.served_name
+            ),
+        });
+    }
     let served_model_name = served
         .filter(|x| x.v != model.served_name)
         .map(|x| Spanned::new(x.v, s(x.at)));
@@ -1172,6 +1188,28 @@ fn serve_block(
                     .as_ref()
                     .map(|v| Spanned::new(Json::String(v.v.clone()), s(v.at))),
             }),
+        }
+    }
+    // Flags pd-dsl passes from the model table that the input leaves to
+    // vLLM's default: the rendered command differs, so say so.
+    let has = |f: &str| n.args.iter().any(|a| a.flag.v == f);
+    for (flag, table) in [
+        ("--quantization", model.quantization),
+        ("--tokenizer-mode", model.tokenizer_mode),
+    ] {
+        let what = format!("no `{flag}` (vLLM's default)");
+        if let Some(t) = table
+            && !has(flag)
+            && !notes.iter().any(|x| x.what == what)
+        {
+            notes.push(Note {
+                at: n.model.at,
+                what,
+                why: format!(
+                    "pd-dsl passes the model table's `{flag} {t}` for `{}`",
+                    model.id
+                ),
+            });
         }
     }
     for (k, v) in &n.env {
