@@ -6,7 +6,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 /// A layout rendered into a temporary catalog directory.
@@ -220,13 +220,16 @@ pub fn serve(r: &Rendered, script: &str, args: &[String], extra_env: &[(&str, &s
     let stub = tempfile::tempdir().expect("tempdir");
     let vllm = stub.path().join("vllm");
     // Records argv and env NUL-separated: no interpreter between the
-    // script under test and what it passes.
-    std::fs::write(
-        &vllm,
-        "#!/bin/sh\nprintf '%s\\0' \"$@\" >\"$STUB_OUT.argv\"\nenv -0 >\"$STUB_OUT.env\"\n",
-    )
-    .expect("stub");
-    make_executable(&vllm);
+    // script under test and what it passes. A child process writes it, so
+    // no writable descriptor of ours can leak into a process another test
+    // thread forks meanwhile (exec would fail with "Text file busy").
+    let written = Command::new("sh")
+        .args(["-c", "printf '%s' \"$2\" >\"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(&vllm)
+        .arg("#!/bin/sh\nprintf '%s\\0' \"$@\" >\"$STUB_OUT.argv\"\nenv -0 >\"$STUB_OUT.env\"\n")
+        .status()
+        .expect("sh runs");
+    assert!(written.success(), "cannot write the vllm stand-in");
     let record = stub.path().join("record");
     let path = format!(
         "{}:{}",
@@ -268,12 +271,4 @@ pub fn serve(r: &Rendered, script: &str, args: &[String], extra_env: &[(&str, &s
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect(),
     }
-}
-
-/// `chmod 755`.
-pub fn make_executable(p: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let mut perm = std::fs::metadata(p).expect("meta").permissions();
-    perm.set_mode(0o755);
-    std::fs::set_permissions(p, perm).expect("chmod");
 }
