@@ -6,9 +6,10 @@
 //! The path is the user's: `catalog import FILES --format yaml` (in
 //! process, through `layouts::cli::run`) → the YAML loader
 //! (`pd_dsl::load::from_yaml`, which runs the rules) → render → write →
-//! run. The printed Rust `layout!` source is not compiled here: the macro's
-//! parser lives in the proc-macro crate and is not callable at run time, so
-//! the YAML output stands for both (they print the same `LayoutSpec`).
+//! run. The printed Rust `layout!` source cannot be parsed at run time (the
+//! macro's parser lives in the proc-macro crate), so `import_printed.rs`
+//! compiles every fixture's printed source, committed in `tests/imported/`,
+//! and asserts it renders byte for byte what the YAML path renders here.
 //! What runs is what an operator runs: `run.sh` of every node with
 //! `PD_DRY_RUN=1`, the launcher's `--dry-run` (PD nodes), and the role
 //! template or `run_mixed.sh` with a recording `vllm` on PATH
