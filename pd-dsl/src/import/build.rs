@@ -1190,6 +1190,23 @@ fn serve_block(
             }),
         }
     }
+    // pd-dsl binds every API server to all interfaces: the proxy on node 0
+    // reaches the ranks of every node.
+    for a in n.rank_args.iter().filter(|a| a.flag.v == "--host") {
+        if let Some(v) = &a.value
+            && v.v != "0.0.0.0"
+            && !v.v.contains('$')
+        {
+            let what = format!("`--host {}`", v.v);
+            if !notes.iter().any(|x| x.what == what) {
+                notes.push(Note {
+                    at: v.at,
+                    what,
+                    why: "pd-dsl passes `--host 0.0.0.0`: the proxy on node 0 reaches every node's ranks".into(),
+                });
+            }
+        }
+    }
     // Flags pd-dsl passes from the model table that the input leaves to
     // vLLM's default: the rendered command differs, so say so.
     let has = |f: &str| n.args.iter().any(|a| a.flag.v == f);
