@@ -739,7 +739,14 @@ fn build_inner(
                 }
             })
             .collect();
-        format!("imported/{}", clean.trim_matches('-'))
+        // A layout name part starts with a letter or digit (`.tmpXYZ`).
+        let clean = clean
+            .trim_start_matches(|c: char| !c.is_ascii_alphanumeric())
+            .trim_end_matches('-');
+        format!(
+            "imported/{}",
+            if clean.is_empty() { "layout" } else { clean }
+        )
     });
     let spec = LayoutSpec {
         summary: vec![format!(
