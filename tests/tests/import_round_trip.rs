@@ -792,3 +792,43 @@ fn env_references_expand_as_the_shell_expands_them() {
     assert_eq!(expand("$UNSET-z", &env), "-z");
     assert_eq!(expand("cost $5 and $", &env), "cost  and $");
 }
+
+#[test]
+fn a_value_pd_dsl_does_not_keep_is_reported_so_the_round_trip_holds() {
+    // A decode template binding its API servers to loopback: pd-dsl binds
+    // every rank to all interfaces, and the import must say so.
+    let tmp = tempfile::tempdir().unwrap();
+    let src = root().join("scripts/a3-v31-2p1d-v1");
+    for f in sorted(&src) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let text = if f.ends_with("run_dp_template_d.sh") {
+            text.replace("--host 0.0.0.0", "--host 127.0.0.1")
+        } else {
+            text
+        };
+        std::fs::write(tmp.path().join(f.file_name().unwrap()), text).unwrap();
+    }
+    let u = Unit {
+        files: sorted(tmp.path()),
+        hardware: None,
+    };
+    let imported = input_side(&u);
+    assert!(
+        imported
+            .notes
+            .iter()
+            .any(|n| n.what == "`--host 127.0.0.1`" && n.at.line == 24),
+        "{:?}",
+        imported.notes
+    );
+    let (compared, failures) = round_trip(&u, |_| {});
+    assert_eq!((compared, failures), (36, Vec::<String>::new()));
+    // Without the report, the difference is a failure.
+    let (_, failures) = round_trip(&u, |i| i.notes.clear());
+    assert!(
+        failures
+            .iter()
+            .any(|f| f.ends_with("`--host`: the input passes `127.0.0.1`, ours `0.0.0.0`")),
+        "{failures:#?}"
+    );
+}
