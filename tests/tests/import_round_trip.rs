@@ -52,7 +52,7 @@
 //! 10. A difference the importer reported — a `deviate(...)` in the
 //!     imported layout and a `catalog lint` warning — about the same model,
 //!     flag or variable (e.g. a hub id served from the model table's path,
-//!     `--quantization` the input leaves out).
+//!     `--host 127.0.0.1`, `--quantization` the input leaves out).
 //!
 //! Anything else that differs — a flag missing, added or changed, an env
 //! variable missing, added or changed, another model — fails the test with
