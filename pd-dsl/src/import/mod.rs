@@ -203,8 +203,10 @@ pub struct InputRank {
     /// then the others in input order. Flags are spelled with dashes,
     /// `--flag=value` split (see `normalise_flag`).
     pub options: Vec<(String, Option<String>)>,
-    /// Env the rank gets from the input (literal values; `Prepend` shown as
-    /// the prepended entry).
+    /// Env the rank gets from the input, values as written (`dir:$NAME` for
+    /// a prepend), without what pd-dsl derives per node or rank
+    /// (`ASCEND_RT_VISIBLE_DEVICES`, `HCCL_IF_IP`, the socket names,
+    /// `ENGINE_ID`, `KV_PORT`, the e2e runner's `SERVER_PORT`).
     pub env: Vec<(String, String)>,
 }
 
