@@ -1,1 +1,3 @@
-//! Test-only crate.
+//! Test-only crate: the harness shared by the integration tests.
+
+pub mod harness;

@@ -49,6 +49,9 @@ pub(crate) struct NodeIn {
     pub master: P<String>,
     /// Options other than the model and the derived ones.
     pub args: Vec<Arg>,
+    /// The derived per-rank options ([`RANK_FLAGS`]) as written, launcher
+    /// and harness placeholders (`$2`, `${DP_RANK}`) unresolved.
+    pub rank_args: Vec<Arg>,
     /// Env, in order; values as written (`/x:$LD_PRELOAD`).
     pub env: Vec<(P<String>, P<String>)>,
     /// A native-DP worker (`--headless`): no API port of its own.
@@ -679,6 +682,22 @@ fn build_inner(
         roles.insert(role, block);
     }
     let serve = factor_common(&mut roles);
+    // Without `--served-model-name` vLLM serves the model under the model
+    // argument; pd-dsl always passes one (a hub id is no valid served name,
+    // rule `served_name_format`), so clients must ask for another name.
+    if served.is_none() && model_at.v != model.served_name {
+        d.notes.push(Note {
+            at: model_at.at,
+            what: format!(
+                "no `--served-model-name` (vLLM serves the model as `{}`)",
+                model_at.v
+            ),
+            why: format!(
+                "pd-dsl passes the model table's `--served-model-name {}`: clients ask for that name",
+                model.served_name
+            ),
+        });
+    }
     let served_model_name = served
         .filter(|x| x.v != model.served_name)
         .map(|x| Spanned::new(x.v, s(x.at)));
@@ -720,7 +739,14 @@ fn build_inner(
                 }
             })
             .collect();
-        format!("imported/{}", clean.trim_matches('-'))
+        // A layout name part starts with a letter or digit (`.tmpXYZ`).
+        let clean = clean
+            .trim_start_matches(|c: char| !c.is_ascii_alphanumeric())
+            .trim_end_matches('-');
+        format!(
+            "imported/{}",
+            if clean.is_empty() { "layout" } else { clean }
+        )
     });
     let spec = LayoutSpec {
         summary: vec![format!(
@@ -774,11 +800,25 @@ fn build_inner(
 }
 
 fn input_rank(n: &NodeIn, node: usize, local: u64, _pd: bool) -> InputRank {
-    let options = n
-        .args
+    let mut options: Vec<(String, Option<String>)> = n
+        .rank_args
         .iter()
-        .map(|a| (a.flag.v.clone(), a.value.as_ref().map(|v| v.v.clone())))
+        .map(|a| {
+            let value = a.value.as_ref().map(|v| {
+                if v.v.contains('$') {
+                    resolve_rank_value(n, &a.flag.v, local).unwrap_or_else(|| v.v.clone())
+                } else {
+                    v.v.clone()
+                }
+            });
+            (a.flag.v.clone(), value)
+        })
         .collect();
+    options.extend(
+        n.args
+            .iter()
+            .map(|a| (a.flag.v.clone(), a.value.as_ref().map(|v| v.v.clone()))),
+    );
     let env = n
         .env
         .iter()
@@ -788,9 +828,27 @@ fn input_rank(n: &NodeIn, node: usize, local: u64, _pd: bool) -> InputRank {
     InputRank {
         node,
         dp_rank: n.rank_start.v + local,
+        model: n.model.v.clone(),
         options,
         env,
     }
+}
+
+/// What a placeholder of a per-rank flag stands for at local rank `local`:
+/// the value `launch_online_dp.py` (`$2..$7`, facts §1.3) or the e2e runner
+/// (`${DP_RANK}`, `$SERVER_PORT`, ...) passes, from the node's facts.
+fn resolve_rank_value(n: &NodeIn, flag: &str, local: u64) -> Option<String> {
+    Some(match flag {
+        "--port" => (n.api_port.v + local).to_string(),
+        "--data-parallel-size" => n.dp.v.to_string(),
+        "--data-parallel-rank" => (n.rank_start.v + local).to_string(),
+        "--data-parallel-address" => n.master.v.clone(),
+        "--data-parallel-rpc-port" => n.dp_rpc.as_ref()?.v.to_string(),
+        "--tensor-parallel-size" => n.tp.v.to_string(),
+        "--data-parallel-size-local" => n.dp_local.v.to_string(),
+        "--data-parallel-start-rank" => n.rank_start.v.to_string(),
+        _ => return None,
+    })
 }
 
 /// Nodes of one role must run one set of settings: pd-dsl renders one
@@ -1137,6 +1195,45 @@ fn serve_block(
                     .as_ref()
                     .map(|v| Spanned::new(Json::String(v.v.clone()), s(v.at))),
             }),
+        }
+    }
+    // pd-dsl binds every API server to all interfaces: the proxy on node 0
+    // reaches the ranks of every node.
+    for a in n.rank_args.iter().filter(|a| a.flag.v == "--host") {
+        if let Some(v) = &a.value
+            && v.v != "0.0.0.0"
+            && !v.v.contains('$')
+        {
+            let what = format!("`--host {}`", v.v);
+            if !notes.iter().any(|x| x.what == what) {
+                notes.push(Note {
+                    at: v.at,
+                    what,
+                    why: "pd-dsl passes `--host 0.0.0.0`: the proxy on node 0 reaches every node's ranks".into(),
+                });
+            }
+        }
+    }
+    // Flags pd-dsl passes from the model table that the input leaves to
+    // vLLM's default: the rendered command differs, so say so.
+    let has = |f: &str| n.args.iter().any(|a| a.flag.v == f);
+    for (flag, table) in [
+        ("--quantization", model.quantization),
+        ("--tokenizer-mode", model.tokenizer_mode),
+    ] {
+        let what = format!("no `{flag}` (vLLM's default)");
+        if let Some(t) = table
+            && !has(flag)
+            && !notes.iter().any(|x| x.what == what)
+        {
+            notes.push(Note {
+                at: n.model.at,
+                what,
+                why: format!(
+                    "pd-dsl passes the model table's `{flag} {t}` for `{}`",
+                    model.id
+                ),
+            });
         }
     }
     for (k, v) in &n.env {

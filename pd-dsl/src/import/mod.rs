@@ -194,11 +194,19 @@ pub struct InputRank {
     pub node: usize,
     /// Global DP rank.
     pub dp_rank: u64,
-    /// Options after the model, `--flag` → values, as the input gives them
-    /// (derived flags included, placeholders substituted).
+    /// The model path or hub id `vllm serve` gets.
+    pub model: String,
+    /// Options after the model, `--flag` → values, as the input gives them:
+    /// the per-rank flags first (`--port`, `--data-parallel-*`,
+    /// `--tensor-parallel-size`, `--host`, `--headless`; launcher and
+    /// harness placeholders substituted with what they pass this rank),
+    /// then the others in input order. Flags are spelled with dashes,
+    /// `--flag=value` split (see `normalise_flag`).
     pub options: Vec<(String, Option<String>)>,
-    /// Env the rank gets from the input (literal values; `Prepend` shown as
-    /// the prepended entry).
+    /// Env the rank gets from the input, values as written (`dir:$NAME` for
+    /// a prepend), without what pd-dsl derives per node or rank
+    /// (`ASCEND_RT_VISIBLE_DEVICES`, `HCCL_IF_IP`, the socket names,
+    /// `ENGINE_ID`, `KV_PORT`, the e2e runner's `SERVER_PORT`).
     pub env: Vec<(String, String)>,
 }
 

@@ -112,6 +112,8 @@ pub(crate) fn split_args(toks: &[Tok]) -> Result<Vec<Arg>, Fail> {
 pub(crate) struct Facts {
     by_flag: BTreeMap<String, P<String>>,
     pub headless: bool,
+    /// The per-rank flags as written, in order.
+    pub written: Vec<Arg>,
 }
 
 impl Facts {
@@ -189,6 +191,7 @@ pub(crate) fn take_rank_flags(args: &mut Vec<Arg>) -> Result<Facts, Fail> {
     let mut kept = Vec::new();
     for a in args.drain(..) {
         if RANK_FLAGS.contains(&a.flag.v.as_str()) {
+            f.written.push(a.clone());
             if a.flag.v == "--headless" {
                 f.headless = true;
                 continue;
@@ -285,6 +288,7 @@ pub(crate) fn node_from_serve(
         dp_rpc,
         master,
         args,
+        rank_args: facts.written,
         env,
         headless: facts.headless,
     })
@@ -676,6 +680,7 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
                 dp_rpc: Some(l.rpc.clone()),
                 master: l.address.clone(),
                 args: t.args.clone(),
+                rank_args: t.facts.written.clone(),
                 env: t.env.clone(),
                 headless: false,
             };

@@ -351,6 +351,7 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
                 dp_rpc: cfg.dp_rpc_port.as_ref().map(|v| p(v.value, at(file, v))),
                 master: p(cfg.dp_address.value.0.clone(), at(file, &cfg.dp_address)),
                 args,
+                rank_args: facts.written.clone(),
                 env: env_of(file, t.value.envs.as_ref()),
                 headless: false,
             };

@@ -1,0 +1,58 @@
+// Written by `catalog import`; every value the input set is kept, every rule it
+// breaks is acknowledged below, and what no rule covers is a `deviate`.
+
+use pd_dsl::{LayoutSpec, layout};
+
+/// The imported layout.
+pub fn imported() -> LayoutSpec {
+    layout! {
+        /// Imported from `tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml`.
+        name: "imported/a2-v31-1p1d-v1",
+        model: deepseek_v3_1_w8a8_mtp_quarot,
+        hardware: a2,
+        image: "v0.25.1rc1",
+        topology: <prefill 1 x dp2tp4; decode 1 x dp16tp1;>,
+        connector: mooncake_v1 { kv_port: { prefill: 36000, decode: 36100 } },
+        ports: { api: 7100, dp_rpc: 12321 },
+        proxy: { port: 1999 },
+        serve: {
+            max_model_len: 32768,
+            seed: 1024,
+            expert_parallel: true,
+            trust_remote_code: true,
+            prefix_caching: false,
+            speculative: { method: mtp, tokens: 1 },
+            env: {
+                VLLM_RPC_TIMEOUT: "3600000",
+                HCCL_EXEC_TIMEOUT: "204",
+                OMP_PROC_BIND: "false",
+                OMP_NUM_THREADS: "10",
+                PYTORCH_NPU_ALLOC_CONF: "expandable_segments:True",
+                TASK_QUEUE_ENABLE: "1",
+                LD_LIBRARY_PATH: prepend("/usr/local/Ascend/ascend-toolkit/latest/python/site-packages/mooncake"),
+            },
+        },
+        prefill: {
+            max_num_batched_tokens: 16384,
+            max_num_seqs: 8,
+            gpu_memory_utilization: 0.9,
+            graph: eager,
+            env: {
+                HCCL_BUFFSIZE: "256",
+            },
+        },
+        decode: {
+            max_num_batched_tokens: 256,
+            max_num_seqs: 40,
+            gpu_memory_utilization: 0.94,
+            graph: full_decode_only,
+            additional_config: { "recompute_scheduler_enable": true },
+            env: {
+                HCCL_BUFFSIZE: "512",
+            },
+        },
+        provenance: { recorded: "2026-08-19", sources: ["imported from tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml"] },
+        deviate("model `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot` loaded from the hub (tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml:4)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot`"),
+        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot`) (tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml:4)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
+    }
+}

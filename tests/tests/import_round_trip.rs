@@ -1,0 +1,834 @@
+//! The import round trip, for every fixture under `tests/fixtures/import/`
+//! (every e2e config in `configs/`, every script set in `scripts/`; not
+//! `broken/`): what the imported layout renders runs each input rank with
+//! the input's `vllm serve` argv, env and kv-transfer-config.
+//!
+//! The path is the user's: `catalog import FILES --format yaml` (in
+//! process, through `layouts::cli::run`) → the YAML loader
+//! (`pd_dsl::load::from_yaml`, which runs the rules) → render → write →
+//! run. The printed Rust `layout!` source cannot be parsed at run time (the
+//! macro's parser lives in the proc-macro crate), so `import_printed.rs`
+//! compiles every fixture's printed source, committed in `tests/imported/`,
+//! and asserts it renders byte for byte what the YAML path renders here.
+//! What runs is what an operator runs: `run.sh` of every node with
+//! `PD_DRY_RUN=1`, the launcher's `--dry-run` (PD nodes), and the role
+//! template or `run_mixed.sh` with a recording `vllm` on PATH
+//! ([`pd_dsl_tests::harness`]). The input side is `Imported::ranks`: per
+//! input rank, the model, the options (per-rank placeholders resolved as
+//! `launch_online_dp.py` or the e2e runner resolves them) and the env.
+//!
+//! # Normalisations (the only differences allowed)
+//! 1. Argument order, `--flag=value` vs `--flag value`, and `--flag_name`
+//!    vs `--flag-name` (vLLM's argparse reads them alike).
+//! 2. JSON option values (`--kv-transfer-config`, `--additional-config`,
+//!    `--speculative-config`, `--compilation-config`) compare as JSON: key
+//!    order and whitespace do not count.
+//! 3. `engine_id` in `--kv-transfer-config`: where the input leaves it out
+//!    (vLLM then draws a random one per process), pd-dsl passes the
+//!    engine's derived id, which must equal the `ENGINE_ID` run.sh exports.
+//! 4. DP master addresses: run.sh is given, as the address of each
+//!    engine's first node, the address the input names for that engine's DP
+//!    master, so `--data-parallel-address` must come out identical. Where
+//!    the input names it by a placeholder the e2e runner fills at run time
+//!    (`${NODE_k_IP}`, `$LOCAL_IP`, `$MASTER_IP`; run.sh takes addresses
+//!    only), the placeholder is bound to a test address first.
+//! 5. Env values that reference other variables (`/x:$LD_LIBRARY_PATH`)
+//!    are expanded against the environment the script started with; a
+//!    prepend onto an unset variable has no trailing `:` in ours.
+//! 6. Env that is derived rather than written, and is checked otherwise:
+//!    `ASCEND_RT_VISIBLE_DEVICES` must be the devices the upstream launcher
+//!    gives the rank (local rank × TP onwards, TP devices); `ENGINE_ID`
+//!    must be the value run.sh exports (its kv port is compared inside
+//!    `--kv-transfer-config`); `HCCL_IF_IP`, `GLOO_SOCKET_IFNAME`,
+//!    `TP_SOCKET_IFNAME`, `HCCL_SOCKET_IFNAME` are not compared: run.sh
+//!    resolves them on each node at run time, the input wrote one
+//!    machine's.
+//! 7. pd-dsl adds no env of its own: a variable ours sets that the input
+//!    does not (beyond 6 and the harness's own) is a difference. Env the
+//!    script inherits unchanged is set by neither side.
+//! 8. Options at vLLM's default value that one side passes and the other
+//!    leaves out: [`VLLM_DEFAULTS`].
+//! 9. `--host`/`--port` on a `--headless` worker (no API server runs).
+//! 10. A difference the importer reported — a `deviate(...)` in the
+//!     imported layout and a `catalog lint` warning — about the same model,
+//!     flag or variable (e.g. a hub id served from the model table's path,
+//!     `--host 127.0.0.1`, `--quantization` the input leaves out).
+//!
+//! Anything else that differs — a flag missing, added or changed, an env
+//! variable missing, added or changed, another model — fails the test with
+//! the unit, node, rank and value.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use pd_dsl::import::{Imported, Input, InputRank, Options, import};
+use pd_dsl_tests::harness::{Served, dry_run, flags, ranks, render_layout, serve};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Variables of the harness itself (the recording stand-in, the shell).
+const HARNESS_ENV: &[&str] = &["PATH", "STUB_OUT", "PWD", "SHLVL", "_", "OLDPWD"];
+
+/// Derived per node or rank, checked on their own (normalisation 6).
+const DERIVED_ENV: &[&str] = &[
+    "ASCEND_RT_VISIBLE_DEVICES",
+    "HCCL_IF_IP",
+    "GLOO_SOCKET_IFNAME",
+    "TP_SOCKET_IFNAME",
+    "HCCL_SOCKET_IFNAME",
+    "ENGINE_ID",
+    "KV_PORT",
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/import")
+}
+
+fn sorted(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    v
+}
+
+/// One imported deployment: its files and the options the CLI gets.
+struct Unit {
+    files: Vec<PathBuf>,
+    /// `--hardware`, where the input cannot say (a script set on A2).
+    hardware: Option<&'static str>,
+}
+
+fn units() -> Vec<Unit> {
+    let mut out = Vec::new();
+    for f in sorted(&root().join("configs")) {
+        out.push(Unit {
+            files: vec![f],
+            hardware: None,
+        });
+    }
+    for d in sorted(&root().join("scripts")) {
+        out.push(Unit {
+            hardware: d.ends_with("a2-v31-mixed-2node").then_some("a2"),
+            files: sorted(&d),
+        });
+    }
+    out
+}
+
+/// `catalog import FILES --format yaml`, in process.
+fn import_yaml(unit: &Unit) -> String {
+    let mut argv: Vec<String> = vec!["catalog".into(), "import".into()];
+    argv.extend(unit.files.iter().map(|f| f.display().to_string()));
+    argv.extend(["--format".into(), "yaml".into()]);
+    if let Some(h) = unit.hardware {
+        argv.extend(["--hardware".into(), h.into()]);
+    }
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = layouts::cli::run(&argv, Ok(Vec::new()), None, &mut out, &mut err);
+    assert_eq!(code, 0, "{argv:?}: {}", String::from_utf8_lossy(&err));
+    String::from_utf8(out).expect("utf-8")
+}
+
+/// The input side: what the importer read, per rank, and what it reported
+/// as differing.
+fn input_side(unit: &Unit) -> Imported {
+    let inputs: Vec<Input> = unit
+        .files
+        .iter()
+        .map(|p| Input::new(p.display().to_string(), std::fs::read_to_string(p).unwrap()))
+        .collect();
+    let opts = Options {
+        hardware: unit.hardware.map(str::to_owned),
+        ..Options::default()
+    };
+    import(&inputs, &opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// What one rank of the rendered layout runs.
+#[derive(Debug)]
+struct Ran {
+    node: usize,
+    dp_rank: u64,
+    served: Served,
+    /// `ENGINE_ID` run.sh exports (PD).
+    engine_id: Option<String>,
+    /// The devices the upstream launcher would give this rank.
+    devices: Option<String>,
+}
+
+/// The start environment of every script the harness runs.
+fn start_env(extra: &[(&str, &str)]) -> BTreeMap<String, String> {
+    let mut m: BTreeMap<String, String> = [
+        ("HCCL_IF_IP", "192.xx.xx.1"),
+        ("GLOO_SOCKET_IFNAME", "eth0"),
+        ("TP_SOCKET_IFNAME", "eth0"),
+        ("HCCL_SOCKET_IFNAME", "eth0"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    m.extend(
+        extra
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+    );
+    m
+}
+
+/// Runs every node of the rendered layout; `ips` are the node addresses
+/// given to run.sh.
+fn run_layout(layout: &pd_dsl::Layout, ips: &[String]) -> Vec<Ran> {
+    let r = render_layout(layout);
+    let ips: Vec<&str> = ips.iter().map(String::as_str).collect();
+    let mut out = Vec::new();
+    for node in 0..layout.node_count() {
+        let d = dry_run(&r, node, &ips);
+        let script = Path::new(&d.node_command[0])
+            .file_name()
+            .and_then(|f| f.to_str())
+            .unwrap_or_default()
+            .to_owned();
+        let placed = &layout.placement.nodes[node];
+        if script == "run_mixed.sh" {
+            let served = serve(&r, "run_mixed.sh", &d.node_command[1..], START_ENV);
+            for rank in &placed.ranks {
+                out.push(Ran {
+                    node,
+                    dp_rank: u64::from(rank.dp_rank),
+                    served: Served {
+                        argv: served.argv.clone(),
+                        env: served.env.clone(),
+                    },
+                    engine_id: None,
+                    devices: None,
+                });
+            }
+            continue;
+        }
+        // A PD node: the launcher runs one template per rank.
+        let engine_id = d.engine_id.clone().expect("a PD node exports ENGINE_ID");
+        let kv_port = d.kv_port.clone().expect("a PD node exports KV_PORT");
+        let template = flags(&d.node_command[2..])
+            .get("--template")
+            .and_then(|v| v.first().cloned())
+            .expect("the launcher names its template");
+        let template = Path::new(&template)
+            .file_name()
+            .and_then(|f| f.to_str())
+            .expect("template file name")
+            .to_owned();
+        for (local, args) in ranks(&r, &d.node_command).into_iter().enumerate() {
+            let tp: usize = args[6].parse().expect("TP size");
+            let devices = (local * tp..(local + 1) * tp)
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
+            let mut env = START_ENV.to_vec();
+            env.extend([
+                ("ENGINE_ID", engine_id.as_str()),
+                ("KV_PORT", kv_port.as_str()),
+            ]);
+            let served = serve(&r, &template, &args, &env);
+            out.push(Ran {
+                node,
+                dp_rank: args[3].parse().expect("DP rank"),
+                served,
+                engine_id: Some(engine_id.clone()),
+                devices: Some(devices),
+            });
+        }
+    }
+    out
+}
+
+/// Expands `$NAME` and `${NAME}` in an input env value against `env`
+/// (unset: empty), as the shell would at `export` time.
+fn expand(value: &str, env: &BTreeMap<String, String>) -> String {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let (name, tail) = if let Some(b) = after.strip_prefix('{') {
+            match b.find('}') {
+                Some(j) => (&b[..j], &b[j + 1..]),
+                None => ("", after),
+            }
+        } else {
+            let j = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..j], &after[j..])
+        };
+        if name.is_empty() {
+            out.push('$');
+            rest = after;
+        } else {
+            out.push_str(env.get(name).map_or("", String::as_str));
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// One difference between an input rank and ours: what it is about
+/// (``model `M` ``, `` `--flag ``, `` env `NAME ``) and the message.
+#[derive(Debug, PartialEq, Eq)]
+struct Diff {
+    about: String,
+    message: String,
+}
+
+fn diff(about: impl Into<String>, message: String) -> Diff {
+    Diff {
+        about: about.into(),
+        message,
+    }
+}
+
+/// Normalisation 5: `dir:$NAME` with `NAME` unset leaves a trailing `:`
+/// in the shell (an empty entry: the current directory, for
+/// `LD_LIBRARY_PATH`); pd-dsl's prepend leaves none.
+fn prepend_onto_nothing(
+    name: &str,
+    value: &str,
+    start: &BTreeMap<String, String>,
+) -> Option<String> {
+    if start.contains_key(name) {
+        return None;
+    }
+    [format!(":${name}"), format!(":${{{name}}}")]
+        .iter()
+        .find_map(|suffix| value.strip_suffix(suffix.as_str()))
+        .filter(|dir| !dir.contains('$'))
+        .map(str::to_owned)
+}
+
+/// Flags with one value each (or none): the input's and ours.
+fn option_map(
+    options: &[(String, Option<String>)],
+    what: &str,
+    diffs: &mut Vec<Diff>,
+) -> BTreeMap<String, Option<String>> {
+    let mut m = BTreeMap::new();
+    for (f, v) in options {
+        if m.insert(f.clone(), v.clone()).is_some() {
+            diffs.push(diff(format!("`{f}"), format!("{what} passes `{f}` twice")));
+        }
+    }
+    m
+}
+
+/// Our argv after the model as `(flag, value)` pairs, spelled as the
+/// importer spells them.
+fn our_options(argv: &[String]) -> Vec<(String, Option<String>)> {
+    flags(argv)
+        .into_iter()
+        .map(|(f, v)| (f, v.into_iter().next()))
+        .collect()
+}
+
+fn is_json(v: &str) -> bool {
+    v.trim_start().starts_with('{')
+}
+
+/// Normalisation 8: options at vLLM's default value, which one side may
+/// pass and the other leave out (`--host` unset binds every interface).
+const VLLM_DEFAULTS: &[(&str, &str)] = &[
+    ("--host", "0.0.0.0"),
+    ("--data-parallel-size", "1"),
+    ("--tensor-parallel-size", "1"),
+];
+
+/// Normalisation 9: options a `--headless` worker ignores (it runs no API
+/// server).
+const HEADLESS_IGNORES: &[&str] = &["--host", "--port"];
+
+fn is_default(flag: &str, value: Option<&str>) -> bool {
+    VLLM_DEFAULTS
+        .iter()
+        .any(|(f, v)| *f == flag && Some(*v) == value)
+}
+
+/// Every difference between an input rank and what the rendered layout ran
+/// for it (empty: they agree, modulo the normalisations). `start` is the
+/// environment the scripts started with.
+fn compare(input: &InputRank, ran: &Ran, start: &BTreeMap<String, String>) -> Vec<Diff> {
+    let mut diffs = Vec::new();
+    let argv = &ran.served.argv;
+    if argv.first().map(String::as_str) != Some("serve") {
+        diffs.push(diff(
+            "vllm",
+            format!("ours runs `vllm {argv:?}`, expected `vllm serve`"),
+        ));
+        return diffs;
+    }
+    if argv.get(1) != Some(&input.model) {
+        diffs.push(diff(
+            format!("model `{}`", input.model),
+            format!(
+                "model: the input serves `{}`, ours `{}`",
+                input.model,
+                argv.get(1).map_or("", String::as_str)
+            ),
+        ));
+    }
+    let mut want = option_map(&input.options, "the input", &mut diffs);
+    let mut got = option_map(&our_options(&argv[2..]), "ours", &mut diffs);
+    if want.contains_key("--headless") && got.contains_key("--headless") {
+        for f in HEADLESS_IGNORES {
+            want.remove(*f);
+            got.remove(*f);
+        }
+    }
+    for (flag, w) in &want {
+        let Some(g) = got.get(flag) else {
+            if !is_default(flag, w.as_deref()) {
+                diffs.push(diff(
+                    format!("`{flag}"),
+                    format!(
+                        "`{flag}{}`: the input passes it, ours does not",
+                        w.as_ref().map_or(String::new(), |v| format!(" {v}"))
+                    ),
+                ));
+            }
+            continue;
+        };
+        match (w, g) {
+            (Some(w), Some(g)) if is_json(w) => {
+                let (wj, gj) = (
+                    serde_json::from_str::<Value>(w),
+                    serde_json::from_str::<Value>(g),
+                );
+                let about = format!("`{flag}");
+                match (wj, gj) {
+                    (Ok(mut wj), Ok(gj)) => {
+                        if flag == "--kv-transfer-config" {
+                            normalise_engine_id(&mut wj, &gj, ran, &mut diffs);
+                        }
+                        if wj != gj {
+                            diffs.push(diff(
+                                about,
+                                format!("`{flag}`: the input passes {wj}, ours {gj}"),
+                            ));
+                        }
+                    }
+                    (Err(e), _) => {
+                        diffs.push(diff(about, format!("`{flag}`: the input's JSON: {e}")))
+                    }
+                    (_, Err(e)) => diffs.push(diff(about, format!("`{flag}`: our JSON: {e}"))),
+                }
+            }
+            (w, g) if w != g => diffs.push(diff(
+                format!("`{flag}"),
+                format!(
+                    "`{flag}`: the input passes {}, ours {}",
+                    show(w.as_deref()),
+                    show(g.as_deref())
+                ),
+            )),
+            _ => {}
+        }
+    }
+    for (flag, g) in &got {
+        if !want.contains_key(flag) && !is_default(flag, g.as_deref()) {
+            diffs.push(diff(
+                format!("`{flag}"),
+                format!(
+                    "`{flag}{}`: ours passes it, the input does not",
+                    g.as_ref().map_or(String::new(), |v| format!(" {v}"))
+                ),
+            ));
+        }
+    }
+    compare_env(input, ran, start, &mut diffs);
+    diffs
+}
+
+fn compare_env(
+    input: &InputRank,
+    ran: &Ran,
+    start: &BTreeMap<String, String>,
+    diffs: &mut Vec<Diff>,
+) {
+    let env = &ran.served.env;
+    let theirs: BTreeMap<&str, &str> = input
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    for (k, v) in &theirs {
+        let want = prepend_onto_nothing(k, v, start).unwrap_or_else(|| expand(v, start));
+        let about = format!("env `{k}");
+        match env.get(*k) {
+            None => diffs.push(diff(
+                about,
+                format!("env `{k}={v}`: the input sets it, ours does not"),
+            )),
+            Some(g) if *g != want => diffs.push(diff(
+                about,
+                format!("env `{k}`: the input sets `{want}` (written `{v}`), ours `{g}`"),
+            )),
+            Some(_) => {}
+        }
+    }
+    for (k, g) in env {
+        let k = k.as_str();
+        let inherited = start.get(k) == Some(g);
+        if theirs.contains_key(k)
+            || inherited
+            || HARNESS_ENV.contains(&k)
+            || DERIVED_ENV.contains(&k)
+        {
+            continue;
+        }
+        diffs.push(diff(
+            format!("env `{k}"),
+            format!("env `{k}={g}`: ours sets it, the input does not"),
+        ));
+    }
+    if let Some(devices) = &ran.devices {
+        let got = env.get("ASCEND_RT_VISIBLE_DEVICES");
+        if got != Some(devices) {
+            diffs.push(diff(
+                "env `ASCEND_RT_VISIBLE_DEVICES",
+                format!(
+                    "env `ASCEND_RT_VISIBLE_DEVICES`: the launcher gives `{devices}`, ours `{}`",
+                    got.map_or("", String::as_str)
+                ),
+            ));
+        }
+    }
+    if let Some(id) = &ran.engine_id
+        && env.get("ENGINE_ID") != Some(id)
+    {
+        diffs.push(diff(
+            "env `ENGINE_ID",
+            format!(
+                "env `ENGINE_ID`: run.sh exports `{id}`, ours {:?}",
+                env.get("ENGINE_ID")
+            ),
+        ));
+    }
+}
+
+/// Normalisation 10: a difference the importer reported (a `deviate(...)`
+/// in the imported layout, a warning of `catalog lint`) about the same
+/// model, flag or variable.
+fn acknowledged(d: &Diff, imported: &Imported) -> bool {
+    imported.notes.iter().any(|n| names(&n.what, &d.about))
+}
+
+/// Whether `text` names `about` as a whole word (`` `--port `` is not in
+/// `` `--portable ``).
+fn names(text: &str, about: &str) -> bool {
+    text.match_indices(about).any(|(i, _)| {
+        !text[i + about.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    })
+}
+
+fn show(v: Option<&str>) -> String {
+    v.map_or("no value".to_owned(), |v| format!("`{v}`"))
+}
+
+/// Normalisation 3: an `engine_id` the input leaves out is pd-dsl's
+/// derived one, which must be the `ENGINE_ID` run.sh exports.
+fn normalise_engine_id(want: &mut Value, got: &Value, ran: &Ran, diffs: &mut Vec<Diff>) {
+    let (Some(w), Some(g)) = (want.as_object_mut(), got.as_object()) else {
+        return;
+    };
+    if w.contains_key("engine_id") {
+        return;
+    }
+    if let Some(id) = g.get("engine_id") {
+        if id.as_str() != ran.engine_id.as_deref() {
+            diffs.push(diff(
+                "`--kv-transfer-config",
+                format!(
+                    "`--kv-transfer-config`: ours passes `engine_id` {id}, run.sh exports {:?}",
+                    ran.engine_id
+                ),
+            ));
+        }
+        w.insert("engine_id".into(), id.clone());
+    }
+}
+
+/// The node addresses for run.sh (normalisation 4): each engine's first
+/// node gets the address the input names for the engine's DP master, a
+/// run-time placeholder bound to `10.0.100.N` (N: that node) in every rank
+/// of the engine that names it; other nodes get `10.99.0.N`.
+fn bind_addresses(layout: &pd_dsl::Layout, ranks: &mut [InputRank]) -> Vec<String> {
+    const ADDRESS: &str = "--data-parallel-address";
+    let mut ips: Vec<String> = (0..layout.node_count())
+        .map(|n| format!("10.99.0.{}", n + 1))
+        .collect();
+    let nodes = &layout.placement.nodes;
+    for master in nodes.iter().filter(|n| n.dp_master == n.index) {
+        let named = ranks
+            .iter()
+            .filter(|r| r.node == master.index)
+            .find_map(|r| r.options.iter().find(|(f, _)| f == ADDRESS))
+            .and_then(|(_, v)| v.clone());
+        let Some(named) = named else { continue };
+        let bound = if named.contains('$') {
+            format!("10.0.100.{}", master.index)
+        } else {
+            named.clone()
+        };
+        for r in ranks.iter_mut().filter(|r| {
+            nodes
+                .get(r.node)
+                .is_some_and(|n| n.dp_master == master.index)
+        }) {
+            for (f, v) in &mut r.options {
+                if f == ADDRESS && v.as_deref() == Some(named.as_str()) {
+                    *v = Some(bound.clone());
+                }
+            }
+        }
+        ips[master.index] = bound;
+    }
+    ips
+}
+
+/// The start environment of the scripts the harness runs: a path list
+/// set, so a prepend shows.
+/// (`LD_PRELOAD` stays unset: a prepend onto nothing shows too.)
+const START_ENV: &[(&str, &str)] = &[("LD_LIBRARY_PATH", "/opt/harness/lib")];
+
+/// Imports, renders and runs one unit; every difference not normalised
+/// away, as `FILE: node N DP rank R: message`.
+fn round_trip(unit: &Unit, alter: impl Fn(&mut Imported)) -> (usize, Vec<String>) {
+    let name = unit.files[0].display().to_string();
+    let yaml = import_yaml(unit);
+    let layout = pd_dsl::load::from_yaml("imported.yaml", &yaml)
+        .unwrap_or_else(|e| panic!("{name}: the imported YAML does not load: {e}"));
+    let mut imported = input_side(unit);
+    alter(&mut imported);
+    let ips = bind_addresses(&layout, &mut imported.ranks);
+    let ran = run_layout(&layout, &ips);
+    let start = start_env(START_ENV);
+    let mut failures = Vec::new();
+    if ran.len() != imported.ranks.len() {
+        failures.push(format!(
+            "{name}: ours runs {} ranks, the input {}",
+            ran.len(),
+            imported.ranks.len()
+        ));
+    }
+    let mut compared = 0;
+    for i in &imported.ranks {
+        let at = format!("{name}: node {} DP rank {}", i.node, i.dp_rank);
+        let Some(ours) = ran
+            .iter()
+            .find(|r| r.node == i.node && r.dp_rank == i.dp_rank)
+        else {
+            failures.push(format!("{at}: ours runs no such rank"));
+            continue;
+        };
+        compared += 1;
+        for d in compare(i, ours, &start) {
+            if !acknowledged(&d, &imported) {
+                failures.push(format!("{at}: {}", d.message));
+            }
+        }
+    }
+    (compared, failures)
+}
+
+#[test]
+fn every_fixture_renders_what_its_input_runs() {
+    let units = units();
+    assert!(units.len() >= 15, "{} fixtures", units.len());
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for unit in &units {
+        let (n, f) = round_trip(unit, |_| {});
+        assert!(n > 0, "{:?}: no rank compared", unit.files);
+        compared += n;
+        failures.extend(f);
+    }
+    // The first differences are enough to see what broke.
+    const SHOWN: usize = 60;
+    assert!(
+        failures.is_empty(),
+        "{} difference(s) over {compared} ranks:\n{}{}",
+        failures.len(),
+        failures[..failures.len().min(SHOWN)].join("\n"),
+        if failures.len() > SHOWN { "\n..." } else { "" }
+    );
+}
+
+fn unit(dir: &str) -> Unit {
+    Unit {
+        files: sorted(&root().join("scripts").join(dir)),
+        hardware: None,
+    }
+}
+
+/// What the importer would report if it had read `flag` as `value` on
+/// every rank.
+fn set_option(imported: &mut Imported, flag: &str, value: Option<&str>) {
+    for r in &mut imported.ranks {
+        let o = r.options.iter_mut().find(|(f, _)| f == flag).expect(flag);
+        o.1 = value.map(str::to_owned);
+    }
+}
+
+#[test]
+fn a_changed_dropped_or_added_value_is_a_difference() {
+    let u = unit("a3-v31-2p1d-v1");
+    let rank0 = "a3-v31-2p1d-v1/launch.sh: node 0 DP rank 0";
+    let has = |failures: &[String], want: &str| {
+        failures
+            .iter()
+            .any(|f| f.ends_with(want) && f.contains(rank0))
+    };
+    // A value read wrong.
+    let (_, f) = round_trip(&u, |i| set_option(i, "--max-num-seqs", Some("9")));
+    assert!(
+        has(&f, "`--max-num-seqs`: the input passes `9`, ours `8`"),
+        "{f:#?}"
+    );
+    // A flag the renderer would not pass.
+    let (_, f) = round_trip(&u, |i| {
+        for r in &mut i.ranks {
+            r.options.push(("--disable-log-stats".into(), None));
+        }
+    });
+    assert!(
+        has(
+            &f,
+            "`--disable-log-stats`: the input passes it, ours does not"
+        ),
+        "{f:#?}"
+    );
+    // A flag dropped by the importer is one ours passes beyond the input.
+    let (_, f) = round_trip(&u, |i| {
+        for r in &mut i.ranks {
+            r.options.retain(|(f, _)| f != "--seed");
+        }
+    });
+    assert!(
+        has(&f, "`--seed 1024`: ours passes it, the input does not"),
+        "{f:#?}"
+    );
+    // A kv-transfer-config key, compared as JSON.
+    let (_, f) = round_trip(&u, |i| {
+        for r in &mut i.ranks {
+            for (flag, v) in &mut r.options {
+                if flag == "--kv-transfer-config" {
+                    *v = v.as_ref().map(|v| v.replace("36100", "36101"));
+                }
+            }
+        }
+    });
+    assert!(
+        f.iter().any(|x| x.contains(rank0)
+            && x.contains("`--kv-transfer-config`: the input passes")
+            && x.contains("\"kv_port\":\"36101\"")),
+        "{f:#?}"
+    );
+    // Env, changed and dropped.
+    let (_, f) = round_trip(&u, |i| {
+        for r in &mut i.ranks {
+            r.env.retain(|(k, _)| k != "TASK_QUEUE_ENABLE");
+            for (k, v) in &mut r.env {
+                if k == "HCCL_BUFFSIZE" {
+                    *v = "1".into();
+                }
+            }
+        }
+    });
+    assert!(
+        has(
+            &f,
+            "env `HCCL_BUFFSIZE`: the input sets `1` (written `1`), ours `256`"
+        ),
+        "{f:#?}"
+    );
+    assert!(
+        has(
+            &f,
+            "env `TASK_QUEUE_ENABLE=1`: ours sets it, the input does not"
+        ),
+        "{f:#?}"
+    );
+    // Another model.
+    let (_, f) = round_trip(&u, |i| {
+        for r in &mut i.ranks {
+            r.model = "/weights/other".into();
+        }
+    });
+    assert!(
+        has(
+            &f,
+            "model: the input serves `/weights/other`, ours `/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot`"
+        ),
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn a_reported_difference_names_its_flag_as_a_whole_word() {
+    assert!(names("no `--port` here", "`--port"));
+    assert!(names("`--port 8000` differs", "`--port"));
+    assert!(!names("`--portable` differs", "`--port"));
+    assert!(!names("`--port-range 1` differs", "`--port"));
+}
+
+#[test]
+fn env_references_expand_as_the_shell_expands_them() {
+    let env: BTreeMap<String, String> = [("LD_LIBRARY_PATH".to_owned(), "/a".to_owned())].into();
+    assert_eq!(expand("/x:$LD_LIBRARY_PATH", &env), "/x:/a");
+    assert_eq!(expand("/x:${LD_LIBRARY_PATH}/y", &env), "/x:/a/y");
+    assert_eq!(expand("$UNSET-z", &env), "-z");
+    assert_eq!(expand("cost $5 and $", &env), "cost  and $");
+}
+
+#[test]
+fn a_value_pd_dsl_does_not_keep_is_reported_so_the_round_trip_holds() {
+    // A decode template binding its API servers to loopback: pd-dsl binds
+    // every rank to all interfaces, and the import must say so.
+    let tmp = tempfile::tempdir().unwrap();
+    let src = root().join("scripts/a3-v31-2p1d-v1");
+    for f in sorted(&src) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let text = if f.ends_with("run_dp_template_d.sh") {
+            text.replace("--host 0.0.0.0", "--host 127.0.0.1")
+        } else {
+            text
+        };
+        std::fs::write(tmp.path().join(f.file_name().unwrap()), text).unwrap();
+    }
+    let u = Unit {
+        files: sorted(tmp.path()),
+        hardware: None,
+    };
+    let imported = input_side(&u);
+    assert!(
+        imported
+            .notes
+            .iter()
+            .any(|n| n.what == "`--host 127.0.0.1`" && n.at.line == 24),
+        "{:?}",
+        imported.notes
+    );
+    let (compared, failures) = round_trip(&u, |_| {});
+    assert_eq!((compared, failures), (36, Vec::<String>::new()));
+    // Without the report, the difference is a failure.
+    let (_, failures) = round_trip(&u, |i| i.notes.clear());
+    assert!(
+        failures
+            .iter()
+            .any(|f| f.ends_with("`--host`: the input passes `127.0.0.1`, ours `0.0.0.0`")),
+        "{failures:#?}"
+    );
+}
