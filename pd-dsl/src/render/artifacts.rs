@@ -84,7 +84,10 @@ const fn row(path: &'static str, when: When, render: RenderFn) -> ArtifactKind {
 
 /// Renders a template, naming the layout in any error.
 fn tpl(m: &LayoutModel, t: impl Template) -> Result<String, RenderError> {
-    t.render().map_err(|e| error(m, e.to_string()))
+    let mut s = t.render().map_err(|e| error(m, e.to_string()))?;
+    // Rendered catalogs are kept whole in memory: no growth slack.
+    s.shrink_to_fit();
+    Ok(s)
 }
 
 fn error(m: &LayoutModel, message: String) -> RenderError {

@@ -89,3 +89,36 @@ pub struct RunMixedSh<'a> {
     /// The mixed engine.
     pub x: &'a MixedModel,
 }
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use std::path::Path;
+
+    /// In a shell template every `{{ value }}` is quoted by the escaper;
+    /// the only ways around it are the named filters of `render::filters`.
+    /// `|safe` or a switched-off escaper would put layout text into a
+    /// script unquoted, so no template may use them.
+    #[test]
+    fn no_shell_template_bypasses_the_quoting_escaper() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/sh");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).expect("templates/sh is listed") {
+            let path = entry.expect("a directory entry").path();
+            let text = std::fs::read_to_string(&path).expect("a template is text");
+            seen += 1;
+            for banned in ["|safe", "| safe", "escape(", "|e(", "autoescape"] {
+                assert!(
+                    !text.contains(banned),
+                    "{} uses `{banned}`: values must reach a script through the quoting escaper or a named filter",
+                    path.display()
+                );
+            }
+        }
+        assert!(
+            seen >= 10,
+            "found only {seen} templates in {}",
+            dir.display()
+        );
+    }
+}
