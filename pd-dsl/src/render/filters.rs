@@ -1,5 +1,106 @@
+//! Template filters. In a `.sh` template every plain `{{ value }}` is one
+//! quoted shell word (the [`Shell`](super::shell::Shell) escaper); the
+//! filters here are the only ways text reaches a script otherwise, each for
+//! one stated reason, so a raw value is visible in review.
+
+use super::shell;
+use askama::Values;
+use askama::filters::Safe;
+use std::fmt::{Display, Write as _};
+
+/// Text safe inside a one-line `#` comment: line breaks become spaces.
+#[askama::filter_fn]
+pub fn comment(s: impl Display, _: &dyn Values) -> askama::Result<Safe<String>> {
+    Ok(Safe(s.to_string().replace(['\n', '\r'], " ")))
+}
+
+/// A shell variable name, written bare; anything but `[A-Za-z_][A-Za-z0-9_]*`
+/// is a render error (rule `env_name_format` already refuses it upstream).
+#[askama::filter_fn]
+pub fn ident(s: impl Display, _: &dyn Values) -> askama::Result<Safe<String>> {
+    let s = s.to_string();
+    check_ident(&s)?;
+    Ok(Safe(s))
+}
+
+/// `${NAME:+:$NAME}`: the inherited value of a path list, appended after a
+/// prepended directory.
+#[askama::filter_fn]
+pub fn inherit(s: impl Display, _: &dyn Values) -> askama::Result<Safe<String>> {
+    let s = s.to_string();
+    check_ident(&s)?;
+    Ok(Safe(format!("${{{s}:+:${s}}}")))
+}
+
+fn check_ident(s: &str) -> askama::Result<()> {
+    let mut chars = s.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        Ok(())
+    } else {
+        Err(askama::Error::custom(format!(
+            "found env var name `{s}`, expected `[A-Za-z_][A-Za-z0-9_]*`: it is written bare in a script"
+        )))
+    }
+}
+
+/// Every item as a quoted shell word, joined by spaces (a bash array body).
+#[askama::filter_fn]
+pub fn words<T: Display>(items: &[T], _: &dyn Values) -> askama::Result<Safe<String>> {
+    wrapped(items, usize::MAX, 0)
+}
+
+/// [`words`] wrapped 16 to a line, continuation lines indented by `indent`
+/// spaces (under the first item of `NAME=(`).
+#[askama::filter_fn]
+pub fn wrap<T: Display>(
+    items: &[T],
+    _: &dyn Values,
+    indent: usize,
+) -> askama::Result<Safe<String>> {
+    wrapped(items, 16, indent)
+}
+
+fn wrapped<T: Display>(
+    items: &[T],
+    per_line: usize,
+    indent: usize,
+) -> askama::Result<Safe<String>> {
+    let mut out = String::new();
+    let mut word = String::new();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            if i % per_line == 0 {
+                out.push('\n');
+                out.extend(std::iter::repeat_n(' ', indent));
+            } else {
+                out.push(' ');
+            }
+        }
+        word.clear();
+        write!(word, "{item}")?;
+        shell::write_quoted(&mut out, &word)?;
+    }
+    Ok(Safe(out))
+}
+
+/// `1` for true, `0` for false (shell flags).
+#[askama::filter_fn]
+pub fn bit(b: impl std::borrow::Borrow<bool>, _: &dyn Values) -> askama::Result<u8> {
+    Ok(u8::from(*b.borrow()))
+}
+
+/// The value, or the empty string for `None` (quoted as `''` like any
+/// other empty word).
+#[askama::filter_fn]
+pub fn or_empty<T: Display>(v: &Option<T>, _: &dyn Values) -> askama::Result<String> {
+    Ok(v.as_ref().map(T::to_string).unwrap_or_default())
+}
 
 #[cfg(test)]
+#[allow(clippy::expect_used)]
 mod tests {
     use super::super::filters;
     use askama::Template;

@@ -2,6 +2,8 @@
 //! a generated script goes through [`quote`]; nothing else builds shell words
 //! from data.
 
+use std::fmt;
+
 /// Quotes `s` as one shell word, single-quote style (like Python's
 /// `shlex.quote`): a word made only of `[A-Za-z0-9_./:,=@+%-]` stays bare for
 /// readability; anything else is wrapped in `'…'`, with each `'` written as
@@ -15,24 +17,42 @@
 /// assert_eq!(quote(""), "''");
 /// ```
 pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    // Writing into a `String` cannot fail.
+    let _ = write_quoted(&mut out, s);
+    out
+}
+
+/// [`quote`] written into `dest` without an intermediate allocation.
+pub fn write_quoted<W: fmt::Write + ?Sized>(dest: &mut W, s: &str) -> fmt::Result {
     let safe = |c: char| {
         c.is_ascii_alphanumeric()
             || matches!(c, '_' | '.' | '/' | ':' | ',' | '=' | '@' | '+' | '%' | '-')
     };
     if !s.is_empty() && s.chars().all(safe) {
-        return s.to_owned();
+        return dest.write_str(s);
     }
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
-    for c in s.chars() {
-        if c == '\'' {
-            out.push_str("'\\''");
-        } else {
-            out.push(c);
+    dest.write_char('\'')?;
+    for (i, part) in s.split('\'').enumerate() {
+        if i > 0 {
+            dest.write_str("'\\''")?;
         }
+        dest.write_str(part)?;
     }
-    out.push('\'');
-    out
+    dest.write_char('\'')
+}
+
+/// The askama escaper of every `.sh` template (registered in
+/// `pd-dsl/askama.toml`): each `{{ value }}` becomes one quoted shell word
+/// through [`write_quoted`]. Text that must reach the script unquoted goes
+/// through a named filter (`comment`, `ident`, `words`, …) that says why.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Shell;
+
+impl askama::filters::Escaper for Shell {
+    fn write_escaped_str<W: fmt::Write>(&self, mut dest: W, s: &str) -> fmt::Result {
+        write_quoted(&mut dest, s)
+    }
 }
 
 /// Quotes every word and joins them with spaces.

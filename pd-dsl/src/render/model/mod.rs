@@ -1,0 +1,387 @@
+//! The view model: everything a script shows about one layout, derived once
+//! from the checked [`Layout`] by [`LayoutModel::new`]. Templates read only
+//! this; nothing in a template recomputes a port, a rank or a list.
+//!
+//! The stable `catalog show --format json` document ([`LayoutView`]) is part
+//! of the model ([`LayoutModel::view`]): the node rows of every script are
+//! read from its node views, so the JSON and the scripts show the same values.
+
+mod derive;
+
+use super::RenderError;
+use super::view::{self, LayoutView, NodeView};
+use crate::{EnvValue, Layout, Role};
+use derive::{KvTemplate, kv_template, mooncake_dirs, port_list};
+
+pub use derive::node_ports;
+
+/// Directory of the image's proxy scripts.
+pub const PROXY_DIR: &str = "/vllm-workspace/vllm-ascend/examples/disaggregated_prefill_v1";
+
+/// Default seconds node 0 waits for every endpoint's `/health`.
+pub const DEFAULT_WAIT_SECONDS: u32 = 3600;
+
+/// The view model of one layout: a plain struct, built in one function.
+#[derive(Clone, Debug)]
+pub struct LayoutModel {
+    /// The `catalog show --format json` document (names, nodes, proxy).
+    pub view: LayoutView,
+    /// True for PD layouts.
+    pub is_pd: bool,
+    /// Node count.
+    pub node_count: usize,
+    /// Hardware product name.
+    pub product: &'static str,
+    /// NPUs per node of the hardware.
+    pub npus_per_node: u32,
+    /// Host paths preflight requires.
+    pub required_host_paths: Vec<&'static str>,
+    /// Weights path in the container.
+    pub model_path: String,
+    /// `--served-model-name`.
+    pub served_model_name: String,
+    /// Full image tag without the leading `v` (what `vllm_ascend.__version__` reports).
+    pub image_version: String,
+    /// API port base (the mixed engine's API port).
+    pub api_port: u32,
+    /// Layout-wide DP RPC port.
+    pub dp_rpc_port: Option<u32>,
+    /// `DP_RPC_PORT` is one layout-wide value in run.sh (PD layouts whose
+    /// roles share it); otherwise each PD node row states its engine's.
+    pub uniform_dp_rpc_port: bool,
+    /// Script facts per node, in node order.
+    pub node_rows: Vec<NodeRow>,
+    /// Every rank as `node:port`, prefill then decode, in proxy order.
+    pub endpoints: Vec<String>,
+    /// The proxy command's inputs (PD).
+    pub proxy: Option<ProxyModel>,
+    /// Serve settings per role, in role order.
+    pub roles: Vec<RoleModel>,
+    /// The mixed engine (mixed layouts).
+    pub mixed: Option<MixedModel>,
+    /// Container settings.
+    pub docker: DockerModel,
+    /// Preflight check names, in run order.
+    pub preflight_checks: Vec<&'static str>,
+    /// Mooncake library directories the role env puts on `LD_LIBRARY_PATH`, `:`-joined.
+    pub mooncake_dirs: String,
+    /// The port `verify.sh` and `bench.sh` talk to on node 0.
+    pub entry_port: u32,
+    /// What listens on [`LayoutModel::entry_port`].
+    pub entry_what: &'static str,
+    /// `verify.sh`'s request body.
+    pub verify_body: String,
+    /// `bench.sh`'s workload.
+    pub bench: BenchModel,
+    /// Seconds node 0 waits for every endpoint by default.
+    pub wait_seconds: u32,
+}
+
+/// What the scripts' `case $NODE_INDEX` rows need per node beyond its
+/// [`NodeView`] (at the same index of [`LayoutView::nodes`]).
+#[derive(Clone, Debug)]
+pub struct NodeRow {
+    /// The engine's first API port (`--vllm-start-port`).
+    pub api_start_port: u32,
+    /// The engine's DP RPC port (PD).
+    pub dp_rpc_port: Option<u32>,
+    /// NPUs this node's ranks use.
+    pub npus_used: usize,
+    /// Port ranges that must be free, `a` or `a-b`, space-separated.
+    pub free_ports: String,
+}
+
+/// The proxy (PD layouts).
+#[derive(Clone, Debug)]
+pub struct ProxyModel {
+    /// Listen port on node 0.
+    pub port: u32,
+    /// Script file name.
+    pub file: &'static str,
+    /// Default script path inside the image.
+    pub script_path: String,
+    /// The layerwise proxy (refuses wildcard hosts).
+    pub layerwise: bool,
+    /// Node index of every prefill rank, proxy order.
+    pub prefill_nodes: Vec<usize>,
+    /// API port of every prefill rank, proxy order.
+    pub prefill_ports: Vec<u32>,
+    /// Node index of every decode rank, proxy order.
+    pub decode_nodes: Vec<usize>,
+    /// API port of every decode rank, proxy order.
+    pub decode_ports: Vec<u32>,
+}
+
+/// One exported env var.
+#[derive(Clone, Debug)]
+pub struct EnvExport {
+    /// Variable name (checked by rule `env_name_format`).
+    pub name: String,
+    /// Value, or the directory put in front of an inherited path list.
+    pub value: String,
+    /// `NAME=value${NAME:+:$NAME}` rather than `NAME=value`.
+    pub prepend: bool,
+}
+
+/// One `vllm serve` option after the derived ones.
+#[derive(Clone, Debug)]
+pub struct ServeOption {
+    /// The flag.
+    pub flag: String,
+    /// Its value, raw.
+    pub value: Option<String>,
+}
+
+/// One role's serve settings.
+#[derive(Clone, Debug)]
+pub struct RoleModel {
+    /// The role.
+    pub role: Role,
+    /// Env exported before `vllm serve`.
+    pub env: Vec<EnvExport>,
+    /// Options after the derived ones.
+    pub options: Vec<ServeOption>,
+    /// PD: the role's `--kv-transfer-config`, pretty JSON, with
+    /// `@KV_PORT@` (and `@ENGINE_ID@` where used) for run.sh's exports.
+    pub kv_transfer_config: Option<String>,
+    /// The config carries `@ENGINE_ID@`.
+    pub has_engine_id: bool,
+}
+
+/// The mixed engine.
+#[derive(Clone, Debug)]
+pub struct MixedModel {
+    /// DP size.
+    pub dp: u32,
+    /// TP size.
+    pub tp: u32,
+    /// Spans several nodes (native `--headless` DP).
+    pub multi_node: bool,
+    /// `ASCEND_RT_VISIBLE_DEVICES` of one node.
+    pub devices: String,
+}
+
+/// The container of one node.
+#[derive(Clone, Debug)]
+pub struct DockerModel {
+    /// Full image reference.
+    pub image: String,
+    /// Default container name.
+    pub container: String,
+    /// Default `--shm-size`.
+    pub shm_size: &'static str,
+    /// NPU device nodes, `/dev/davinciN`.
+    pub npu_devices: Vec<String>,
+    /// Other device nodes of the hardware.
+    pub extra_devices: Vec<&'static str>,
+    /// Host paths mounted at the same path, `path:path`.
+    pub mounts: Vec<String>,
+    /// `--privileged=true`.
+    pub privileged: bool,
+}
+
+/// `bench.sh`'s workload.
+#[derive(Clone, Debug)]
+pub struct BenchModel {
+    /// `--random-input-len`.
+    pub input_len: u64,
+    /// `--random-output-len`.
+    pub output_len: u64,
+    /// `--num-prompts`.
+    pub num_prompts: u64,
+    /// `--request-rate`.
+    pub request_rate: Option<String>,
+    /// `--max-concurrency`.
+    pub max_concurrency: Option<u64>,
+    /// Where the workload comes from.
+    pub note: &'static str,
+}
+
+impl LayoutModel {
+    /// Derives the view model; fails only on a layout the renderer cannot
+    /// express (a role without serve settings or engine).
+    pub fn new(layout: &Layout) -> Result<LayoutModel, RenderError> {
+        let err = |message: String| RenderError::Layout {
+            layout: layout.name().to_owned(),
+            message,
+        };
+        let p = &layout.placement;
+        let node_rows = p
+            .nodes
+            .iter()
+            .map(|n| {
+                let e = p.engines.get(n.engine);
+                NodeRow {
+                    api_start_port: e.map_or(0, |e| e.api_port),
+                    dp_rpc_port: e.and_then(|e| e.dp_rpc_port),
+                    npus_used: n.npus_used(),
+                    free_ports: port_list(layout, n.index),
+                }
+            })
+            .collect();
+        let endpoints = p
+            .proxy
+            .prefill
+            .iter()
+            .chain(&p.proxy.decode)
+            .map(|e| format!("{}:{}", e.node, e.port))
+            .collect();
+        let proxy = layout.proxy.map(|proxy| ProxyModel {
+            port: proxy.port,
+            file: proxy.script.file_name(),
+            script_path: format!("{PROXY_DIR}/{}", proxy.script.file_name()),
+            layerwise: proxy.script == crate::ProxyScript::Layerwise,
+            prefill_nodes: p.proxy.prefill.iter().map(|e| e.node).collect(),
+            prefill_ports: p.proxy.prefill.iter().map(|e| e.port).collect(),
+            decode_nodes: p.proxy.decode.iter().map(|e| e.node).collect(),
+            decode_ports: p.proxy.decode.iter().map(|e| e.port).collect(),
+        });
+        let mut roles = Vec::new();
+        for (&role, serve) in &layout.serve {
+            let (kv_transfer_config, has_engine_id) = if layout.is_pd() {
+                match kv_template(layout, role) {
+                    Ok((text, id)) => (Some(text), id),
+                    // A role without an engine has no template to render;
+                    // its script says so when asked for (artifacts.rs).
+                    Err(KvTemplate::NoEngine) => (None, false),
+                    Err(KvTemplate::Bad(m)) => return Err(err(m)),
+                }
+            } else {
+                (None, false)
+            };
+            roles.push(RoleModel {
+                role,
+                env: serve
+                    .env
+                    .iter()
+                    .map(|(name, v)| EnvExport {
+                        name: name.clone(),
+                        value: v.text().to_owned(),
+                        prepend: matches!(v, EnvValue::Prepend { .. }),
+                    })
+                    .collect(),
+                options: serve
+                    .options(layout.model, &layout.served_model_name)
+                    .into_iter()
+                    .map(|(flag, value)| ServeOption { flag, value })
+                    .collect(),
+                kv_transfer_config,
+                has_engine_id,
+            });
+        }
+        let mixed = (!layout.is_pd()).then(|| {
+            let engine = p.engines.first();
+            let npus_local = p.nodes.first().map_or(0, |n| n.npus_used());
+            MixedModel {
+                dp: engine.map_or(1, |e| e.dp),
+                tp: engine.map_or(1, |e| e.tp),
+                multi_node: engine.is_some_and(|e| e.nodes.len() > 1),
+                devices: (0..npus_local)
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            }
+        });
+        let hw = layout.hardware;
+        let docker = DockerModel {
+            image: layout.image_ref.clone(),
+            container: format!("pd-{}", layout.name().replace(['/', '.'], "-")),
+            // The V4 tutorials run with --shm-size=512g, the V3.x ones with 1g (facts §7).
+            shm_size: if layout.model.hybrid_kv { "512g" } else { "1g" },
+            npu_devices: (0..hw.npus_per_node)
+                .map(|d| format!("/dev/davinci{d}"))
+                .collect(),
+            extra_devices: hw.extra_devices.to_vec(),
+            mounts: hw
+                .container_mounts()
+                .into_iter()
+                .map(|m| format!("{m}:{m}"))
+                .collect(),
+            privileged: hw.privileged,
+        };
+        let mut preflight_checks = vec![
+            "tools",
+            "npu_count",
+            "npu_links",
+            "host_paths",
+            "model_dir",
+            "ports",
+        ];
+        if layout.is_pd() {
+            preflight_checks.extend(["proxy_script", "proxy_deps", "mooncake"]);
+        }
+        preflight_checks.push("vllm_ascend_version");
+        let (entry_port, entry_what) = match layout.proxy {
+            Some(p) => (p.port, "the proxy on node 0"),
+            None => (layout.api_port, "the API server on node 0"),
+        };
+        let verify_body = serde_json::json!({
+            "model": layout.served_model_name,
+            "messages": [{"role": "user", "content": "The future of AI is"}],
+            "max_tokens": 32,
+            "temperature": 0,
+        })
+        .to_string();
+        let bench = match &layout.spec.bench {
+            Some(b) => BenchModel {
+                input_len: b.input_len.value,
+                output_len: b.output_len.value,
+                num_prompts: b.num_prompts.value,
+                request_rate: b.request_rate.as_ref().map(|r| r.value.clone()),
+                max_concurrency: b.max_concurrency.as_ref().map(|c| c.value),
+                note: "the layout's bench workload",
+            },
+            // Seed 001 §8: random 1024-token prompts, 200 prompts at 1 req/s.
+            None => BenchModel {
+                input_len: 1024,
+                output_len: 1024,
+                num_prompts: 200,
+                request_rate: Some("1".to_owned()),
+                max_concurrency: None,
+                note: "no workload recorded: the upstream tutorial's default",
+            },
+        };
+        Ok(LayoutModel {
+            view: view::layout_view(layout),
+            is_pd: layout.is_pd(),
+            node_count: layout.node_count(),
+            product: hw.product,
+            npus_per_node: hw.npus_per_node,
+            required_host_paths: hw.required_host_paths.to_vec(),
+            model_path: layout.model_path.clone(),
+            served_model_name: layout.served_model_name.clone(),
+            image_version: layout.image.tag.trim_start_matches('v').to_owned(),
+            api_port: layout.api_port,
+            dp_rpc_port: layout.dp_rpc_port,
+            uniform_dp_rpc_port: layout.uniform_dp_rpc_port(),
+            node_rows,
+            endpoints,
+            proxy,
+            roles,
+            mixed,
+            docker,
+            preflight_checks,
+            mooncake_dirs: mooncake_dirs(layout),
+            entry_port,
+            entry_what,
+            verify_body,
+            bench,
+            wait_seconds: DEFAULT_WAIT_SECONDS,
+        })
+    }
+
+    /// Layout name.
+    pub fn name(&self) -> &str {
+        &self.view.name
+    }
+
+    /// The serve settings of `role`.
+    pub fn role(&self, role: Role) -> Option<&RoleModel> {
+        self.roles.iter().find(|r| r.role == role)
+    }
+
+    /// Node rows with their node views, in node order.
+    pub fn nodes(&self) -> impl Iterator<Item = (&NodeView, &NodeRow)> {
+        self.view.nodes.iter().zip(&self.node_rows)
+    }
+}

@@ -1,0 +1,29 @@
+{% include "sh/header.sh" %}
+# Runs `vllm bench serve` with the layout's workload against {{ m.entry_what|comment }}.
+# Usage: bench.sh [HOST] [extra `vllm bench serve` arguments...]
+# Target as verify.sh: HOST, PD_PROXY_URL, PD_LOG_DIR/endpoint.url, node 0 of PD_NODE_IPS, 127.0.0.1.
+# Results go to PD_BENCH_RESULT_DIR (default ./bench-results).
+set -euo pipefail
+
+LAYOUT={{ m.view.name }}
+# Workload: {{ m.bench.note|comment }}.
+PORT={{ m.entry_port }}
+
+{% include "sh/resolve_url.sh" %}
+resolve_url "${1:-}"
+if [[ $# -gt 0 ]]; then shift; fi
+echo "bench.sh: against $BASE (from $FROM)" >&2
+
+exec vllm bench serve \
+    --model "${PD_MODEL_PATH:-{{ m.model_path }}}" \
+    --served-model-name {{ m.served_model_name }} \
+    --base-url "$BASE" \
+    --dataset-name random \
+    --random-input-len {{ m.bench.input_len }} \
+    --random-output-len {{ m.bench.output_len }} \
+    --num-prompts {{ m.bench.num_prompts }} \
+{% if let Some(rate) = m.bench.request_rate %}    --request-rate {{ rate }} \
+{% endif %}{% if let Some(c) = m.bench.max_concurrency %}    --max-concurrency {{ c }} \
+{% endif %}    --save-result \
+    --result-dir "${PD_BENCH_RESULT_DIR:-./bench-results}" \
+    "$@"

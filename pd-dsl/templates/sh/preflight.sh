@@ -1,0 +1,195 @@
+{% include "sh/header.sh" %}
+# Checks a node before start; run.sh runs it. Usage: preflight.sh NODE_INDEX
+# Checks: {{ m.preflight_checks|join(", ")|comment }}. Skip one only with PD_SKIP_PREFLIGHT=name,...
+# Overrides: PD_MODEL_PATH (weights directory), PD_PORT_CHECK_HOST (address the ports check binds, default 0.0.0.0 as vllm serve does).
+set -euo pipefail
+
+CHECKS=({{ m.preflight_checks|words }})
+NODE_COUNT={{ m.node_count }}
+EXPECTED_NPUS={{ m.npus_per_node }}
+{% include "sh/model_path.sh" %}
+{% if let Some(proxy) = m.proxy %}{% include "sh/proxy_script.sh" %}
+{% endif %}IMAGE_REF={{ m.docker.image }}
+IMAGE_VERSION={{ m.image_version }}
+REQUIRED_PATHS=({{ m.required_host_paths|words }})
+MOONCAKE_DIRS={{ m.mooncake_dirs }}
+
+die() { echo "preflight: error: $*" >&2; exit 2; }
+NODE_INDEX=${1:-${PD_NODE_INDEX:-}}
+[[ $NODE_INDEX =~ ^[0-9]+$ ]] || die "usage: $0 NODE_INDEX"
+SKIP=${PD_SKIP_PREFLIGHT:-}
+IFS=',' read -r -a skip_names <<<"$SKIP"
+for name in "${skip_names[@]}"; do
+    [[ -z $name || " ${CHECKS[*]} " == *" $name "* ]] || die "PD_SKIP_PREFLIGHT names unknown check '$name' (known: ${CHECKS[*]})"
+done
+
+# Per-node facts, derived from the layout's placement: NPUs used and ports that must be free.
+case $NODE_INDEX in
+{% for (n, row) in m.nodes() %}    {{ n.index }}) NPUS_USED={{ row.npus_used }} PORT_LIST={{ row.free_ports }} ;;
+{% endfor %}    *) die "node index $NODE_INDEX is not in [0, $NODE_COUNT)" ;;
+esac
+read -r -a PORTS <<<"$PORT_LIST"
+
+{% include "sh/busy_ports.sh" %}
+
+FAILED=()
+fail() { echo "preflight: FAIL $1: $2" >&2; FAILED+=("$1"); }
+pass() { echo "preflight: ok   $1: $2" >&2; }
+
+check_npu_count() {
+    if ! command -v npu-smi >/dev/null 2>&1; then
+        fail npu_count "npu-smi not found on PATH (is the driver mounted into the container?)"
+        return
+    fi
+    local info count
+    if ! info=$(npu-smi info -l 2>&1); then
+        fail npu_count "'npu-smi info -l' failed: $info"
+        return
+    fi
+    # NPUs as the runtime counts them: chips when npu-smi lists them per card, else cards.
+    count=$(awk -F: '/Total Count/ {gsub(/ /, "", $2); total = $2} /Chip Count/ {gsub(/ /, "", $2); chips += $2} END {print (chips > 0 ? chips : total + 0)}' <<<"$info")
+    if [[ $count -ne $EXPECTED_NPUS ]]; then
+        fail npu_count "npu-smi info -l reports $count NPUs, the layout's hardware has $EXPECTED_NPUS"
+    else
+        pass npu_count "$count NPUs"
+    fi
+}
+
+check_npu_links() {
+    if ! command -v hccn_tool >/dev/null 2>&1; then
+        fail npu_links "hccn_tool not found on PATH (mount /usr/local/Ascend/driver/tools/hccn_tool)"
+        return
+    fi
+    local d out bad=()
+    for ((d = 0; d < NPUS_USED; d++)); do
+        out=$(hccn_tool -i "$d" -link -g 2>&1) || true
+        [[ $out == *UP* ]] || bad+=("NPU $d link not UP ($out)")
+        out=$(hccn_tool -i "$d" -net_health -g 2>&1) || true
+        [[ ${out,,} == *success* ]] || bad+=("NPU $d net_health not success ($out)")
+    done
+    if ((${#bad[@]})); then
+        fail npu_links "$(printf '%s; ' "${bad[@]}")"
+    else
+        pass npu_links "NPUs 0..$((NPUS_USED - 1)) link UP, net_health success"
+    fi
+}
+
+check_host_paths() {
+    local p missing=()
+    for p in "${REQUIRED_PATHS[@]}"; do
+        [[ -e $p ]] || missing+=("$p")
+    done
+    if ((${#missing[@]})); then
+        fail host_paths "missing ${missing[*]}"
+    else
+        pass host_paths "${REQUIRED_PATHS[*]}"
+    fi
+}
+
+check_model_dir() {
+    if [[ ! -d $MODEL_PATH ]]; then
+        fail model_dir "weights directory $MODEL_PATH does not exist (mount it or fix the layout's model_path)"
+    elif [[ ! -f $MODEL_PATH/config.json ]]; then
+        fail model_dir "$MODEL_PATH has no config.json (incomplete download?)"
+    else
+        pass model_dir "$MODEL_PATH"
+    fi
+}
+
+check_ports() {
+    local busy
+    if ! busy=$(busy_ports); then
+        fail ports "cannot test the ports (python3 failed)"
+        return
+    fi
+    if [[ -n $busy ]]; then
+        fail ports "already in use: $busy (a previous vllm, proxy or Mooncake process still running?)"
+    else
+        pass ports "${PORTS[*]} free"
+    fi
+}
+
+check_tools() {
+    local t missing=()
+    for t in python3 curl; do
+        command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+    done
+    if [[ -z ${PD_LOCAL_IP:-} || -z ${PD_NIC:-} ]] && ! command -v ip >/dev/null 2>&1; then
+        missing+=("ip (iproute2; or set PD_LOCAL_IP and PD_NIC)")
+    fi
+    if ((${#missing[@]})); then
+        fail tools "missing $(printf '%s, ' "${missing[@]}" | sed 's/, $//'): run.sh needs python3 (launcher), curl (health polls) and ip (local IP and NIC)"
+    else
+        pass tools "python3, curl$([[ -n ${PD_LOCAL_IP:-} && -n ${PD_NIC:-} ]] || echo ', ip')"
+    fi
+}
+
+check_proxy_script() {
+    if ((NODE_INDEX != 0)); then
+        pass proxy_script "node 0 runs the proxy"
+    elif [[ -f $PROXY_SCRIPT ]]; then
+        pass proxy_script "$PROXY_SCRIPT"
+    else
+        fail proxy_script "$PROXY_SCRIPT not found: the proxy would exit after every rank loaded the model; set PD_PROXY_SCRIPT"
+    fi
+}
+
+check_proxy_deps() {
+    local err
+    if ((NODE_INDEX != 0)); then
+        pass proxy_deps "node 0 runs the proxy"
+    elif err=$(python3 -c 'import fastapi, httpx, uvicorn' 2>&1); then
+        pass proxy_deps "fastapi, httpx, uvicorn importable"
+    else
+        fail proxy_deps "the proxy needs fastapi, httpx and uvicorn in python3: ${err##*$'\n'}"
+    fi
+}
+
+check_mooncake() {
+    if python3 -c 'import mooncake' >/dev/null 2>&1; then
+        pass mooncake "python module importable"
+        return
+    fi
+    local dirs d
+    IFS=: read -r -a dirs <<<"${LD_LIBRARY_PATH:-}:$MOONCAKE_DIRS"
+    for d in "${dirs[@]}"; do
+        [[ -n $d && -d $d ]] || continue
+        if compgen -G "$d/*mooncake*" >/dev/null || compgen -G "$d/*ascend_transport*" >/dev/null || compgen -G "$d/*transfer_engine*" >/dev/null; then
+            pass mooncake "found in $d"
+            return
+        fi
+    done
+    if ldconfig -p 2>/dev/null | grep -q -e mooncake -e ascend_transport -e transfer_engine; then
+        pass mooncake "found by ldconfig"
+        return
+    fi
+    fail mooncake "Mooncake not found: 'import mooncake' fails and no library in LD_LIBRARY_PATH, $MOONCAKE_DIRS or ldconfig"
+}
+
+check_vllm_ascend_version() {
+    local v
+    if ! v=$(python3 -c 'import vllm_ascend; print(vllm_ascend.__version__)' 2>&1); then
+        fail vllm_ascend_version "cannot import vllm_ascend: ${v##*$'\n'}"
+        return
+    fi
+    v=${v##*$'\n'}
+    v=${v#v}
+    if [[ ${v%%+*} == "$IMAGE_VERSION" ]]; then
+        pass vllm_ascend_version "$v"
+    else
+        fail vllm_ascend_version "vllm_ascend $v, but the layout's image is $IMAGE_REF (expects $IMAGE_VERSION)"
+    fi
+}
+
+for check in "${CHECKS[@]}"; do
+    if [[ ,$SKIP, == *",$check,"* ]]; then
+        echo "preflight: skip $check (PD_SKIP_PREFLIGHT)" >&2
+        continue
+    fi
+    "check_$check"
+done
+if ((${#FAILED[@]})); then
+    echo "preflight: node $NODE_INDEX failed: ${FAILED[*]} (skip a check only with PD_SKIP_PREFLIGHT=name,...)" >&2
+    exit 1
+fi
+echo "preflight: node $NODE_INDEX ok" >&2

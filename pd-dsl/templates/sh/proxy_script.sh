@@ -1,0 +1,1 @@
+PROXY_SCRIPT=${PD_PROXY_SCRIPT:-{{ proxy.script_path }}}

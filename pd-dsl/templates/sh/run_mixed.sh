@@ -1,0 +1,26 @@
+{% include "sh/header.sh" %}
+# This node's share of the mixed engine (native DP); run.sh calls it.
+# Usage: run_mixed.sh DP_SIZE_LOCAL DP_START_RANK DP_ADDRESS HEADLESS(0|1)
+set -euo pipefail
+
+if [[ $# -ne 4 ]]; then
+    echo "usage: $0 DP_SIZE_LOCAL DP_START_RANK DP_ADDRESS HEADLESS (got $# arguments)" >&2
+    exit 2
+fi
+{% include "sh/template_checks.sh" %}
+
+export ASCEND_RT_VISIBLE_DEVICES={{ x.devices }}{% include "sh/env.sh" %}
+
+{% if x.multi_node %}DP_ARGS=(--data-parallel-size {{ x.dp }} --data-parallel-size-local "$1" --data-parallel-address "$3"{% if let Some(rpc) = m.dp_rpc_port %} --data-parallel-rpc-port {{ rpc }}{% endif %})
+# Every node passes --host/--port as upstream's commands do; only node 0 serves the API.
+DP_ARGS=(--host 0.0.0.0 --port {{ m.api_port }} "${DP_ARGS[@]}")
+if [[ $4 == 1 ]]; then
+    # Non-first nodes run headless from their start rank.
+    DP_ARGS=(--headless "${DP_ARGS[@]}" --data-parallel-start-rank "$2")
+fi
+{% else %}DP_ARGS=(--host 0.0.0.0 --port {{ m.api_port }} --data-parallel-size {{ x.dp }})
+{% endif %}
+{% include "sh/model_path.sh" %}
+exec vllm serve "$MODEL_PATH" \
+    "${DP_ARGS[@]}" \
+    --tensor-parallel-size {{ x.tp }}{% include "sh/options.sh" %}
