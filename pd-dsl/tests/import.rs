@@ -151,3 +151,46 @@ fn hostile_text_never_panics() {
         let _ = lint(&[Input::new("x.sh", text)], &Options::default());
     }
 }
+
+/// A read error inside a `server_cmd` points at the offending character in
+/// the file, whatever the scalar's style (found by the `import` fuzz target:
+/// a folded `>` scalar put an unterminated quote at column 658 of a
+/// 43-character line).
+#[test]
+fn errors_inside_a_server_cmd_point_into_the_file() {
+    let head = "model: m\nnum_nodes: 1\nnpu_per_node: 16\ndeployment:\n";
+    for (cmd, line, column) in [
+        // Folded: the quote on the scalar's third line.
+        (
+            "  - server_cmd: >\n      vllm serve m\n      --port 8015 'oops\n",
+            7,
+            19,
+        ),
+        // Literal: the same, line breaks kept.
+        (
+            "  - server_cmd: |\n      vllm serve m \\\n        --port 8015 'oops\n",
+            7,
+            21,
+        ),
+        // Plain, on the key's line.
+        ("  - server_cmd: vllm serve m --port 8015 'oops\n", 5, 42),
+        // Double-quoted: the opening `\"` is not part of the command.
+        (
+            "  - server_cmd: \"vllm serve m --port 8015 'oops\"\n",
+            5,
+            43,
+        ),
+        // Plain over two lines (folded by YAML).
+        (
+            "  - server_cmd: vllm serve m\n      --port 8015 'oops\n",
+            6,
+            19,
+        ),
+    ] {
+        let text = format!("{head}{cmd}");
+        let f = lint(&[Input::new("x.yaml", text.as_str())], &Options::default());
+        assert_eq!(f.len(), 1, "{text}\n{f:?}");
+        assert!(f[0].message.contains("unterminated `'`"), "{f:?}");
+        assert_eq!((f[0].line, f[0].column), (line, column), "{text}\n{}", f[0]);
+    }
+}
