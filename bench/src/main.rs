@@ -770,7 +770,7 @@ fn section_import(quick: bool) -> Res<()> {
     );
     println!("| measurement | deployments | input bytes | median | per deployment | ratio |");
     println!("|---|---|---|---|---|---|");
-    let per = |d: Duration, k: usize| us(d / u32::try_from(k.max(1)).unwrap_or(u32::MAX));
+    let per = |d: Duration, k: usize| ms(d / u32::try_from(k.max(1)).unwrap_or(u32::MAX));
     let rows: [(&str, &[&Unit], usize, Option<usize>); 6] = [
         (
             "lint all (`lint_unit`: import + every finding; target < 1 s)",
