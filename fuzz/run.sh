@@ -17,7 +17,7 @@ SECONDS_PER_TARGET=${1:-60}
 shift || true
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-    TARGETS=(macro_tokens macro_splice loader)
+    TARGETS=(macro_tokens macro_splice loader import)
 fi
 CARGO_FUZZ_VERSION=0.13.2
 

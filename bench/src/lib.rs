@@ -9,6 +9,7 @@ use pd_dsl::{EngineGroup, LayoutSpec, Role, Spanned};
 use std::time::{Duration, Instant};
 
 pub mod compile;
+pub mod import;
 
 /// Runs `f` once and returns how long it took and what it returned.
 pub fn timed<T>(f: impl FnOnce() -> T) -> (Duration, T) {

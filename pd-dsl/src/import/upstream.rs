@@ -373,7 +373,7 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
         for entry in &root.deployment {
             let cmd = &entry.value.server_cmd;
             let cmd_at = at(file, cmd);
-            let toks = locate_words(file, &cmd.value, cmd_at)?;
+            let toks = locate_words(file, text, &cmd.value, cmd_at)?;
             let n = node_from_serve(&toks, env_of(file, entry.value.envs.as_ref()), &mut notes)?;
             nodes.push(n);
         }
@@ -426,24 +426,65 @@ fn env_of(file: usize, envs: Option<&EnvMap>) -> Vec<(P<String>, P<String>)> {
     .unwrap_or_default()
 }
 
+/// Where position `at` of a scalar's value `value` is in the file `text`,
+/// the scalar starting at `start`. YAML folds and indents the value (line
+/// breaks become spaces, indentation goes), so the position is found by
+/// counting the non-blank characters before it, from the scalar's first
+/// character (an opening quote is not part of the value). `None` when the
+/// count runs past the file.
+fn in_scalar(text: &str, value: &str, start: Loc, at: Loc) -> Option<Loc> {
+    let mut line = 1;
+    let mut column = 1;
+    let mut before = 0usize;
+    for c in value.chars() {
+        if (line, column) == (at.line, at.column) {
+            break;
+        }
+        if c == '\n' {
+            line += 1;
+            column = 1;
+        } else {
+            column += 1;
+        }
+        before += usize::from(!c.is_whitespace());
+    }
+    let mut chars = text
+        .split('\n')
+        .enumerate()
+        .skip(usize::try_from(start.line).ok()?.checked_sub(1)?)
+        .flat_map(|(i, l)| {
+            let first = if i + 1 == start.line as usize {
+                usize::try_from(start.column).ok()?.checked_sub(1)?
+            } else {
+                0
+            };
+            let line = i as u64 + 1;
+            Some(
+                l.chars()
+                    .enumerate()
+                    .skip(first)
+                    .map(move |(k, c)| (line, k as u64 + 1, c)),
+            )
+        })
+        .flatten()
+        .filter(|(_, _, c)| !c.is_whitespace())
+        .peekable();
+    if matches!(chars.peek(), Some((_, _, '"' | '\''))) {
+        chars.next();
+    }
+    chars.nth(before).map(|(line, column, _)| Loc {
+        file: start.file,
+        line,
+        column,
+    })
+}
+
 /// Splits a `server_cmd` string into words and finds each word's line and
 /// column in the file (a folded `>` scalar loses its line breaks, so the
 /// words are searched for in the text from the scalar's start).
-fn locate_words(file: usize, cmd: &str, start: Loc) -> Result<Vec<Tok>, Fail> {
-    let cmds = super::shell::commands(file, cmd).map_err(|(l, m)| {
-        (
-            Loc {
-                file,
-                line: start.line + l.line - 1,
-                column: if l.line == 1 {
-                    start.column + l.column - 1
-                } else {
-                    l.column
-                },
-            },
-            m,
-        )
-    })?;
+fn locate_words(file: usize, text: &str, cmd: &str, start: Loc) -> Result<Vec<Tok>, Fail> {
+    let cmds = super::shell::commands(file, cmd)
+        .map_err(|(l, m)| (in_scalar(text, cmd, start, l).unwrap_or(start), m))?;
     let Some(c) = cmds.into_iter().next() else {
         return Err((
             start,
