@@ -236,7 +236,13 @@ fn a_lone_carriage_return_is_refused_where_it_is() {
     let crlf = text.replace('\n', "\r\n");
     let lf = lint(&[Input::new("x.yaml", text.as_str())], &Options::default());
     let both = lint(&[Input::new("x.yaml", crlf.as_str())], &Options::default());
-    assert_eq!(lf.len(), 6, "{lf:?}");
+    // The fixture breaks these conventions, so the comparison is not empty.
+    for rule in ["kv_port_in_adxl_range", "engine_id_parity"] {
+        assert!(
+            lf.iter().any(|f| f.rule.as_deref() == Some(rule)),
+            "{rule}: {lf:?}"
+        );
+    }
     assert_eq!(lf, both);
     assert!(import(&[Input::new("x.yaml", crlf)], &Options::default()).is_ok());
 }
