@@ -143,7 +143,7 @@ pub fn render_layout(layout: &Layout) -> Result<Vec<Artifact>, RenderError> {
     let dir = PathBuf::from(layout.name());
     let m = model::LayoutModel::new(layout)?;
     let mut out = vec![
-        Artifact::new(dir.join("README.md"), docs::layout_readme(layout)),
+        Artifact::new(dir.join("README.md"), docs::layout_readme(layout)?),
         Artifact::new(dir.join("meta.yaml"), docs::meta_yaml(layout)?),
     ];
     for kind in artifacts::ARTIFACTS.iter().filter(|k| k.when.applies(&m)) {
@@ -186,7 +186,7 @@ pub fn render_catalog_with(
     }
     add(Artifact::new(
         "README.md",
-        docs::index_readme(&sorted, scenario_guide),
+        docs::index_readme(&sorted, scenario_guide)?,
     ))?;
     add(Artifact::new("index.json", docs::index_json(&sorted)?))?;
     add(site::index_html(&sorted, scenario_guide)?)?;

@@ -1,0 +1,232 @@
+//! The documents view: everything a layout's `README.md`, its entry on the
+//! catalog index and its `meta.yaml` say, built once from the checked
+//! [`Layout`] by [`docs_view`]. The templates in `templates/docs/` read this
+//! and nothing else; values the serializable views of [`view`] already carry
+//! (the `meta.yaml` document, the `index.json` row, the node and proxy views)
+//! are reused, not recomputed.
+
+use crate::render::view::{self, NodeView};
+use crate::{DeployStatus, Layout, Verification};
+
+/// The banner a layout carries when its image cannot run it.
+#[derive(Clone, Debug)]
+pub struct Banner {
+    /// The image tag that cannot run the layout.
+    pub image_tag: &'static str,
+    /// The acknowledged rule that blocks it.
+    pub rule: &'static str,
+    /// Why: the rule's first finding, else its summary.
+    pub why: String,
+    /// The first image of the table that can run it, if any.
+    pub first_image: Option<&'static str>,
+}
+
+/// One line of the topology table.
+#[derive(Clone, Debug)]
+pub struct TopologyRow {
+    /// The node as the serializable views show it.
+    pub node: NodeView,
+    /// `engine_id` or `-`.
+    pub engine_id: String,
+    /// `first-last of dp`, or `-` for a node without ranks.
+    pub ranks: String,
+    /// `first-last (n per rank)`, or `-`.
+    pub devices: String,
+    /// API ports as a range or a list, or `- (headless)`.
+    pub ports: String,
+    /// The node's kv handshake span `first-last`, or `-`.
+    pub kv: String,
+}
+
+/// The topology table of the README and `catalog show`.
+#[derive(Clone, Debug)]
+pub struct TopologyTable {
+    /// One row per node, in node order.
+    pub rows: Vec<TopologyRow>,
+}
+
+/// Everything the layout's documents say.
+#[derive(Clone, Debug)]
+pub struct DocsView {
+    /// The `meta.yaml` document; the README reads its facts from here.
+    pub meta: view::Meta,
+    /// The `index.json` row; the index page reads its row from here.
+    pub index_row: view::IndexEntry,
+    /// The part of the name after its family (the index link text).
+    pub variant: String,
+    /// A PD layout (engines behind a proxy) rather than a mixed one.
+    pub pd: bool,
+    /// The banner when the image cannot run the layout.
+    pub banner: Option<Banner>,
+    /// Summary paragraphs, trimmed.
+    pub summary: Vec<String>,
+    /// When to use it, trimmed.
+    pub workload: Option<String>,
+    /// Where the model is published.
+    pub model_source: &'static str,
+    /// The proxy's script and port (PD).
+    pub proxy: Option<view::ProxyView>,
+    /// The port clients send requests to: the proxy's, else the API port.
+    pub endpoint_port: u32,
+    /// The deployment status label.
+    pub status: String,
+    /// The index's verified column: the status when the image cannot run
+    /// the layout, else `true`/`false`.
+    pub verified_or_status: String,
+    /// `kv_connector_extra_config` as compact JSON (PD).
+    pub kv_connector_extra_config: Option<String>,
+    /// The verification names an image, so a new image resets it.
+    pub image_bound: bool,
+    /// The topology table.
+    pub topology: TopologyTable,
+    /// The scripts the layout's directory holds, in the index's order.
+    pub scripts: Vec<&'static str>,
+    /// The last node index.
+    pub last_node: usize,
+}
+
+/// Builds the documents view of a layout.
+pub fn docs_view(layout: &Layout) -> DocsView {
+    let meta = view::meta(layout);
+    let status = meta.deploy;
+    let pd = layout.is_pd();
+    DocsView {
+        index_row: view::index_entry(layout),
+        variant: variant(layout.name()).to_owned(),
+        pd,
+        banner: banner(layout),
+        summary: meta.summary.iter().map(|p| p.trim().to_owned()).collect(),
+        workload: meta.workload.as_ref().map(|w| w.trim().to_owned()),
+        model_source: layout.model.source,
+        endpoint_port: meta.proxy.as_ref().map_or(meta.api_port, |p| p.port),
+        proxy: meta.proxy.clone(),
+        status: status.label(),
+        verified_or_status: if status.is_deployable() {
+            meta.verified.to_string()
+        } else {
+            status.label()
+        },
+        kv_connector_extra_config: meta
+            .kv_connector_extra_config
+            .as_ref()
+            .map(|j| j.to_string()),
+        image_bound: matches!(
+            layout.spec.verified.value,
+            Verification::On(_) | Verification::Before(_)
+        ),
+        topology: topology(&meta.nodes),
+        scripts: scripts(pd),
+        last_node: meta.node_count.saturating_sub(1),
+        meta,
+    }
+}
+
+/// The part of a layout name after its family.
+fn variant(name: &str) -> &str {
+    name.rsplit_once('/').map_or(name, |(_, v)| v)
+}
+
+fn banner(layout: &Layout) -> Option<Banner> {
+    let DeployStatus::BlockedOnImage { rule, first_image } = layout.deploy_status() else {
+        return None;
+    };
+    let why = layout
+        .acknowledged
+        .iter()
+        .find(|a| a.rule == rule)
+        .and_then(|a| a.findings.first())
+        .map_or_else(|| rule.summary().to_owned(), Clone::clone);
+    Some(Banner {
+        image_tag: layout.image.tag,
+        rule: rule.name(),
+        why,
+        first_image,
+    })
+}
+
+/// The files of a layout's directory the index links, run order first.
+fn scripts(pd: bool) -> Vec<&'static str> {
+    let mut scripts = vec!["run.sh", "preflight.sh"];
+    if pd {
+        scripts.extend([
+            "run_dp_template_prefill.sh",
+            "run_dp_template_decode.sh",
+            "launch_online_dp.py",
+            "proxy.sh",
+        ]);
+    } else {
+        scripts.push("run_mixed.sh");
+    }
+    scripts.extend(["verify.sh", "bench.sh", "docker.sh", "stop.sh"]);
+    scripts
+}
+
+/// The topology table from the node views.
+pub fn topology(nodes: &[NodeView]) -> TopologyTable {
+    TopologyTable {
+        rows: nodes.iter().map(topology_row).collect(),
+    }
+}
+
+fn topology_row(n: &NodeView) -> TopologyRow {
+    let ranks = match (n.ranks.first(), n.ranks.last()) {
+        (Some(a), Some(b)) => format!("{}-{} of {}", a.dp_rank, b.dp_rank, n.dp_size),
+        _ => "-".to_owned(),
+    };
+    let ports: Vec<u32> = n.ranks.iter().filter_map(|r| r.api_port).collect();
+    let kv = match (
+        n.ranks.first().and_then(|r| r.kv_span),
+        n.ranks.last().and_then(|r| r.kv_span),
+    ) {
+        (Some((a, _)), Some((_, b))) => format!("{a}-{b}"),
+        _ => "-".to_owned(),
+    };
+    TopologyRow {
+        engine_id: n
+            .engine_id
+            .map_or_else(|| "-".to_owned(), |i| i.to_string()),
+        ranks,
+        devices: devices(n),
+        ports: if ports.is_empty() {
+            "- (headless)".to_owned()
+        } else {
+            list_ports(&ports)
+        },
+        kv,
+        node: n.clone(),
+    }
+}
+
+/// `first-last (n per rank)` over every device of the node's ranks.
+fn devices(n: &NodeView) -> String {
+    let all: Vec<u32> = n
+        .ranks
+        .iter()
+        .flat_map(|r| r.devices.iter().copied())
+        .collect();
+    match (all.first(), all.last()) {
+        (Some(a), Some(b)) => format!(
+            "{a}-{b} ({} per rank)",
+            n.ranks.first().map_or(0, |r| r.devices.len())
+        ),
+        _ => "-".to_owned(),
+    }
+}
+
+/// A run of consecutive ports as `a-b`, anything else as a list.
+fn list_ports(ports: &[u32]) -> String {
+    match (ports.first(), ports.last()) {
+        (Some(a), Some(b))
+            if ports.len() > 1
+                && b.checked_sub(*a)
+                    .is_some_and(|d| d as usize == ports.len() - 1) =>
+        {
+            format!("{a}-{b}")
+        }
+        _ => ports
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
