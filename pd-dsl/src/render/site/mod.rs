@@ -16,9 +16,7 @@ mod page;
 pub mod topology;
 
 pub use index::{IndexPage, IndexRow, guide_html, index_html};
-pub use page::{
-    DeviationRow, Fact, FigureRow, FileLink, LayoutPage, NodeRow, layout_page, layout_site,
-};
+pub use page::{Fact, FileLink, LayoutPage, NodeRow, layout_page, layout_site};
 
 use super::RenderError;
 
