@@ -49,9 +49,13 @@ pub struct ArtifactKind {
     pub render: RenderFn,
 }
 
-/// Every per-layout script, in the order the layout's other artifacts
+/// Every per-layout file, in the order the layout's other artifacts
 /// (Kubernetes manifests, the HTML page) see them.
 pub const ARTIFACTS: &[ArtifactKind] = &[
+    doc("README.md", When::Always, |m| super::docs::readme(&m.docs)),
+    doc("meta.yaml", When::Always, |m| {
+        super::docs::meta_yaml_of(&m.docs.meta)
+    }),
     row("run.sh", When::Always, |m| tpl(m, RunSh { m })),
     row("preflight.sh", When::Always, |m| tpl(m, PreflightSh { m })),
     row("verify.sh", When::Always, |m| tpl(m, VerifySh { m })),
@@ -78,6 +82,16 @@ const fn row(path: &'static str, when: When, render: RenderFn) -> ArtifactKind {
         path,
         when,
         executable: true,
+        render,
+    }
+}
+
+/// A row for a document (not executable).
+const fn doc(path: &'static str, when: When, render: RenderFn) -> ArtifactKind {
+    ArtifactKind {
+        path,
+        when,
+        executable: false,
         render,
     }
 }

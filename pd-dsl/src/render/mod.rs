@@ -140,19 +140,21 @@ impl std::error::Error for RenderError {
 
 /// Renders every file of one layout, sorted by path.
 pub fn render_layout(layout: &Layout) -> Result<Vec<Artifact>, RenderError> {
+    render_model(layout, &model::LayoutModel::new(layout)?)
+}
+
+/// Every file of one layout from its view model: the registry's artifacts,
+/// then the Kubernetes manifests and the HTML page, which list them.
+fn render_model(layout: &Layout, m: &model::LayoutModel) -> Result<Vec<Artifact>, RenderError> {
     let dir = PathBuf::from(layout.name());
-    let m = model::LayoutModel::new(layout)?;
-    let mut out = vec![
-        Artifact::new(dir.join("README.md"), docs::layout_readme(layout)?),
-        Artifact::new(dir.join("meta.yaml"), docs::meta_yaml(layout)?),
-    ];
-    for kind in artifacts::ARTIFACTS.iter().filter(|k| k.when.applies(&m)) {
-        let mut a = Artifact::new(dir.join(kind.path), (kind.render)(&m)?);
+    let mut out = Vec::with_capacity(artifacts::ARTIFACTS.len() + 10);
+    for kind in artifacts::ARTIFACTS.iter().filter(|k| k.when.applies(m)) {
+        let mut a = Artifact::new(dir.join(kind.path), (kind.render)(m)?);
         a.executable = kind.executable;
         out.push(a);
     }
     out.extend(k8s::artifacts(layout, &k8s::K8sSettings::default(), &out)?);
-    out.extend(site::layout_site(layout, &out)?);
+    out.extend(site::layout_site(layout, &m.docs, &out)?);
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }
@@ -179,16 +181,29 @@ pub fn render_catalog_with(
         by_path.insert(a.path.clone(), a);
         Ok(())
     };
-    for l in &sorted {
-        for a in render_layout(l)? {
+    // Each layout's view model is built once: its files and the index read it.
+    let models = sorted
+        .iter()
+        .map(|l| model::LayoutModel::new(l))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (l, m) in sorted.iter().zip(&models) {
+        for a in render_model(l, m)? {
             add(a)?;
         }
     }
+    let docs: Vec<(&Layout, &docs::model::DocsView)> = sorted
+        .iter()
+        .copied()
+        .zip(models.iter().map(|m| &m.docs))
+        .collect();
     add(Artifact::new(
         "README.md",
-        docs::index_readme(&sorted, scenario_guide)?,
+        docs::index_readme_of(&docs, scenario_guide)?,
     ))?;
-    add(Artifact::new("index.json", docs::index_json(&sorted)?))?;
+    add(Artifact::new(
+        "index.json",
+        docs::index_json_of(models.iter().map(|m| &m.docs.index_row))?,
+    ))?;
     add(site::index_html(&sorted, scenario_guide)?)?;
     Ok(by_path.into_values().collect())
 }

@@ -9,6 +9,7 @@
 mod derive;
 
 use super::RenderError;
+use super::docs::model::{DocsView, docs_view};
 use super::view::{self, LayoutView, NodeView};
 use crate::{EnvValue, Layout, Role};
 use derive::{KvTemplate, kv_template, mooncake_dirs, port_list};
@@ -26,6 +27,8 @@ pub const DEFAULT_WAIT_SECONDS: u32 = 3600;
 pub struct LayoutModel {
     /// The `catalog show --format json` document (names, nodes, proxy).
     pub view: LayoutView,
+    /// What the layout's README, `meta.yaml` and HTML page show.
+    pub docs: DocsView,
     /// True for PD layouts.
     pub is_pd: bool,
     /// Node count.
@@ -343,6 +346,7 @@ impl LayoutModel {
         };
         Ok(LayoutModel {
             view: view::layout_view(layout),
+            docs: docs_view(layout),
             is_pd: layout.is_pd(),
             node_count: layout.node_count(),
             product: hw.product,

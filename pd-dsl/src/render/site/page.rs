@@ -2,7 +2,7 @@
 
 use super::topology::{self, topology_svg};
 use super::{PAGE, TOPOLOGY_SVG, failed, href_path, root_of, xml_safe};
-use crate::render::docs::model::{DocsView, docs_view};
+use crate::render::docs::model::DocsView;
 use crate::render::{Artifact, RenderError};
 use crate::{Layout, Role};
 use askama::Template;
@@ -57,14 +57,14 @@ pub struct FileLink {
 /// The page of one layout.
 #[derive(Clone, Debug, Template)]
 #[template(path = "site/layout.html")]
-pub struct LayoutPage {
+pub struct LayoutPage<'a> {
     /// Layout name.
     pub name: String,
     /// Relative path to the catalog root (`../../`).
     pub root: String,
     /// What the layout's README says: the page reads its prose and figures
     /// from the same view.
-    pub docs: DocsView,
+    pub docs: &'a DocsView,
     /// Summary table.
     pub facts: Vec<Fact>,
     /// The picture (our own rendered, escaped SVG).
@@ -106,13 +106,17 @@ fn node_rows(docs: &DocsView) -> Vec<NodeRow> {
         .collect()
 }
 
-/// The page of one layout, from the layout and the files already rendered
-/// for it (linked from the page, so every link points at a real file).
-pub fn layout_page(layout: &Layout, files: &[Artifact]) -> Result<LayoutPage, RenderError> {
+/// The page of one layout, from its documents view, its picture and the
+/// files already rendered for it (linked from the page, so every link points
+/// at a real file).
+pub fn layout_page<'a>(
+    layout: &Layout,
+    docs: &'a DocsView,
+    svg: String,
+    files: &[Artifact],
+) -> LayoutPage<'a> {
     let name = layout.name().to_owned();
-    let docs = docs_view(layout);
     let meta = &docs.meta;
-    let svg = topology_svg(layout).map_err(|e| failed(&name, TOPOLOGY_SVG, e))?;
     let dir = std::path::Path::new(&name);
     let mut file_names: Vec<String> = files
         .iter()
@@ -201,11 +205,11 @@ pub fn layout_page(layout: &Layout, files: &[Artifact]) -> Result<LayoutPage, Re
         meta.model.served_name.clone(),
         true,
     ));
-    Ok(LayoutPage {
+    LayoutPage {
         root: root_of(&name),
         facts,
         svg,
-        nodes: node_rows(&docs),
+        nodes: node_rows(docs),
         conditions,
         files: file_names
             .into_iter()
@@ -216,20 +220,26 @@ pub fn layout_page(layout: &Layout, files: &[Artifact]) -> Result<LayoutPage, Re
             .collect(),
         docs,
         name,
-    })
+    }
 }
 
 /// The site files of one layout: `NAME/index.html` and `NAME/topology.svg`.
-/// `files` are the layout's other artifacts (linked from the page).
-pub fn layout_site(layout: &Layout, files: &[Artifact]) -> Result<Vec<Artifact>, RenderError> {
+/// `docs` is its documents view (as its README reads it) and `files` its
+/// other artifacts (linked from the page).
+pub fn layout_site(
+    layout: &Layout,
+    docs: &DocsView,
+    files: &[Artifact],
+) -> Result<Vec<Artifact>, RenderError> {
     let name = layout.name();
     let dir = std::path::PathBuf::from(name);
     let svg = topology_svg(layout).map_err(|e| failed(name, TOPOLOGY_SVG, e))?;
-    let page = layout_page(layout, files)?
+    let svg = xml_safe(&svg);
+    let page = layout_page(layout, docs, svg.clone(), files)
         .render()
         .map_err(|e| failed(name, PAGE, e))?;
     Ok(vec![
-        Artifact::new(dir.join(TOPOLOGY_SVG), xml_safe(&svg)),
+        Artifact::new(dir.join(TOPOLOGY_SVG), svg),
         Artifact::new(dir.join(PAGE), xml_safe(&page)),
     ])
 }
