@@ -1,0 +1,225 @@
+//! Serializable views of a layout: the stable `catalog show --format json`
+//! interface ([`LayoutView`]), the catalog index row ([`IndexEntry`]) and the
+//! machine-readable `meta.yaml` ([`Meta`]).
+//!
+//! # `catalog show NAME --format json` (stable interface)
+//!
+//! ```text
+//! {
+//!   "name": "family/variant",            layout name
+//!   "model": "deepseek_v3_1_w8a8_mtp_quarot",   model table id
+//!   "hardware": "a3",                     hardware table id
+//!   "image": "quay.io/ascend/vllm-ascend:v0.21.0rc1-a3",
+//!   "verified": false,                    true only when verified on exactly this image
+//!   "deploy": {"status": "deployable"}    or {"status": "blocked_on_image", "rule": "connector_hybrid_kv",
+//!                                         "first_image": "v0.22.1rc1"} (null when no image can run it yet)
+//!   "connector": "MooncakeConnectorV1",   registered kv_connector name, null for mixed
+//!   "nodes": [{
+//!     "index": 0, "role": "prefill", "engine": 0, "engine_id": 0,
+//!     "dp_size": 2, "tp_size": 8, "dp_size_local": 2, "dp_rank_start": 0,
+//!     "dp_master": 0,                     node index of the engine's DP master
+//!     "kv_port": 30000,                   engine kv_port base (null for mixed)
+//!     "headless": false,
+//!     "ranks": [{"dp_rank": 0, "devices": [0,..,7], "api_port": 7100, "kv_span": [30000, 30007]}]
+//!   }],
+//!   "proxy": {"node": 0, "port": 1999, "script": "load_balance_proxy_server_example.py",
+//!             "prefill": [[0, 7100], ...], "decode": [[2, 7100], ...]}   null for mixed
+//! }
+//! ```
+//! Fields are only ever added, never renamed or removed.
+
+mod meta;
+
+pub use meta::{
+    Meta, MetaDeviation, MetaEngine, MetaHardware, MetaImage, MetaModel, MetaServe, env_text, meta,
+};
+
+use crate::{DeployStatus, Layout, Role};
+use serde::Serialize;
+use serde_json::Value as Json;
+
+/// One DP rank in the views.
+#[derive(Clone, Debug, Serialize)]
+pub struct RankView {
+    /// Global DP rank within the engine.
+    pub dp_rank: u32,
+    /// `ASCEND_RT_VISIBLE_DEVICES`.
+    pub devices: Vec<u32>,
+    /// API port (`null` on a headless mixed node).
+    pub api_port: Option<u32>,
+    /// Inclusive kv handshake port span.
+    pub kv_span: Option<(u32, u32)>,
+}
+
+/// One node in the views.
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeView {
+    /// Node index in cluster order.
+    pub index: usize,
+    /// Role.
+    pub role: Role,
+    /// Engine index.
+    pub engine: usize,
+    /// `engine_id` of the engine (PD only).
+    pub engine_id: Option<u64>,
+    /// `--data-parallel-size`.
+    pub dp_size: u32,
+    /// `--tensor-parallel-size`.
+    pub tp_size: u32,
+    /// `--dp-size-local`.
+    pub dp_size_local: u32,
+    /// `--dp-rank-start`.
+    pub dp_rank_start: u32,
+    /// Node index of the DP master.
+    pub dp_master: usize,
+    /// `kv_port` base of the engine (PD only).
+    pub kv_port: Option<u32>,
+    /// Mixed engine, non-first node.
+    pub headless: bool,
+    /// Ranks on this node.
+    pub ranks: Vec<RankView>,
+}
+
+/// The proxy in the views.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProxyView {
+    /// Node that runs it (always 0).
+    pub node: usize,
+    /// Listen port.
+    pub port: u32,
+    /// Script file name.
+    pub script: &'static str,
+    /// Prefill backends as (node index, port), proxy order.
+    pub prefill: Vec<(usize, u32)>,
+    /// Decode backends as (node index, port), proxy order.
+    pub decode: Vec<(usize, u32)>,
+}
+
+/// The stable `show --format json` document (see the module docs).
+#[derive(Clone, Debug, Serialize)]
+pub struct LayoutView {
+    /// Layout name.
+    pub name: String,
+    /// Model id.
+    pub model: &'static str,
+    /// Hardware id.
+    pub hardware: &'static str,
+    /// Full image reference.
+    pub image: String,
+    /// Computed verification.
+    pub verified: bool,
+    /// Computed deployment status.
+    pub deploy: DeployStatus,
+    /// `kv_connector` name (PD).
+    pub connector: Option<&'static str>,
+    /// Every node.
+    pub nodes: Vec<NodeView>,
+    /// The proxy (PD).
+    pub proxy: Option<ProxyView>,
+}
+
+/// One row of `index.json` and of `catalog list --format json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct IndexEntry {
+    /// Layout name.
+    pub name: String,
+    /// Model id.
+    pub model: &'static str,
+    /// Hardware id.
+    pub hardware: &'static str,
+    /// Topology in the card's notation.
+    pub topology: String,
+    /// Node count.
+    pub nodes: usize,
+    /// NPUs used.
+    pub npus: usize,
+    /// Full image reference.
+    pub image: String,
+    /// Computed verification.
+    pub verified: bool,
+    /// Computed deployment status.
+    pub deploy: DeployStatus,
+    /// Provenance date.
+    pub recorded: String,
+    /// Directory of the layout inside the catalog.
+    pub path: String,
+}
+
+/// The node views of a layout.
+pub fn node_views(layout: &Layout) -> Vec<NodeView> {
+    let p = &layout.placement;
+    p.nodes
+        .iter()
+        .map(|n| {
+            let e = p.engines.get(n.engine);
+            NodeView {
+                index: n.index,
+                role: n.role,
+                engine: n.engine,
+                engine_id: e.and_then(|e| e.engine_id),
+                dp_size: e.map_or(0, |e| e.dp),
+                tp_size: e.map_or(0, |e| e.tp),
+                dp_size_local: n.dp_size_local,
+                dp_rank_start: n.dp_rank_start,
+                dp_master: n.dp_master,
+                kv_port: e.and_then(|e| e.kv_port),
+                headless: n.headless,
+                ranks: n
+                    .ranks
+                    .iter()
+                    .map(|r| RankView {
+                        dp_rank: r.dp_rank,
+                        devices: r.devices.clone(),
+                        api_port: r.api_port,
+                        kv_span: r.kv_span,
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// The proxy view of a PD layout.
+pub fn proxy_view(layout: &Layout) -> Option<ProxyView> {
+    let proxy = layout.proxy?;
+    let pairs = |l: &[crate::Endpoint]| l.iter().map(|e| (e.node, e.port)).collect();
+    Some(ProxyView {
+        node: 0,
+        port: proxy.port,
+        script: proxy.script.file_name(),
+        prefill: pairs(&layout.placement.proxy.prefill),
+        decode: pairs(&layout.placement.proxy.decode),
+    })
+}
+
+/// The stable `show --format json` view.
+pub fn layout_view(layout: &Layout) -> LayoutView {
+    LayoutView {
+        name: layout.name().to_owned(),
+        model: layout.model.id,
+        hardware: layout.hardware.id,
+        image: layout.image_ref.clone(),
+        verified: layout.verified,
+        deploy: layout.deploy_status(),
+        connector: layout.connector.map(|c| c.kv_connector()),
+        nodes: node_views(layout),
+        proxy: proxy_view(layout),
+    }
+}
+
+/// The index row of a layout.
+pub fn index_entry(layout: &Layout) -> IndexEntry {
+    IndexEntry {
+        name: layout.name().to_owned(),
+        model: layout.model.id,
+        hardware: layout.hardware.id,
+        topology: layout.topology_text(),
+        nodes: layout.node_count(),
+        npus: layout.npus_used(),
+        image: layout.image_ref.clone(),
+        verified: layout.verified,
+        deploy: layout.deploy_status(),
+        recorded: layout.spec.provenance.recorded.value.clone(),
+        path: format!("{}/", layout.name()),
+    }
+}
