@@ -560,3 +560,80 @@ fn kustomize_fails_when_a_listed_manifest_is_missing() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// What a layout's README tells an operator to run on Kubernetes names the
+/// objects its `k8s/` really holds: every LeaderWorkerSet, the namespace of
+/// the kustomization, and a Service that listens on the port forwarded.
+#[test]
+fn each_readme_names_the_objects_its_manifests_hold() {
+    for l in layouts() {
+        let files = render::render_layout(&l).expect("render");
+        let file = |name: &str| -> &str {
+            let path = Path::new(l.name()).join(name);
+            &files
+                .iter()
+                .find(|a| a.path == path)
+                .unwrap_or_else(|| panic!("{}: no {name}", l.name()))
+                .contents
+        };
+        let readme = file("README.md");
+        let section = readme
+            .split_once("## On Kubernetes")
+            .and_then(|(_, s)| s.split_once("\n## "))
+            .map(|(s, _)| s)
+            .unwrap_or_else(|| panic!("{}: no Kubernetes section", l.name()));
+        let objects: Vec<Value> = files
+            .iter()
+            .filter(|a| a.path.starts_with(Path::new(l.name()).join(k8s::DIR)))
+            .filter(|a| !a.path.ends_with("kustomization.yaml"))
+            .flat_map(|a| docs(&a.contents))
+            .collect();
+        let named =
+            |kind: &str| -> Vec<&Value> { objects.iter().filter(|o| o["kind"] == kind).collect() };
+        for set in named("LeaderWorkerSet") {
+            let name = set["metadata"]["name"].as_str().expect("name");
+            assert!(
+                section.contains(&format!("`{name}`")),
+                "{}: set {name} not named:\n{section}",
+                l.name()
+            );
+        }
+        let kustomization: Value =
+            serde_saphyr::from_str(file("k8s/kustomization.yaml")).expect("kustomization");
+        let ns = kustomization["namespace"].as_str().expect("namespace");
+        assert!(
+            section.contains(&format!("kubectl -n {ns} get lws,pods")),
+            "{}:\n{section}",
+            l.name()
+        );
+        let forward = section
+            .lines()
+            .find_map(|line| line.split_once("port-forward svc/"))
+            .map(|(_, rest)| rest)
+            .unwrap_or_else(|| panic!("{}: no port-forward:\n{section}", l.name()));
+        let mut words = forward.split_whitespace();
+        let (svc, ports) = (words.next().expect("service"), words.next().expect("ports"));
+        let port: i64 = ports
+            .split(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("port");
+        let service = named("Service")
+            .into_iter()
+            .find(|s| s["metadata"]["name"] == svc)
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}: README forwards svc/{svc}, which no manifest defines",
+                    l.name()
+                )
+            });
+        let listens = service["spec"]["ports"]
+            .as_array()
+            .is_some_and(|ps| ps.iter().any(|p| p["port"] == port));
+        assert!(
+            listens,
+            "{}: svc/{svc} does not listen on {port}: {service}",
+            l.name()
+        );
+    }
+}

@@ -21,6 +21,18 @@ pub struct Banner {
     pub first_image: Option<&'static str>,
 }
 
+/// What the README says about the layout's `k8s/` manifests (as the
+/// committed catalog renders them, with the default settings).
+#[derive(Clone, Debug)]
+pub struct K8sDoc {
+    /// Namespace in `kustomization.yaml`.
+    pub namespace: String,
+    /// One LeaderWorkerSet per engine, in engine order.
+    pub sets: Vec<String>,
+    /// The Service clients reach: the proxy's (PD) or the API servers' (mixed).
+    pub service: String,
+}
+
 /// One line of the topology table.
 #[derive(Clone, Debug)]
 pub struct TopologyRow {
@@ -83,6 +95,8 @@ pub struct DocsView {
     pub scripts: Vec<&'static str>,
     /// The last node index.
     pub last_node: usize,
+    /// The Kubernetes manifests, when their names derive.
+    pub k8s: Option<K8sDoc>,
 }
 
 /// Builds the documents view of a layout.
@@ -117,8 +131,24 @@ pub fn docs_view(layout: &Layout) -> DocsView {
         topology: topology(&meta.nodes),
         scripts: scripts(pd),
         last_node: meta.node_count.saturating_sub(1),
+        k8s: k8s_doc(layout),
         meta,
     }
+}
+
+fn k8s_doc(layout: &Layout) -> Option<K8sDoc> {
+    use crate::render::k8s;
+    let names = k8s::names(layout).ok()?;
+    let service = if layout.proxy.is_some() {
+        "proxy"
+    } else {
+        "api"
+    };
+    Some(K8sDoc {
+        namespace: k8s::K8sSettings::default().namespace,
+        service: format!("{}-{service}", names.base),
+        sets: names.sets.into_iter().map(|s| s.name).collect(),
+    })
 }
 
 /// The part of a layout name after its family.
