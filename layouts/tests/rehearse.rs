@@ -470,25 +470,27 @@ fn per_role_ports() -> pd_dsl::Layout {
 }
 
 /// [`rehearse`] for a layout built here rather than registered: the same
-/// rehearsal, in process; checks nothing of it is left.
+/// rehearsal, in process, with the options `configure` sets; checks nothing
+/// of it is left.
 fn rehearse_layout(
     layout: &pd_dsl::Layout,
-    policy: pd_rehearse::rehearsal::Policy,
-    action: Option<pd_rehearse::rehearsal::Action>,
+    configure: impl FnOnce(&mut pd_rehearse::rehearsal::Options),
 ) -> (pd_rehearse::rehearsal::Outcome, String) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut opts = pd_rehearse::rehearsal::Options::new(CATALOG);
-    opts.proxy_policy = policy;
-    opts.action = action;
     opts.timeout = Duration::from_secs(90);
+    configure(&mut opts);
     let mut out = Vec::new();
     let outcome = pd_rehearse::rehearsal::rehearse(layout, &opts, &mut out)
         .unwrap_or_else(|e| panic!("{}: rehearsal could not run: {e}", layout.name()));
     let out = String::from_utf8_lossy(&out).into_owned();
     assert_nothing_left(&out);
     eprintln!(
-        "rehearse {} {policy:?} {action:?}: {:.1}s",
+        "rehearse {} ({:?}, {:?}, k8s env {}): {:.1}s",
         layout.name(),
+        opts.proxy_policy,
+        opts.action,
+        opts.k8s_env,
         outcome.elapsed.as_secs_f64()
     );
     (outcome, out)
@@ -504,9 +506,9 @@ fn role_ports(l: &pd_dsl::Layout, role: pd_dsl::Role) -> Vec<(u32, Option<u32>)>
         .collect()
 }
 
-/// `l` comes up under both stand-in proxy policies, verify.sh passes and
-/// every prefill and decode rank serves (so the proxy lists name every
-/// rank at its own role's port).
+/// `l` comes up under both stand-in proxy policies and with its pods'
+/// environment, verify.sh passes and every prefill and decode rank serves
+/// (so the proxy lists name every rank at its own role's port).
 fn assert_rehearses_end_to_end(l: &pd_dsl::Layout) {
     use pd_rehearse::rehearsal::Policy;
     // The shape these tests are about: both roles run on several nodes.
@@ -516,7 +518,7 @@ fn assert_rehearses_end_to_end(l: &pd_dsl::Layout) {
     }
     assert!(!l.uniform_dp_rpc_port());
     for policy in Policy::ALL {
-        let (outcome, out) = rehearse_layout(l, policy, None);
+        let (outcome, out) = rehearse_layout(l, |o| o.proxy_policy = policy);
         assert!(outcome.passed, "{policy:?}:\n{out}\n{:?}", outcome.failures);
         for needle in [
             format!("PASS {}", l.name()),
@@ -529,6 +531,21 @@ fn assert_rehearses_end_to_end(l: &pd_dsl::Layout) {
                 "{policy:?}: missing {needle:?} in\n{out}"
             );
         }
+    }
+    // The same with each pod's environment from the layout's `k8s/`
+    // manifests, the proxy as its own Deployment.
+    let (outcome, out) = rehearse_layout(l, |o| o.k8s_env = true);
+    assert!(outcome.passed, "k8s env:\n{out}\n{:?}", outcome.failures);
+    let proxy = pd_rehearse::rehearsal::node_ip(l.node_count());
+    for needle in [
+        format!("proxy on {proxy}:1999"),
+        "every prefill and decode rank served".into(),
+        "verify.sh: ok".into(),
+    ] {
+        assert!(
+            out.contains(&needle),
+            "k8s env: missing {needle:?} in\n{out}"
+        );
     }
 }
 
@@ -575,13 +592,13 @@ fn per_role_ports_with_engines_spanning_nodes_on_both_sides_rehearse() {
 /// prefill engines' 7100/12321.
 #[test]
 fn stop_sh_frees_each_nodes_own_per_role_ports() {
-    use pd_rehearse::rehearsal::{Action, Policy};
+    use pd_rehearse::rehearsal::Action;
     let l = per_role_ports();
     for (node, has, lacks) in [
         (2, &["9000-9015", "13000"][..], &["7100", "12321"][..]),
         (1, &["7100-7101", "12321"][..], &["9000", "13000"][..]),
     ] {
-        let (outcome, out) = rehearse_layout(&l, Policy::RoundRobin, Some(Action::Stop(node)));
+        let (outcome, out) = rehearse_layout(&l, |o| o.action = Some(Action::Stop(node)));
         assert!(
             outcome.passed,
             "node {node}:\n{out}\n{:?}",
