@@ -96,8 +96,16 @@ impl fmt::Display for LoadError {
 impl std::error::Error for LoadError {}
 
 /// Parses a YAML layout document (JSON is YAML too) without checking rules.
-/// Values carry no sites; [`from_yaml`] adds them.
+/// Values carry no sites; [`from_yaml`] adds them. A carriage return without
+/// a line feed is refused where it is ([`lone_carriage_return`]).
 pub fn parse_yaml(file: &str, text: &str) -> Result<LayoutSpec, LoadError> {
+    if let Some(position) = lone_carriage_return(text) {
+        return Err(LoadError::Parse {
+            file: file.to_owned(),
+            position: Some(position),
+            message: LONE_CR.to_owned(),
+        });
+    }
     serde_saphyr::from_str(text).map_err(|e| {
         let position = e.location().and_then(position_of);
         LoadError::Parse {
@@ -134,6 +142,17 @@ pub fn from_json(file: &str, text: &str) -> Result<Layout, LoadError> {
 }
 
 fn checked(file: &str, text: &str, mut spec: LayoutSpec) -> Result<Layout, LoadError> {
+    // The position tree is read as YAML, which counts a lone `\r` as a line
+    // break. A YAML document with one was refused above; in JSON it is
+    // whitespace (serde_json counts lines on `\n`), so it reads as a space:
+    // same meaning, same columns.
+    let blanked;
+    let text = if lone_carriage_return(text).is_some() {
+        blanked = blank_lone_carriage_returns(text);
+        blanked.as_str()
+    } else {
+        text
+    };
     let tree = position_tree(text);
     let mut table = Sites::default();
     if let Some(root) = &tree {
@@ -150,6 +169,47 @@ fn checked(file: &str, text: &str, mut spec: LayoutSpec) -> Result<Layout, LoadE
             positions,
         }
     })
+}
+
+/// Why a lone `\r` is refused (the loader's and the importer's message).
+pub(crate) const LONE_CR: &str = "found a carriage return (`\\r`) without a line feed, expected `\\n` or `\\r\\n` line ends: YAML reads a lone `\\r` as a line break where editors and shells do not, so every position after it would be wrong";
+
+/// The first carriage return not followed by a line feed, if any. YAML 1.2
+/// counts one as a line break (spec §5.4, production `b-break`), editors,
+/// `grep -n` and every position here count lines on `\n`: after it, every
+/// reported position would be on the wrong line. `\r\n` is one line end.
+pub(crate) fn lone_carriage_return(text: &str) -> Option<Position> {
+    let mut lines = text.split('\n').peekable();
+    let mut line = 0;
+    while let Some(l) = lines.next() {
+        line += 1;
+        let body = match lines.peek() {
+            Some(_) => l.strip_suffix('\r').unwrap_or(l),
+            None => l,
+        };
+        if let Some(k) = body.find('\r') {
+            return Some(Position {
+                line,
+                column: body[..k].chars().count() as u64 + 1,
+            });
+        }
+    }
+    None
+}
+
+/// `text` with every lone `\r` (see [`lone_carriage_return`]) replaced by a
+/// space, `\r\n` kept.
+fn blank_lone_carriage_returns(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\r' && chars.peek() != Some(&'\n') {
+            out.push(' ');
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn position_of(l: serde_saphyr::Location) -> Option<Position> {

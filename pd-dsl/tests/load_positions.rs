@@ -168,3 +168,63 @@ fn yaml_per_role_ports_and_capture_sizes() {
     assert_eq!((decode.api_port, decode.dp_rpc_port), (9000, Some(13000)));
     assert_eq!(layout.serve[&pd_dsl::Role::Decode].capture_sizes, [8, 16]);
 }
+
+/// YAML reads a lone `\r` as a line break, editors and `grep -n` do not: the
+/// loader refuses it where it is (the importer's rule, one function), so no
+/// position after it is reported on a shifted line.
+#[test]
+fn a_lone_carriage_return_is_refused_where_it_is() {
+    // In a comment, so YAML alone would accept the document.
+    let text = YAML.replacen("# A layout kept", "# A layout\r# kept", 1);
+    let text = text.replace("tp: 4 }", "tp: 3 }");
+    let at = Position {
+        line: 1,
+        column: 11,
+    };
+    assert_eq!(find(&text, "\r", 0), at);
+    for e in [
+        load::from_yaml("cr.yaml", &text).expect_err("lone cr"),
+        load::parse_yaml("cr.yaml", &text).expect_err("lone cr"),
+    ] {
+        let LoadError::Parse { position, .. } = &e else {
+            panic!("expected the lone `\\r` refused, got {e}")
+        };
+        assert_eq!(*position, Some(at), "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "cr.yaml:{at}: found a carriage return (`\\r`) without a line feed, expected `\\n` or `\\r\\n` line ends: YAML reads a lone `\\r` as a line break where editors and shells do not, so every position after it would be wrong"
+            )
+        );
+    }
+    // On a later line, inside a value, at its column.
+    let text = YAML.replacen("demo/a3-1p1d-from-yaml", "demo/a3-1p1d\r-from-yaml", 1);
+    let e = load::from_yaml("cr.yaml", &text).expect_err("lone cr");
+    let at = find(&text, "\r", 0);
+    assert_eq!((at.line, at.column), (2, 19));
+    assert!(
+        e.to_string()
+            .starts_with(&format!("cr.yaml:{at}: found a carriage return")),
+        "{e}"
+    );
+    // CRLF line ends are not lone: the same rule at the same place as LF.
+    let lf = YAML.replace("tp: 4 }", "tp: 3 }");
+    let crlf = lf.replace('\n', "\r\n");
+    let e = load::from_yaml("crlf.yaml", &crlf).expect_err("tp3");
+    assert_eq!(
+        rules(&e),
+        [("tp_divides_node".to_owned(), Some(find(&lf, "3 }", 0)))]
+    );
+    // JSON counts `\r` as whitespace, never a line break: accepted, and a
+    // rule after it points at its line as counted on `\n`.
+    let text = JSON
+        .replacen("{\n", "{\r\n", 1)
+        .replacen(",\n", ",\r \n", 1)
+        .replace("\"tp\": 4", "\"tp\": 3");
+    let text = text.replacen(": ", ":\r", 1);
+    let e = load::from_json("cr.json", &text).expect_err("tp3");
+    assert_eq!(
+        rules(&e),
+        [("tp_divides_node".to_owned(), Some(find(&text, "3}", 0)))]
+    );
+}

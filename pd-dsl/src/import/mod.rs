@@ -240,7 +240,7 @@ pub fn import(inputs: &[Input], opts: &Options) -> Result<Imported, ImportError>
             )));
         }
         if let Some(at) = lone_carriage_return(0, &first.text) {
-            return Err(fail((at, LONE_CR.into())));
+            return Err(fail((at, crate::load::LONE_CR.into())));
         }
         upstream::read(0, &first.text).map_err(fail)?
     } else {
@@ -254,28 +254,13 @@ pub fn import(inputs: &[Input], opts: &Options) -> Result<Imported, ImportError>
     })
 }
 
-const LONE_CR: &str = "found a carriage return (`\\r`) without a line feed, expected `\\n` or `\\r\\n` line ends: YAML reads a lone `\\r` as a line break where editors and shells do not, so every position after it would be wrong";
-
-/// The first carriage return not followed by a line feed, if any (YAML 1.2
-/// counts it as a line break; lines here are counted on `\n`).
+/// The loader's check ([`crate::load`]), as a position in input `file`.
 fn lone_carriage_return(file: usize, text: &str) -> Option<Loc> {
-    let mut lines = text.split('\n').peekable();
-    let mut line = 0;
-    while let Some(l) = lines.next() {
-        line += 1;
-        let body = match lines.peek() {
-            Some(_) => l.strip_suffix('\r').unwrap_or(l),
-            None => l,
-        };
-        if let Some(k) = body.find('\r') {
-            return Some(Loc {
-                file,
-                line,
-                column: body[..k].chars().count() as u64 + 1,
-            });
-        }
-    }
-    None
+    crate::load::lone_carriage_return(text).map(|p| Loc {
+        file,
+        line: p.line,
+        column: p.column,
+    })
 }
 
 fn is_yaml(i: &Input) -> bool {
@@ -454,16 +439,6 @@ pub fn finish(imported: &Imported) -> Result<LayoutSpec, Vec<Finding>> {
 /// ([`crate::load`]), with the same finding shape as an import.
 pub fn lint_layout_file(name: &str, text: &str) -> Vec<Finding> {
     let json = name.to_ascii_lowercase().ends_with(".json");
-    if let (false, Some(at)) = (json, lone_carriage_return(0, text)) {
-        return vec![Finding {
-            file: name.to_owned(),
-            line: at.line,
-            column: at.column,
-            level: Level::Error,
-            rule: None,
-            message: LONE_CR.into(),
-        }];
-    }
     let result = if json {
         crate::load::from_json(name, text)
     } else {
