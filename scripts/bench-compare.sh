@@ -14,12 +14,14 @@ base="${1:?usage: scripts/bench-compare.sh BASE [ROUNDS]}"
 rounds="${2:-8}"
 git rev-parse --verify --quiet "$base^{commit}" >/dev/null ||
   { echo "bench-compare: \`$base\` is not a commit in this repository" >&2; exit 2; }
+head_rev="$(git rev-parse --short HEAD)"
+base_rev="$(git rev-parse --short "$base")"
 target="${CARGO_TARGET_DIR:-target}"
 base_target="${PD_BENCH_BASE_TARGET:-$target/bench-base}"
 work="$(mktemp -d)"
 trap 'git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 git worktree add --quiet --detach "$work/base" "$base"
-echo "bench-compare: building BASE $(git rev-parse --short "$base") and HEAD $(git rev-parse --short HEAD) (release)" >&2
+echo "bench-compare: building BASE $base_rev and HEAD $head_rev (release)" >&2
 (cd "$work/base" && CARGO_TARGET_DIR="$(realpath -m "$OLDPWD/$base_target")" \
   cargo build --release --locked -q -p pd-dsl-bench --bin pd-dsl-bench)
 cargo build --release --locked -q -p pd-dsl-bench --bin pd-dsl-bench
@@ -48,7 +50,7 @@ for ((i = 0; i < rounds; i++)); do
   echo "bench-compare: round $((i + 1))/$rounds done" >&2
 done
 
-echo "| figure (median of $rounds runs each, interleaved) | BASE $(git rev-parse --short "$base") | HEAD $(git rev-parse --short HEAD) | HEAD / BASE |"
+echo "| figure (median of $rounds runs each, interleaved) | BASE $base_rev | HEAD $head_rev | HEAD / BASE |"
 echo "|---|---|---|---|"
 python3 - "$work/samples" <<'EOF'
 import statistics, sys
