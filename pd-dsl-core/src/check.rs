@@ -2152,7 +2152,8 @@ fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) 
 }
 
 /// Model-fact rules on one role's settings that are not about limits:
-/// attention-specific keys and the C8 KV + GQA + V1 transfer corruption.
+/// attention-specific keys, `enable_dsa_cp` without an indexer and the C8 KV
+/// + GQA + V1 transfer corruption.
 fn check_model_settings(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
     let Facts {
         spec, model, image, ..
@@ -2179,6 +2180,24 @@ fn check_model_settings(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut C
                 ),
             );
         }
+    }
+    // enable_dsa_cp: `utils.enable_dsa_cp()` returns False before it reads
+    // the key unless the model config has `index_topk` (vllm_ascend/utils.py
+    // @v0.20.2rc1 L1389-1409, @v0.25.1rc1 L1374-1394, @HEAD L1308-1328), so
+    // on any other model DSA context parallel never runs. (Past v0.25.1rc1,
+    // platform.py @HEAD L385 also reads the raw key, but only to round
+    // capture sizes to TP multiples, not to turn context parallel on.)
+    if serve.config_flag("enable_dsa_cp") && !m.attention.has_indexer() {
+        cx.report(
+            Rule::DsaCpNeedsIndexer,
+            config_site(spec, role, "enable_dsa_cp"),
+            format!("{scope}.additional_config.enable_dsa_cp"),
+            format!(
+                "found `enable_dsa_cp` with `{}` ({} attention), expected it only for models with the DSA indexer (DeepSeek-V3.2, GLM-5.x, DeepSeek-V4): vllm-ascend turns DSA context parallel on only when the model config has `index_topk` (utils.py `enable_dsa_cp`), so here it is silently ignored",
+                m.weights,
+                m.attention.as_str()
+            ),
+        );
     }
     // ascend_config.py `_check_mooncake_c8_kv_cache_quant` (@HEAD L374-398,
     // from v0.23.0rc1): the producer keeps bf16 KV while the consumer

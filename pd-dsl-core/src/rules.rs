@@ -186,6 +186,8 @@ rules! {
     SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "eagle, eagle3, dflash, medusa and draft-model speculation need a draft the model table names";
     /// An attention-specific `additional_config` key on a model whose backend ignores it.
     ConfigKeyAttention = "config_key_attention", Convention, "attention-specific `additional_config` keys are set only for models whose backend reads them";
+    /// `enable_dsa_cp` on a model without the DSA indexer.
+    DsaCpNeedsIndexer = "dsa_cp_needs_indexer", Convention, "`enable_dsa_cp` is set only for models with the DSA indexer (DeepSeek-V3.2, GLM-5.x, DeepSeek-V4)";
     /// C8 KV weights on a GQA model through `MooncakeConnectorV1`.
     C8KvGqaConnector = "c8_kv_gqa_connector", Hard, "C8 KV weights of GQA models move KV with the Layerwise connector, not V1";
     /// Verification image malformed or newer than the layout's.

@@ -233,6 +233,16 @@ impl Attention {
             Attention::Gqa => "GQA",
         }
     }
+
+    /// The model carries the DSA lightning indexer: its Hugging Face config
+    /// has `index_topk`, the test vllm-ascend makes for "models with
+    /// indexer" (`enable_dsa_cp` in vllm_ascend/utils.py @v0.20.2rc1 L1389-1398,
+    /// @v0.25.1rc1 L1374-1383; `is_ds_v32` in the same function @v0.18.0
+    /// L1240-1247). DeepSeek-V3.2 and GLM-5.x (`DsaSparse`) and DeepSeek-V4
+    /// have one; plain MLA and GQA models do not.
+    pub fn has_indexer(self) -> bool {
+        matches!(self, Attention::DsaSparse | Attention::V4Hybrid)
+    }
 }
 
 /// Draft weights for a speculative method that needs them.
@@ -1916,6 +1926,12 @@ mod tests {
         for m in MODELS {
             // Hybrid KV is the V4 attention layout and nothing else.
             assert_eq!(m.hybrid_kv, m.attention == Attention::V4Hybrid, "{}", m.id);
+            // The indexer (`index_topk`) is in DeepSeek-V3.2, DeepSeek-V4 and
+            // GLM-5.x weights, and in no other family of the table.
+            let indexer_family = ["DeepSeek-V3.2", "DeepSeek-V4", "GLM-5"]
+                .iter()
+                .any(|f| m.weights.starts_with(f));
+            assert_eq!(m.attention.has_indexer(), indexer_family, "{}", m.id);
             for d in m.drafts {
                 assert!(DRAFT_METHODS.contains(&d.method), "{}: {}", m.id, d.method);
                 assert!(SPECULATIVE_METHODS.contains(&d.method), "{}", m.id);

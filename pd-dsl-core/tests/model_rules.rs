@@ -313,6 +313,45 @@ fn attention_keys_are_flagged_where_ignored() {
 }
 
 #[test]
+fn dsa_cp_is_flagged_without_an_indexer() {
+    let cp = |model: &str, value: Value| {
+        with_role(
+            pd(model, "v0.23.0"),
+            "prefill",
+            json!({"additional_config": {"enable_dsa_cp": value}}),
+        )
+    };
+    // Indexer models (DeepSeek-V3.2, GLM-5.x, DeepSeek-V4) read it.
+    for model in [
+        "deepseek_v3_2_w8a8",
+        "glm_5_1_w8a8",
+        "deepseek_v4_pro_w4a8_mtp",
+    ] {
+        assert!(
+            !broken(&cp(model, json!(true))).contains("dsa_cp_needs_indexer"),
+            "{model}"
+        );
+    }
+    // MLA without an indexer and GQA ignore it.
+    for (model, attention) in [
+        ("deepseek_r1_0528_w8a8", "MLA"),
+        ("qwen3_235b_a22b_w8a8", "GQA"),
+    ] {
+        let v = cp(model, json!(true));
+        assert_eq!(broken(&v), only("dsa_cp_needs_indexer"), "{model}");
+        let m = messages(&v, "dsa_cp_needs_indexer");
+        assert!(m[0].contains(&format!("({attention} attention)")), "{m:?}");
+        assert!(m[0].contains("`index_topk`"), "{m:?}");
+        // Turning it off says nothing.
+        assert_eq!(broken(&cp(model, json!(false))), BTreeSet::new(), "{model}");
+    }
+    // It is a convention: a reason acknowledges it.
+    let mut v = cp("deepseek_r1_0528_w8a8", json!(true));
+    v["allow"] = json!([{"rule": "dsa_cp_needs_indexer", "reason": "shared role block"}]);
+    assert_eq!(broken(&v), BTreeSet::new());
+}
+
+#[test]
 fn c8_kv_of_gqa_models_moves_layerwise() {
     let mut v = pd("minimax_m2_7_w8a8c8_quarot", "v0.23.0");
     assert_eq!(broken(&v), only("c8_kv_gqa_connector"));

@@ -1,7 +1,8 @@
 //! `pd_dsl::import` over the fixtures in `tests/fixtures/import/`: every
 //! good fixture imports to a layout that passes the rules (with its
-//! acknowledgements) and survives the loader; every broken one fails with
-//! the finding and position asserted here.
+//! acknowledgements) and survives the loader; every broken one reports the
+//! finding and position asserted here (an error, or a convention warning
+//! that `finish` acknowledges).
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
@@ -115,6 +116,36 @@ fn broken_fixtures_say_what_and_where() {
             .4
             .contains("`kv_connector_extra_config.decode` is {\"dp_size\":16")),
         "{f:?}"
+    );
+    // A convention: a warning at the command (internal-DP `server_cmd`
+    // words sit at the scalar's start), acknowledged by `finish`.
+    let f = one("dsa-cp-without-indexer.yaml");
+    let dsa: Vec<_> = f
+        .iter()
+        .filter(|x| x.1.as_deref() == Some("dsa_cp_needs_indexer"))
+        .collect();
+    assert_eq!(dsa.len(), 1, "{f:?}");
+    assert_eq!((dsa[0].0, dsa[0].2), (Level::Warning, 11), "{f:?}");
+    assert!(
+        dsa[0]
+            .4
+            .contains("`DeepSeek-V3.1-w8a8-mtp-QuaRot` (MLA attention)"),
+        "{f:?}"
+    );
+    let spec = finish(
+        &import(
+            &inputs(&[b.join("dsa-cp-without-indexer.yaml")]),
+            &Options::default(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        spec.allow
+            .iter()
+            .any(|a| a.rule.value == "dsa_cp_needs_indexer"),
+        "{:?}",
+        spec.allow
     );
     let f = findings(&[b.join("computed-scripts/serve.sh")], &Options::default());
     assert_eq!((f[0].2, f[0].3), (16, 16));
