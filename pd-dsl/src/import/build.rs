@@ -4,7 +4,7 @@
 //! values that differ are kept as overrides (engine ids, kv ports) or
 //! reported as notes.
 
-use super::{Imported, Input, InputRank, Loc, Note, Options, SourceMap};
+use super::{Imported, Input, InputProxy, InputRank, Loc, Note, Options, SourceMap};
 use crate::placement::{default_ranks_per_node, derived_engine_id};
 use crate::spec::{
     ConnectorKind, ConnectorSpec, EngineGroup, EngineIdsSpec, EnvEntry, EnvValue, FlagEntry,
@@ -74,6 +74,8 @@ pub(crate) struct Deployment {
     /// NPUs per node when the input says (`npu_per_node`).
     pub npus: Option<P<u64>>,
     pub proxy: Option<ProxyIn>,
+    /// The proxy command as read ([`InputProxy`]).
+    pub proxy_command: Option<InputProxy>,
     /// Notes the front end already made.
     pub notes: Vec<Note>,
 }
@@ -182,6 +184,7 @@ pub(crate) fn build(
 ) -> Result<Imported, (SourceMap, Loc, String)> {
     match build_inner(&mut d, &mut map, inputs, opts) {
         Ok((spec, ranks)) => Ok(Imported {
+            proxy: spec.proxy.as_ref().and(d.proxy_command),
             spec,
             map,
             notes: d.notes,
@@ -489,6 +492,7 @@ fn build_inner(
     // --- connector, engine ids ---------------------------------------------------
     let pd = engines.iter().any(|e| e.role != Role::Mixed);
     let mut connector: Option<ConnectorSpec> = None;
+    let mut connector_at = file0;
     let mut engine_ids: Option<EngineIdsSpec> = None;
     if pd {
         let mut kind: Option<P<ConnectorKind>> = None;
@@ -599,6 +603,7 @@ fn build_inner(
             }
         };
         let kind_site = s(kind.at);
+        connector_at = kind.at;
         connector = Some(ConnectorSpec {
             kind: Spanned::new(kind.v, kind_site),
             kv_port: KvPorts {
@@ -658,12 +663,28 @@ fn build_inner(
             }
             // The e2e harness starts the load-balance proxy on node 0, port
             // 1999 (tests/e2e/nightly/multi_node/external_dp/scripts/
-            // external_dp_config.py).
-            None => ProxySpec {
-                port: Spanned::bare(1999),
-                script: None,
-                site: crate::Site::NONE,
-            },
+            // external_dp_config.py), whatever the connector.
+            None => {
+                if let (Some(c), Some(cmd)) = (&connector, &d.proxy_command) {
+                    let pairing = c.kind.value.proxy_script();
+                    if cmd.script != pairing.file_name() {
+                        d.notes.push(Note {
+                            at: connector_at,
+                            what: format!("the e2e runner starts `{}`", cmd.script),
+                            why: format!(
+                                "pd-dsl starts `{}`: `{}` pairs with it (rule `connector_proxy_pairing`)",
+                                pairing.file_name(),
+                                c.kind.value.kv_connector()
+                            ),
+                        });
+                    }
+                }
+                ProxySpec {
+                    port: Spanned::bare(1999),
+                    script: None,
+                    site: crate::Site::NONE,
+                }
+            }
         })
     } else {
         None

@@ -9,7 +9,7 @@ use super::build::{
     Arg, Deployment, NodeIn, P, ProxyIn, RANK_FLAGS, is_switch, normalise_flag, number, p,
 };
 use super::shell::{self, Seg, Word};
-use super::{Input, Loc, Note};
+use super::{Input, InputProxy, Loc, Note};
 use crate::spec::{Json, ProxyScript, Role};
 use std::collections::BTreeMap;
 
@@ -573,6 +573,7 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
     let mut launches: Vec<(usize, Launch)> = Vec::new();
     let mut nodes: Vec<NodeIn> = Vec::new();
     let mut proxy: Option<ProxyIn> = None;
+    let mut proxy_command: Option<InputProxy> = None;
     let mut notes = Vec::new();
     for (file, input) in inputs.iter().enumerate() {
         let s = interpret(file, &input.text)?;
@@ -629,6 +630,7 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
                 ));
             }
             proxy = Some(proxy_of(*script, toks, file)?);
+            proxy_command = Some(proxy_command_of(*script, toks));
         }
     }
     if !launches.is_empty() {
@@ -708,6 +710,7 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
         nodes,
         npus: None,
         proxy,
+        proxy_command,
         notes,
     })
 }
@@ -752,6 +755,26 @@ fn launch_role(templates: &[TemplateIn], l: &Launch) -> Result<Role, Fail> {
                 l.tp.v
             ),
         )),
+    }
+}
+
+/// The proxy line as read: its options in order, list values kept in
+/// order, `--flag=value` split.
+fn proxy_command_of(script: ProxyScript, toks: &[Tok]) -> InputProxy {
+    let mut options: Vec<(String, Vec<String>)> = Vec::new();
+    let mut open = false;
+    for t in toks {
+        if t.text.starts_with("--") {
+            let (name, inline) = normalise_flag(&t.text);
+            open = inline.is_none();
+            options.push((name, inline.into_iter().collect()));
+        } else if open && let Some((_, values)) = options.last_mut() {
+            values.push(t.text.clone());
+        }
+    }
+    InputProxy {
+        script: script.file_name().to_owned(),
+        options,
     }
 }
 
