@@ -629,7 +629,7 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
                     "found a second proxy line, expected one proxy per deployment".into(),
                 ));
             }
-            proxy = Some(proxy_of(*script, toks, file)?);
+            proxy = Some(proxy_of(*script, toks, file, &mut notes)?);
             proxy_command = Some(proxy_command_of(*script, toks));
         }
     }
@@ -778,7 +778,12 @@ fn proxy_command_of(script: ProxyScript, toks: &[Tok]) -> InputProxy {
     }
 }
 
-fn proxy_of(script: ProxyScript, toks: &[Tok], file: usize) -> Result<ProxyIn, Fail> {
+fn proxy_of(
+    script: ProxyScript,
+    toks: &[Tok],
+    file: usize,
+    notes: &mut Vec<Note>,
+) -> Result<ProxyIn, Fail> {
     let at = toks.first().map_or(
         Loc {
             file,
@@ -811,6 +816,27 @@ fn proxy_of(script: ProxyScript, toks: &[Tok], file: usize) -> Result<ProxyIn, F
             ));
         }
     };
+    // Both proxies zip hosts with ports and refuse lists of different
+    // lengths (examples/disaggregated_prefill_v1/
+    // load_balance_proxy_server_example.py and its layerwise twin:
+    // "Number of decoder hosts must match number of decoder ports").
+    for (role, h, q) in [
+        ("prefiller", "--prefiller-hosts", "--prefiller-ports"),
+        ("decoder", "--decoder-hosts", "--decoder-ports"),
+    ] {
+        let (hosts, ports) = (lists.get(h), lists.get(q));
+        let (nh, np) = (hosts.map_or(0, Vec::len), ports.map_or(0, Vec::len));
+        if nh != np {
+            let first = |v: Option<&Vec<&Tok>>| v.and_then(|v| v.first()).map(|t| t.at);
+            notes.push(Note {
+                at: first(hosts).or(first(ports)).unwrap_or(at),
+                what: format!("the proxy lists {nh} `{h}` for {np} `{q}`"),
+                why: format!(
+                    "the proxy refuses to start unless every {role} has one host and one port; pd-dsl lists both for every rank"
+                ),
+            });
+        }
+    }
     let count = |h: &str, q: &str| {
         lists
             .get(h)
