@@ -15,7 +15,10 @@
 //! template or `run_mixed.sh` with a recording `vllm` on PATH
 //! ([`pd_dsl_tests::harness`]). The input side is `Imported::ranks`: per
 //! input rank, the model, the options (per-rank placeholders resolved as
-//! `launch_online_dp.py` or the e2e runner resolves them) and the env.
+//! `launch_online_dp.py` or the e2e runner resolves them) and the env; and
+//! `Imported::proxy`: the proxy line of a script set, or the command the e2e
+//! runner builds for a config, compared with the proxy command node 0's
+//! run.sh prints in its dry run (`proxy.sh: would run: ...`).
 //!
 //! # Normalisations (the only differences allowed)
 //! 1. Argument order, `--flag=value` vs `--flag value`, and `--flag_name`
@@ -52,11 +55,30 @@
 //! 10. A difference the importer reported — a `deviate(...)` in the
 //!     imported layout and a `catalog lint` warning — about the same model,
 //!     flag or variable (e.g. a hub id served from the model table's path,
-//!     `--host 127.0.0.1`, `--quantization` the input leaves out).
+//!     `--host 127.0.0.1`, `--quantization` the input leaves out), or, for
+//!     the proxy, about its script (the e2e runner starts the load-balance
+//!     proxy whatever the connector) or its lists ("the proxy lists ...":
+//!     a count that is not one per rank, hosts and ports of different
+//!     lengths, which the proxy refuses).
+//! 11. The proxy: the interpreter (`python`, `python3`, the e2e runner's
+//!     own) and the script's directory are not compared, its file name is.
+//!     Each endpoint list compares as ordered `host:port` pairs: the proxy
+//!     balances over them in that order, so the same endpoints in another
+//!     order are a difference (the importer does not reorder them; pd-dsl
+//!     lists every rank in node order, then port). Hosts compare as the
+//!     addresses run.sh is given: a host the input names as an engine's DP
+//!     master (address or placeholder, normalisation 4) is that node's
+//!     address; a host named nowhere else (a non-master node's address,
+//!     `${NODE_k_IP}` of such a node) stands for the next node of the
+//!     list's role the input gives no address, by first appearance, so the
+//!     order among two such nodes of one role is not checked. `--host` is
+//!     resolved the same way (a DP master's address only); `--port` and
+//!     every other flag compare as written.
 //!
 //! Anything else that differs — a flag missing, added or changed, an env
-//! variable missing, added or changed, another model — fails the test with
-//! the unit, node, rank and value.
+//! variable missing, added or changed, another model, a proxy endpoint
+//! missing, added, changed or moved — fails the test with the unit, node,
+//! rank (or `proxy`) and value.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
