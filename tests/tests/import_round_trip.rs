@@ -64,8 +64,9 @@
 //!     own) and the script's directory are not compared, its file name is.
 //!     Each endpoint list compares as ordered `host:port` pairs: the proxy
 //!     balances over them in that order, so the same endpoints in another
-//!     order are a difference (the importer does not reorder them; pd-dsl
-//!     lists every rank in node order, then port). Hosts compare as the
+//!     order are a difference (the imported layout derives the lists,
+//!     every rank in node order, then port; the importer records the
+//!     input's order and does not report another one). Hosts compare as the
 //!     addresses run.sh is given: a host the input names as an engine's DP
 //!     master (address or placeholder, normalisation 4) is that node's
 //!     address; a host named nowhere else (a non-master node's address,
