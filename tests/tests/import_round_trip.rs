@@ -1264,3 +1264,41 @@ fn a_mixed_deployment_runs_no_proxy_on_either_side() {
     let runs = proxy_round_trip(&u, &[&|_| {}]);
     assert!(runs[0].is_empty(), "{runs:#?}");
 }
+
+#[test]
+fn a_proxy_difference_the_importer_reports_is_acknowledged_and_only_then() {
+    // The e2e runner starts the load-balance proxy for a layerwise
+    // connector; pd-dsl the layerwise one.
+    let u = Unit {
+        files: vec![root().join("configs/a3-v31-1p1d-layerwise.yaml")],
+        hardware: None,
+    };
+    let runs = proxy_round_trip(
+        &u,
+        &[&|_| {}, &|i| {
+            i.notes
+                .retain(|n| !n.what.starts_with("the e2e runner starts"));
+        }],
+    );
+    assert!(runs[0].is_empty(), "{runs:#?}");
+    assert!(
+        runs[1].iter().any(|f| f.ends_with(
+            "proxy: the input runs `load_balance_proxy_server_example.py`, ours `load_balance_proxy_layerwise_server_example.py`"
+        )),
+        "{runs:#?}"
+    );
+    // One decoder host for sixteen ports: the proxy would refuse to start.
+    let runs = proxy_round_trip(
+        &unit("a3-v4-1p1d-hybrid"),
+        &[&|_| {}, &|i| {
+            i.notes.retain(|n| !n.what.starts_with("the proxy lists"));
+        }],
+    );
+    assert!(runs[0].is_empty(), "{runs:#?}");
+    assert!(
+        runs[1].iter().any(|f| f.ends_with(
+            "proxy: the decode endpoints (`--decoder-hosts`, `--decoder-ports`): the input lists 16, ours 16; at position 2, the input has `?:7101`, ours `10.1.0.2:7101`"
+        )),
+        "{runs:#?}"
+    );
+}
