@@ -59,14 +59,15 @@
 //!     the proxy, about its script (the e2e runner starts the load-balance
 //!     proxy whatever the connector) or its lists ("the proxy lists ...":
 //!     a count that is not one per rank, hosts and ports of different
-//!     lengths, which the proxy refuses).
+//!     lengths, which the proxy refuses, endpoints out of node order).
 //! 11. The proxy: the interpreter (`python`, `python3`, the e2e runner's
 //!     own) and the script's directory are not compared, its file name is.
 //!     Each endpoint list compares as ordered `host:port` pairs: the proxy
 //!     balances over them in that order, so the same endpoints in another
 //!     order are a difference (the imported layout derives the lists,
 //!     every rank in node order, then port; the importer records the
-//!     input's order and does not report another one). Hosts compare as the
+//!     input's order and reports one that differs, normalisation 10).
+//!     Hosts compare as the
 //!     addresses run.sh is given: a host the input names as an engine's DP
 //!     master (address or placeholder, normalisation 4) is that node's
 //!     address; a host named nowhere else (a non-master node's address,
@@ -1300,5 +1301,65 @@ fn a_proxy_difference_the_importer_reports_is_acknowledged_and_only_then() {
             "proxy: the decode endpoints (`--decoder-hosts`, `--decoder-ports`): the input lists 16, ours 16; at position 2, the input has `?:7101`, ours `10.1.0.2:7101`"
         )),
         "{runs:#?}"
+    );
+}
+
+#[test]
+fn a_proxy_list_out_of_node_order_is_reported_so_the_round_trip_holds() {
+    // The same endpoints, prefill nodes swapped: the proxy balances over
+    // them in another order, and the import must say so.
+    let tmp = tempfile::tempdir().unwrap();
+    let src = root().join("scripts/a3-v31-2p1d-v1");
+    for f in sorted(&src) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let text = if f.ends_with("proxy.sh") {
+            text.replace(
+                "--prefiller-hosts 10.0.0.1 10.0.0.1 10.0.0.2 10.0.0.2",
+                "--prefiller-hosts 10.0.0.2 10.0.0.2 10.0.0.1 10.0.0.1",
+            )
+        } else {
+            text
+        };
+        std::fs::write(tmp.path().join(f.file_name().unwrap()), text).unwrap();
+    }
+    let u = Unit {
+        files: sorted(tmp.path()),
+        hardware: None,
+    };
+    let imported = input_side(&u);
+    assert!(
+        imported.notes.iter().any(|n| n.what
+            == "the proxy lists the prefill endpoints out of node order (entry 1: `10.0.0.2:7100`)"
+            && n.at.line == 2),
+        "{:?}",
+        imported.notes
+    );
+    let runs = proxy_round_trip(&u, &[&|_| {}, &|i| i.notes.clear()]);
+    assert!(runs[0].is_empty(), "{runs:#?}");
+    assert!(
+        runs[1].iter().any(|f| f.ends_with(
+            "proxy: the prefill endpoints (`--prefiller-hosts`, `--prefiller-ports`): the input lists 4, ours 4; at position 1, the input has `10.0.0.2:7100`, ours `10.0.0.1:7100`"
+        )),
+        "{runs:#?}"
+    );
+    // A node the input addresses only in the proxy, listed before its
+    // engine's DP master.
+    let proxy = tmp.path().join("proxy.sh");
+    let text = std::fs::read_to_string(&proxy).unwrap();
+    let d = "10.0.0.3 ".repeat(16);
+    let e = "10.0.0.4 ".repeat(16);
+    let swapped = text.replace(
+        &format!("{d}{}", e.trim_end()),
+        &format!("{e}{}", d.trim_end()),
+    );
+    assert_ne!(swapped, text);
+    std::fs::write(&proxy, swapped).unwrap();
+    let notes: Vec<String> = input_side(&u).notes.into_iter().map(|n| n.what).collect();
+    assert!(
+        notes.contains(
+            &"the proxy lists the decode endpoints out of node order (entry 1: `10.0.0.4:7100`)"
+                .to_owned()
+        ),
+        "{notes:?}"
     );
 }
