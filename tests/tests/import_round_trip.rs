@@ -67,10 +67,9 @@
 //!     order are a difference (the imported layout derives the lists,
 //!     every rank in node order, then port; the importer records the
 //!     input's order and reports one that differs, normalisation 10).
-//!     Hosts compare as the
-//!     addresses run.sh is given: a host the input names as an engine's DP
-//!     master (address or placeholder, normalisation 4) is that node's
-//!     address; a host named nowhere else (a non-master node's address,
+//!     Hosts compare as the addresses run.sh is given: a host the input
+//!     names as an engine's DP master (address or placeholder,
+//!     normalisation 4) is that node's address; a host named nowhere else (a non-master node's address,
 //!     `${NODE_k_IP}` of such a node) stands for the next node of the
 //!     list's role the input gives no address, by first appearance, so the
 //!     order among two such nodes of one role is not checked. `--host` is
