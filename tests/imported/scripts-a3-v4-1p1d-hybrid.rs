@@ -42,6 +42,7 @@ pub fn imported() -> LayoutSpec {
             },
         },
         provenance: { recorded: "2026-08-19", sources: ["imported from tests/fixtures/import/scripts/a3-v4-1p1d-hybrid/launch.sh", "imported from tests/fixtures/import/scripts/a3-v4-1p1d-hybrid/proxy.sh", "imported from tests/fixtures/import/scripts/a3-v4-1p1d-hybrid/run_dp_template_decode.sh", "imported from tests/fixtures/import/scripts/a3-v4-1p1d-hybrid/run_dp_template_prefill.sh"] },
+        deviate("the proxy lists 1 `--decoder-hosts` for 16 `--decoder-ports` (tests/fixtures/import/scripts/a3-v4-1p1d-hybrid/proxy.sh:3)", "the proxy refuses to start unless every decoder has one host and one port; pd-dsl lists both for every rank"),
         deviate("no `--tokenizer-mode` (vLLM's default) (tests/fixtures/import/scripts/a3-v4-1p1d-hybrid/run_dp_template_prefill.sh:6)", "pd-dsl passes the model table's `--tokenizer-mode deepseek_v4` for `deepseek_v4_flash_w8a8_mtp`"),
     }
 }

@@ -15,7 +15,10 @@
 //! template or `run_mixed.sh` with a recording `vllm` on PATH
 //! ([`pd_dsl_tests::harness`]). The input side is `Imported::ranks`: per
 //! input rank, the model, the options (per-rank placeholders resolved as
-//! `launch_online_dp.py` or the e2e runner resolves them) and the env.
+//! `launch_online_dp.py` or the e2e runner resolves them) and the env; and
+//! `Imported::proxy`: the proxy line of a script set, or the command the e2e
+//! runner builds for a config, compared with the proxy command node 0's
+//! run.sh prints in its dry run (`proxy.sh: would run: ...`).
 //!
 //! # Normalisations (the only differences allowed)
 //! 1. Argument order, `--flag=value` vs `--flag value`, and `--flag_name`
@@ -52,15 +55,36 @@
 //! 10. A difference the importer reported — a `deviate(...)` in the
 //!     imported layout and a `catalog lint` warning — about the same model,
 //!     flag or variable (e.g. a hub id served from the model table's path,
-//!     `--host 127.0.0.1`, `--quantization` the input leaves out).
+//!     `--host 127.0.0.1`, `--quantization` the input leaves out), or, for
+//!     the proxy, about its script (the e2e runner starts the load-balance
+//!     proxy whatever the connector) or its lists ("the proxy lists ...":
+//!     a count that is not one per rank, hosts and ports of different
+//!     lengths, which the proxy refuses, endpoints out of node order).
+//! 11. The proxy: the interpreter (`python`, `python3`, the e2e runner's
+//!     own) and the script's directory are not compared, its file name is.
+//!     Each endpoint list compares as ordered `host:port` pairs: the proxy
+//!     balances over them in that order, so the same endpoints in another
+//!     order are a difference (the imported layout derives the lists,
+//!     every rank in node order, then port; the importer records the
+//!     input's order and reports one that differs, normalisation 10).
+//!     Hosts compare as the addresses run.sh is given: a host the input
+//!     names as an engine's DP master (address or placeholder,
+//!     normalisation 4) is that node's address; a host named nowhere else (a non-master node's address,
+//!     `${NODE_k_IP}` of such a node) stands for the next node of the
+//!     list's role the input gives no address, by first appearance, so the
+//!     order among two such nodes of one role is not checked. `--host` is
+//!     resolved the same way (a DP master's address only); `--port` and
+//!     every other flag compare as written.
 //!
 //! Anything else that differs — a flag missing, added or changed, an env
-//! variable missing, added or changed, another model — fails the test with
-//! the unit, node, rank and value.
+//! variable missing, added or changed, another model, a proxy endpoint
+//! missing, added, changed or moved — fails the test with the unit, node,
+//! rank (or `proxy`) and value.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use pd_dsl::import::{Imported, Input, InputRank, Options, import};
+use pd_dsl::Role;
+use pd_dsl::import::{Imported, Input, InputProxy, InputRank, Options, import};
 use pd_dsl_tests::harness::{Served, dry_run, flags, ranks, render_layout, serve};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -178,13 +202,18 @@ fn start_env(extra: &[(&str, &str)]) -> BTreeMap<String, String> {
 }
 
 /// Runs every node of the rendered layout; `ips` are the node addresses
-/// given to run.sh.
-fn run_layout(layout: &pd_dsl::Layout, ips: &[String]) -> Vec<Ran> {
+/// given to run.sh. Also returns the proxy command run.sh of node 0 runs.
+fn run_layout(layout: &pd_dsl::Layout, ips: &[String]) -> (Vec<Ran>, Option<Vec<String>>) {
     let r = render_layout(layout);
     let ips: Vec<&str> = ips.iter().map(String::as_str).collect();
     let mut out = Vec::new();
+    let mut proxy = None;
     for node in 0..layout.node_count() {
         let d = dry_run(&r, node, &ips);
+        if let Some(cmd) = d.proxy_command.clone() {
+            assert!(proxy.is_none(), "two nodes run the proxy");
+            proxy = Some(cmd);
+        }
         let script = Path::new(&d.node_command[0])
             .file_name()
             .and_then(|f| f.to_str())
@@ -240,7 +269,7 @@ fn run_layout(layout: &pd_dsl::Layout, ips: &[String]) -> Vec<Ran> {
             });
         }
     }
-    out
+    (out, proxy)
 }
 
 /// Expands `$NAME` and `${NAME}` in an input env value against `env`
@@ -564,11 +593,17 @@ fn normalise_engine_id(want: &mut Value, got: &Value, ran: &Ran, diffs: &mut Vec
 /// node gets the address the input names for the engine's DP master, a
 /// run-time placeholder bound to `10.0.100.N` (N: that node) in every rank
 /// of the engine that names it; other nodes get `10.99.0.N`.
-fn bind_addresses(layout: &pd_dsl::Layout, ranks: &mut [InputRank]) -> Vec<String> {
+/// Also returns each address as the input names it (an address or a
+/// placeholder) with the node it stands for.
+fn bind_addresses(
+    layout: &pd_dsl::Layout,
+    ranks: &mut [InputRank],
+) -> (Vec<String>, BTreeMap<String, usize>) {
     const ADDRESS: &str = "--data-parallel-address";
     let mut ips: Vec<String> = (0..layout.node_count())
         .map(|n| format!("10.99.0.{}", n + 1))
         .collect();
+    let mut named_nodes = BTreeMap::new();
     let nodes = &layout.placement.nodes;
     for master in nodes.iter().filter(|n| n.dp_master == n.index) {
         let named = ranks
@@ -594,8 +629,215 @@ fn bind_addresses(layout: &pd_dsl::Layout, ranks: &mut [InputRank]) -> Vec<Strin
             }
         }
         ips[master.index] = bound;
+        named_nodes.insert(named, master.index);
     }
-    ips
+    (ips, named_nodes)
+}
+
+/// Proxy hosts as node addresses (normalisation 11): the address run.sh
+/// is given for the node a host names.
+struct Addresses<'a> {
+    ips: &'a [String],
+    /// Addresses (or placeholders) the input names elsewhere, with their
+    /// node: each engine's DP master (normalisation 4).
+    named: &'a BTreeMap<String, usize>,
+    /// Each node's role.
+    roles: Vec<Role>,
+}
+
+impl<'a> Addresses<'a> {
+    fn new(
+        layout: &pd_dsl::Layout,
+        ips: &'a [String],
+        named: &'a BTreeMap<String, usize>,
+    ) -> Addresses<'a> {
+        Addresses {
+            ips,
+            named,
+            roles: layout.placement.nodes.iter().map(|n| n.role).collect(),
+        }
+    }
+
+    /// The address of the node `host` names, if the input names that node
+    /// elsewhere; else `host` as written.
+    fn known(&self, host: &str) -> String {
+        self.named
+            .get(host)
+            .map_or_else(|| host.to_owned(), |n| self.ips[*n].clone())
+    }
+
+    /// The hosts of the prefill and decode lists as node addresses. A host
+    /// the input names nowhere else stands for the next node of the list's
+    /// role the input gives no address, by first appearance.
+    fn lists(&self, prefill: &[String], decode: &[String]) -> (Vec<String>, Vec<String>) {
+        let mut free: Vec<usize> = (0..self.ips.len())
+            .filter(|n| !self.named.values().any(|m| m == n))
+            .collect();
+        let mut bound: BTreeMap<String, usize> = BTreeMap::new();
+        let mut resolve = |hosts: &[String], role: Role| -> Vec<String> {
+            hosts
+                .iter()
+                .map(|h| {
+                    if let Some(n) = self.named.get(h).or_else(|| bound.get(h)) {
+                        return self.ips[*n].clone();
+                    }
+                    match free.iter().position(|n| self.roles[*n] == role) {
+                        Some(i) => {
+                            let n = free.remove(i);
+                            bound.insert(h.clone(), n);
+                            self.ips[n].clone()
+                        }
+                        None => h.clone(),
+                    }
+                })
+                .collect()
+        };
+        let p = resolve(prefill, Role::Prefill);
+        let d = resolve(decode, Role::Decode);
+        (p, d)
+    }
+}
+
+/// The endpoint lists of the proxy: `(hosts flag, ports flag, what)`.
+const PROXY_LISTS: &[(&str, &str, &str)] = &[
+    ("--prefiller-hosts", "--prefiller-ports", "prefill"),
+    ("--decoder-hosts", "--decoder-ports", "decode"),
+];
+
+/// Every difference between the input's proxy command and the one node 0
+/// of the rendered layout runs (`python3 SCRIPT OPTIONS...`).
+fn compare_proxy(
+    input: Option<&InputProxy>,
+    ours: Option<&[String]>,
+    addresses: &Addresses,
+) -> Vec<Diff> {
+    let mut diffs = Vec::new();
+    let (input, ours) = match (input, ours) {
+        (None, None) => return diffs,
+        (Some(i), Some(o)) => (i, o),
+        (None, Some(o)) => {
+            diffs.push(diff(
+                "the proxy",
+                format!("ours runs {}, the input runs no proxy", o.join(" ")),
+            ));
+            return diffs;
+        }
+        (Some(i), None) => {
+            diffs.push(diff(
+                "the proxy",
+                format!("the input runs `{}`, ours no proxy", i.script),
+            ));
+            return diffs;
+        }
+    };
+    // The interpreter (`python`, `python3`, the runner's own) and the
+    // script's directory are where the image keeps them: the file name is
+    // what is compared.
+    let script = ours
+        .get(1)
+        .and_then(|p| Path::new(p).file_name())
+        .and_then(|f| f.to_str())
+        .unwrap_or_default();
+    if script != input.script {
+        diffs.push(diff(
+            format!("`{}", input.script),
+            format!("the input runs `{}`, ours `{script}`", input.script),
+        ));
+    }
+    let mut want: BTreeMap<&str, &[String]> = BTreeMap::new();
+    for (f, v) in &input.options {
+        if want.insert(f.as_str(), v.as_slice()).is_some() {
+            diffs.push(diff(
+                format!("`{f}"),
+                format!("the input passes `{f}` twice"),
+            ));
+        }
+    }
+    let got = flags(ours.get(2..).unwrap_or_default());
+    let list = |m: &BTreeMap<&str, &[String]>, f: &str| m.get(f).map_or(Vec::new(), |v| v.to_vec());
+    let want_hosts: Vec<Vec<String>> = PROXY_LISTS.iter().map(|(h, _, _)| list(&want, h)).collect();
+    let (prefill, decode) = addresses.lists(&want_hosts[0], &want_hosts[1]);
+    for ((hosts_flag, ports_flag, what), hosts) in PROXY_LISTS.iter().zip([prefill, decode]) {
+        let theirs = pairs(&hosts, &list(&want, ports_flag));
+        let mine = pairs(
+            got.get(*hosts_flag).map_or(&[][..], Vec::as_slice),
+            got.get(*ports_flag).map_or(&[][..], Vec::as_slice),
+        );
+        if theirs != mine {
+            let at = theirs
+                .iter()
+                .zip(&mine)
+                .position(|(a, b)| a != b)
+                .unwrap_or(theirs.len().min(mine.len()));
+            let show = |v: &[String]| v.get(at).map_or("nothing".to_owned(), |e| format!("`{e}`"));
+            diffs.push(diff(
+                "the proxy lists",
+                format!(
+                    "the {what} endpoints (`{hosts_flag}`, `{ports_flag}`): the input lists {}, ours {}; at position {}, the input has {}, ours {}",
+                    theirs.len(),
+                    mine.len(),
+                    at + 1,
+                    show(&theirs),
+                    show(&mine)
+                ),
+            ));
+        }
+    }
+    let lists: Vec<&str> = PROXY_LISTS.iter().flat_map(|(h, p, _)| [*h, *p]).collect();
+    for (flag, w) in &want {
+        if lists.contains(flag) {
+            continue;
+        }
+        let w: Vec<String> = if *flag == "--host" {
+            w.iter().map(|h| addresses.known(h)).collect()
+        } else {
+            w.to_vec()
+        };
+        match got.get(*flag) {
+            None => diffs.push(diff(
+                format!("`{flag}"),
+                format!(
+                    "`{flag} {}`: the input passes it, ours does not",
+                    w.join(" ")
+                ),
+            )),
+            Some(g) if *g != w => diffs.push(diff(
+                format!("`{flag}"),
+                format!(
+                    "`{flag}`: the input passes `{}`, ours `{}`",
+                    w.join(" "),
+                    g.join(" ")
+                ),
+            )),
+            Some(_) => {}
+        }
+    }
+    for (flag, g) in &got {
+        if !want.contains_key(flag.as_str()) && !lists.contains(&flag.as_str()) {
+            diffs.push(diff(
+                format!("`{flag}"),
+                format!(
+                    "`{flag} {}`: ours passes it, the input does not",
+                    g.join(" ")
+                ),
+            ));
+        }
+    }
+    diffs
+}
+
+/// `host:port` per endpoint; a list longer than the other keeps its
+/// extra entries with `?` for the missing half.
+fn pairs(hosts: &[String], ports: &[String]) -> Vec<String> {
+    (0..hosts.len().max(ports.len()))
+        .map(|i| {
+            format!(
+                "{}:{}",
+                hosts.get(i).map_or("?", String::as_str),
+                ports.get(i).map_or("?", String::as_str)
+            )
+        })
+        .collect()
 }
 
 /// The start environment of the scripts the harness runs: a path list
@@ -612,8 +854,8 @@ fn round_trip(unit: &Unit, alter: impl Fn(&mut Imported)) -> (usize, Vec<String>
         .unwrap_or_else(|e| panic!("{name}: the imported YAML does not load: {e}"));
     let mut imported = input_side(unit);
     alter(&mut imported);
-    let ips = bind_addresses(&layout, &mut imported.ranks);
-    let ran = run_layout(&layout, &ips);
+    let (ips, named) = bind_addresses(&layout, &mut imported.ranks);
+    let (ran, proxy) = run_layout(&layout, &ips);
     let start = start_env(START_ENV);
     let mut failures = Vec::new();
     if ran.len() != imported.ranks.len() {
@@ -640,7 +882,52 @@ fn round_trip(unit: &Unit, alter: impl Fn(&mut Imported)) -> (usize, Vec<String>
             }
         }
     }
+    let addresses = Addresses::new(&layout, &ips, &named);
+    failures.extend(proxy_failures(
+        &name,
+        &imported,
+        proxy.as_deref(),
+        &addresses,
+    ));
     (compared, failures)
+}
+
+/// Every difference between the input's proxy and ours not normalised
+/// away, as `FILE: proxy: message`.
+fn proxy_failures(
+    name: &str,
+    imported: &Imported,
+    ours: Option<&[String]>,
+    addresses: &Addresses,
+) -> Vec<String> {
+    compare_proxy(imported.proxy.as_ref(), ours, addresses)
+        .into_iter()
+        .filter(|d| !acknowledged(d, imported))
+        .map(|d| format!("{name}: proxy: {}", d.message))
+        .collect()
+}
+
+/// The proxy part of [`round_trip`] only, once per `alter` on one render:
+/// imports, renders, dry-runs node 0 (the proxy's node) and compares.
+fn proxy_round_trip(unit: &Unit, alters: &[&dyn Fn(&mut Imported)]) -> Vec<Vec<String>> {
+    let name = unit.files[0].display().to_string();
+    let layout = pd_dsl::load::from_yaml("imported.yaml", &import_yaml(unit))
+        .unwrap_or_else(|e| panic!("{name}: the imported YAML does not load: {e}"));
+    let imported = input_side(unit);
+    let mut bound = imported.clone();
+    let (ips, named) = bind_addresses(&layout, &mut bound.ranks);
+    let r = render_layout(&layout);
+    let node_ips: Vec<&str> = ips.iter().map(String::as_str).collect();
+    let ours = dry_run(&r, 0, &node_ips).proxy_command;
+    let addresses = Addresses::new(&layout, &ips, &named);
+    alters
+        .iter()
+        .map(|alter| {
+            let mut i = imported.clone();
+            alter(&mut i);
+            proxy_failures(&name, &i, ours.as_deref(), &addresses)
+        })
+        .collect()
 }
 
 #[test]
@@ -830,5 +1117,248 @@ fn a_value_pd_dsl_does_not_keep_is_reported_so_the_round_trip_holds() {
             .iter()
             .any(|f| f.ends_with("`--host`: the input passes `127.0.0.1`, ours `0.0.0.0`")),
         "{failures:#?}"
+    );
+}
+
+/// The values of `flag` in the imported proxy command.
+fn proxy_values<'a>(imported: &'a mut Imported, flag: &str) -> &'a mut Vec<String> {
+    let proxy = imported.proxy.as_mut().expect("the input runs a proxy");
+    &mut proxy
+        .options
+        .iter_mut()
+        .find(|(f, _)| f == flag)
+        .unwrap_or_else(|| panic!("the proxy passes no {flag}"))
+        .1
+}
+
+#[test]
+fn a_proxy_endpoint_changed_dropped_or_moved_is_a_difference() {
+    let u = unit("a3-v31-2p1d-v1");
+    let at = "a3-v31-2p1d-v1/launch.sh: proxy: ";
+    let has = |failures: &[String], want: &str| {
+        failures.iter().any(|f| f.ends_with(&format!("{at}{want}")))
+    };
+    let runs = proxy_round_trip(
+        &u,
+        &[
+            // The fixture as read agrees (the last decode node, 10.0.0.4,
+            // is named only by the proxy: it stands for node 3, run.sh's
+            // 10.99.0.4).
+            &|_| {},
+            // An endpoint dropped.
+            &|i| {
+                proxy_values(i, "--decoder-hosts").pop();
+                proxy_values(i, "--decoder-ports").pop();
+            },
+            // A port read wrong.
+            &|i| proxy_values(i, "--prefiller-ports")[1] = "7102".into(),
+            // The same endpoints in another order route otherwise.
+            &|i| proxy_values(i, "--prefiller-hosts").rotate_left(2),
+            // A host list shorter than its ports.
+            &|i| proxy_values(i, "--decoder-hosts").truncate(1),
+            // The port, the listen address, a flag ours does not pass.
+            &|i| {
+                proxy_values(i, "--port")[0] = "2000".into();
+                proxy_values(i, "--host")[0] = "0.0.0.0".into();
+                let p = i.proxy.as_mut().expect("proxy");
+                p.options.push(("--max-retries".into(), vec!["5".into()]));
+            },
+            // Another script.
+            &|i| {
+                i.proxy.as_mut().expect("proxy").script =
+                    "load_balance_proxy_layerwise_server_example.py".into();
+            },
+            // No proxy at all.
+            &|i| i.proxy = None,
+        ],
+    );
+    let [same, dropped, port, moved, short, flags, script, none] = &runs[..] else {
+        panic!("{runs:#?}");
+    };
+    assert!(same.is_empty(), "{same:#?}");
+    let want: &[(&Vec<String>, &str)] = &[
+        (
+            dropped,
+            "the decode endpoints (`--decoder-hosts`, `--decoder-ports`): the input lists 31, ours 32; at position 32, the input has nothing, ours `10.99.0.4:7115`",
+        ),
+        (
+            port,
+            "the prefill endpoints (`--prefiller-hosts`, `--prefiller-ports`): the input lists 4, ours 4; at position 2, the input has `10.0.0.1:7102`, ours `10.0.0.1:7101`",
+        ),
+        (
+            moved,
+            "the prefill endpoints (`--prefiller-hosts`, `--prefiller-ports`): the input lists 4, ours 4; at position 1, the input has `10.0.0.2:7100`, ours `10.0.0.1:7100`",
+        ),
+        (
+            short,
+            "the decode endpoints (`--decoder-hosts`, `--decoder-ports`): the input lists 32, ours 32; at position 2, the input has `?:7101`, ours `10.0.0.3:7101`",
+        ),
+        (flags, "`--port`: the input passes `2000`, ours `1999`"),
+        (
+            flags,
+            "`--host`: the input passes `0.0.0.0`, ours `10.0.0.1`",
+        ),
+        (
+            flags,
+            "`--max-retries 5`: the input passes it, ours does not",
+        ),
+        (
+            script,
+            "the input runs `load_balance_proxy_layerwise_server_example.py`, ours `load_balance_proxy_server_example.py`",
+        ),
+    ];
+    for (failures, message) in want {
+        assert!(has(failures, message), "{message}: {failures:#?}");
+    }
+    assert!(
+        none.iter().any(|x| x.contains(at)
+            && x.contains("load_balance_proxy_server_example.py --host 10.0.0.1 --port 1999")
+            && x.ends_with(", the input runs no proxy")),
+        "{none:#?}"
+    );
+}
+
+#[test]
+fn a_config_names_proxy_hosts_by_the_runner_placeholders() {
+    let u = Unit {
+        files: vec![root().join("configs/a3-v31-2p1d-v1.yaml")],
+        hardware: None,
+    };
+    let imported = input_side(&u);
+    let proxy = imported
+        .proxy
+        .as_ref()
+        .expect("the e2e runner starts a proxy");
+    assert_eq!(proxy.script, "load_balance_proxy_server_example.py");
+    let decoders = &proxy.options[4];
+    assert_eq!(decoders.0, "--decoder-hosts");
+    assert_eq!(
+        (
+            decoders.1.len(),
+            decoders.1[0].as_str(),
+            decoders.1[31].as_str()
+        ),
+        (32, "${NODE_2_IP}", "${NODE_3_IP}")
+    );
+    // `${NODE_2_IP}` is the decode DP master's placeholder, bound to
+    // 10.0.100.2; `${NODE_3_IP}` is named by the proxy only: node 3.
+    let runs = proxy_round_trip(
+        &u,
+        &[&|_| {}, &|i| {
+            proxy_values(i, "--decoder-hosts")[31] = "${NODE_2_IP}".into();
+        }],
+    );
+    assert!(runs[0].is_empty(), "{runs:#?}");
+    assert!(
+        runs[1].iter().any(|x| x.ends_with(
+            "proxy: the decode endpoints (`--decoder-hosts`, `--decoder-ports`): the input lists 32, ours 32; at position 32, the input has `10.0.100.2:7115`, ours `10.99.0.4:7115`"
+        )),
+        "{runs:#?}"
+    );
+}
+
+#[test]
+fn a_mixed_deployment_runs_no_proxy_on_either_side() {
+    let u = unit("a3-v31-mixed-1node");
+    assert!(input_side(&u).proxy.is_none());
+    let runs = proxy_round_trip(&u, &[&|_| {}]);
+    assert!(runs[0].is_empty(), "{runs:#?}");
+}
+
+#[test]
+fn a_proxy_difference_the_importer_reports_is_acknowledged_and_only_then() {
+    // The e2e runner starts the load-balance proxy for a layerwise
+    // connector; pd-dsl the layerwise one.
+    let u = Unit {
+        files: vec![root().join("configs/a3-v31-1p1d-layerwise.yaml")],
+        hardware: None,
+    };
+    let runs = proxy_round_trip(
+        &u,
+        &[&|_| {}, &|i| {
+            i.notes
+                .retain(|n| !n.what.starts_with("the e2e runner starts"));
+        }],
+    );
+    assert!(runs[0].is_empty(), "{runs:#?}");
+    assert!(
+        runs[1].iter().any(|f| f.ends_with(
+            "proxy: the input runs `load_balance_proxy_server_example.py`, ours `load_balance_proxy_layerwise_server_example.py`"
+        )),
+        "{runs:#?}"
+    );
+    // One decoder host for sixteen ports: the proxy would refuse to start.
+    let runs = proxy_round_trip(
+        &unit("a3-v4-1p1d-hybrid"),
+        &[&|_| {}, &|i| {
+            i.notes.retain(|n| !n.what.starts_with("the proxy lists"));
+        }],
+    );
+    assert!(runs[0].is_empty(), "{runs:#?}");
+    assert!(
+        runs[1].iter().any(|f| f.ends_with(
+            "proxy: the decode endpoints (`--decoder-hosts`, `--decoder-ports`): the input lists 16, ours 16; at position 2, the input has `?:7101`, ours `10.1.0.2:7101`"
+        )),
+        "{runs:#?}"
+    );
+}
+
+#[test]
+fn a_proxy_list_out_of_node_order_is_reported_so_the_round_trip_holds() {
+    // The same endpoints, prefill nodes swapped: the proxy balances over
+    // them in another order, and the import must say so.
+    let tmp = tempfile::tempdir().unwrap();
+    let src = root().join("scripts/a3-v31-2p1d-v1");
+    for f in sorted(&src) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let text = if f.ends_with("proxy.sh") {
+            text.replace(
+                "--prefiller-hosts 10.0.0.1 10.0.0.1 10.0.0.2 10.0.0.2",
+                "--prefiller-hosts 10.0.0.2 10.0.0.2 10.0.0.1 10.0.0.1",
+            )
+        } else {
+            text
+        };
+        std::fs::write(tmp.path().join(f.file_name().unwrap()), text).unwrap();
+    }
+    let u = Unit {
+        files: sorted(tmp.path()),
+        hardware: None,
+    };
+    let imported = input_side(&u);
+    assert!(
+        imported.notes.iter().any(|n| n.what
+            == "the proxy lists the prefill endpoints out of node order (entry 1: `10.0.0.2:7100`)"
+            && n.at.line == 2),
+        "{:?}",
+        imported.notes
+    );
+    let runs = proxy_round_trip(&u, &[&|_| {}, &|i| i.notes.clear()]);
+    assert!(runs[0].is_empty(), "{runs:#?}");
+    assert!(
+        runs[1].iter().any(|f| f.ends_with(
+            "proxy: the prefill endpoints (`--prefiller-hosts`, `--prefiller-ports`): the input lists 4, ours 4; at position 1, the input has `10.0.0.2:7100`, ours `10.0.0.1:7100`"
+        )),
+        "{runs:#?}"
+    );
+    // A node the input addresses only in the proxy, listed before its
+    // engine's DP master.
+    let proxy = tmp.path().join("proxy.sh");
+    let text = std::fs::read_to_string(&proxy).unwrap();
+    let d = "10.0.0.3 ".repeat(16);
+    let e = "10.0.0.4 ".repeat(16);
+    let swapped = text.replace(
+        &format!("{d}{}", e.trim_end()),
+        &format!("{e}{}", d.trim_end()),
+    );
+    assert_ne!(swapped, text);
+    std::fs::write(&proxy, swapped).unwrap();
+    let notes: Vec<String> = input_side(&u).notes.into_iter().map(|n| n.what).collect();
+    assert!(
+        notes.contains(
+            &"the proxy lists the decode endpoints out of node order (entry 1: `10.0.0.4:7100`)"
+                .to_owned()
+        ),
+        "{notes:?}"
     );
 }

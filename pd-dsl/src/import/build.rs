@@ -4,7 +4,7 @@
 //! values that differ are kept as overrides (engine ids, kv ports) or
 //! reported as notes.
 
-use super::{Imported, Input, InputRank, Loc, Note, Options, SourceMap};
+use super::{Imported, Input, InputProxy, InputRank, Loc, Note, Options, SourceMap};
 use crate::placement::{default_ranks_per_node, derived_engine_id};
 use crate::spec::{
     ConnectorKind, ConnectorSpec, EngineGroup, EngineIdsSpec, EnvEntry, EnvValue, FlagEntry,
@@ -74,6 +74,8 @@ pub(crate) struct Deployment {
     /// NPUs per node when the input says (`npu_per_node`).
     pub npus: Option<P<u64>>,
     pub proxy: Option<ProxyIn>,
+    /// The proxy command as read ([`InputProxy`]).
+    pub proxy_command: Option<InputProxy>,
     /// Notes the front end already made.
     pub notes: Vec<Note>,
 }
@@ -182,6 +184,7 @@ pub(crate) fn build(
 ) -> Result<Imported, (SourceMap, Loc, String)> {
     match build_inner(&mut d, &mut map, inputs, opts) {
         Ok((spec, ranks)) => Ok(Imported {
+            proxy: spec.proxy.as_ref().and(d.proxy_command),
             spec,
             map,
             notes: d.notes,
@@ -489,6 +492,7 @@ fn build_inner(
     // --- connector, engine ids ---------------------------------------------------
     let pd = engines.iter().any(|e| e.role != Role::Mixed);
     let mut connector: Option<ConnectorSpec> = None;
+    let mut connector_at = file0;
     let mut engine_ids: Option<EngineIdsSpec> = None;
     if pd {
         let mut kind: Option<P<ConnectorKind>> = None;
@@ -599,6 +603,7 @@ fn build_inner(
             }
         };
         let kind_site = s(kind.at);
+        connector_at = kind.at;
         connector = Some(ConnectorSpec {
             kind: Spanned::new(kind.v, kind_site),
             kv_port: KvPorts {
@@ -658,16 +663,90 @@ fn build_inner(
             }
             // The e2e harness starts the load-balance proxy on node 0, port
             // 1999 (tests/e2e/nightly/multi_node/external_dp/scripts/
-            // external_dp_config.py).
-            None => ProxySpec {
-                port: Spanned::bare(1999),
-                script: None,
-                site: crate::Site::NONE,
-            },
+            // external_dp_config.py), whatever the connector.
+            None => {
+                if let (Some(c), Some(cmd)) = (&connector, &d.proxy_command) {
+                    let pairing = c.kind.value.proxy_script();
+                    if cmd.script != pairing.file_name() {
+                        d.notes.push(Note {
+                            at: connector_at,
+                            what: format!("the e2e runner starts `{}`", cmd.script),
+                            why: format!(
+                                "pd-dsl starts `{}`: `{}` pairs with it (rule `connector_proxy_pairing`)",
+                                pairing.file_name(),
+                                c.kind.value.kv_connector()
+                            ),
+                        });
+                    }
+                }
+                ProxySpec {
+                    port: Spanned::bare(1999),
+                    script: None,
+                    site: crate::Site::NONE,
+                }
+            }
         })
     } else {
         None
     };
+    // The proxy balances over its lists in order; pd-dsl derives them,
+    // every rank once, in node order, then port.
+    if let (true, Some(cmd)) = (pd, &d.proxy_command) {
+        let at = d.proxy.as_ref().map_or(connector_at, |px| px.port.at);
+        // Each engine's DP master address as the input names it, with its
+        // node (an address two engines name stands for neither).
+        let mut masters: BTreeMap<&str, Option<usize>> = BTreeMap::new();
+        for e in &engines {
+            let first = e.nodes[0];
+            masters
+                .entry(d.nodes[first].master.v.as_str())
+                .and_modify(|n| *n = None)
+                .or_insert(Some(first));
+        }
+        let masters: BTreeMap<&str, usize> = masters
+            .into_iter()
+            .filter_map(|(a, n)| n.map(|n| (a, n)))
+            .collect();
+        let mut late = Vec::new();
+        for (role, hosts_flag, ports_flag) in [
+            (Role::Prefill, "--prefiller-hosts", "--prefiller-ports"),
+            (Role::Decode, "--decoder-hosts", "--decoder-ports"),
+        ] {
+            let derived: Vec<(usize, u64)> = order
+                .iter()
+                .map(|&ei| &engines[ei])
+                .filter(|e| e.role == role)
+                .flat_map(|e| e.nodes.iter())
+                .flat_map(|&ni| {
+                    let n = &d.nodes[ni];
+                    (0..n.dp_local.v).map(move |l| (ni, n.api_port.v + l))
+                })
+                .collect();
+            let list = |f: &str| {
+                cmd.options
+                    .iter()
+                    .find(|(flag, _)| flag == f)
+                    .map_or(&[][..], |(_, v)| v.as_slice())
+            };
+            let (hosts, ports) = (list(hosts_flag), list(ports_flag));
+            if hosts.len() != derived.len() || ports.len() != derived.len() {
+                continue; // reported above: not one entry per rank
+            }
+            if let Some(i) = out_of_order(hosts, ports, &derived, &masters) {
+                late.push(Note {
+                    at,
+                    what: format!(
+                        "the proxy lists the {role} endpoints out of node order (entry {}: `{}:{}`)",
+                        i + 1,
+                        hosts[i],
+                        ports[i]
+                    ),
+                    why: "pd-dsl lists every rank once, in node order, then port: the proxy balances over its lists in that order".into(),
+                });
+            }
+        }
+        d.notes.extend(late);
+    }
 
     // --- serve settings per role ----------------------------------------------------
     let mut roles: BTreeMap<Role, ServeSpec> = BTreeMap::new();
@@ -849,6 +928,36 @@ fn resolve_rank_value(n: &NodeIn, flag: &str, local: u64) -> Option<String> {
         "--data-parallel-start-rank" => n.rank_start.v.to_string(),
         _ => return None,
     })
+}
+
+/// The first entry of a proxy list (`hosts[i]:ports[i]`) that is not the
+/// rank pd-dsl derives at that place (`derived`: input node, API port). A
+/// host is a node: the DP master's address names its node, any other
+/// address the node it first stands at; an address naming two nodes, or a
+/// node named by two addresses, is out of order.
+fn out_of_order(
+    hosts: &[String],
+    ports: &[String],
+    derived: &[(usize, u64)],
+    masters: &BTreeMap<&str, usize>,
+) -> Option<usize> {
+    let mut host_node: BTreeMap<&str, usize> = masters.clone();
+    let mut node_host: BTreeMap<usize, &str> = masters.iter().map(|(h, n)| (*n, *h)).collect();
+    for (i, ((h, p), (n, port))) in hosts.iter().zip(ports).zip(derived).enumerate() {
+        if p.parse::<u64>().ok() != Some(*port) {
+            return Some(i);
+        }
+        match (host_node.get(h.as_str()), node_host.get(n)) {
+            (Some(m), _) if m != n => return Some(i),
+            (None, Some(_)) => return Some(i),
+            (None, None) => {
+                host_node.insert(h, *n);
+                node_host.insert(*n, h);
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Nodes of one role must run one set of settings: pd-dsl renders one

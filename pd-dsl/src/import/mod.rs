@@ -184,6 +184,28 @@ pub struct Imported {
     pub notes: Vec<Note>,
     /// What each input rank runs, as read (for round-trip checks).
     pub ranks: Vec<InputRank>,
+    /// The proxy command the input runs, as read (PD deployments; `None`
+    /// for a mixed one, or a script set without a proxy line).
+    pub proxy: Option<InputProxy>,
+}
+
+/// The proxy command of the input as the importer read it, values as
+/// written (placeholders such as `${NODE_0_IP}` kept, as in [`InputRank`]).
+/// A script set's proxy line; for an e2e config, the command the e2e runner
+/// builds from it (upstream
+/// `tests/e2e/nightly/multi_node/external_dp/scripts/external_dp_config.py`,
+/// `build_proxy_server_cmd`): `load_balance_proxy_server_example.py
+/// --host ${NODE_0_IP} --port 1999`, then every rank of every
+/// `routing.groups` node, in `config` order, as `${NODE_k_IP}` and
+/// `port_start` + local rank.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct InputProxy {
+    /// The proxy script's file name (`load_balance_proxy_server_example.py`).
+    pub script: String,
+    /// Options in input order, flags spelled with dashes (see
+    /// `normalise_flag`); a list flag (`--prefiller-hosts`) keeps every
+    /// value in order, a switch none.
+    pub options: Vec<(String, Vec<String>)>,
 }
 
 /// One rank of the input as the importer read it: the `vllm serve` options

@@ -9,7 +9,7 @@ use super::build::{
     Arg, Deployment, NodeIn, P, ProxyIn, RANK_FLAGS, is_switch, normalise_flag, number, p,
 };
 use super::shell::{self, Seg, Word};
-use super::{Input, Loc, Note};
+use super::{Input, InputProxy, Loc, Note};
 use crate::spec::{Json, ProxyScript, Role};
 use std::collections::BTreeMap;
 
@@ -573,6 +573,7 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
     let mut launches: Vec<(usize, Launch)> = Vec::new();
     let mut nodes: Vec<NodeIn> = Vec::new();
     let mut proxy: Option<ProxyIn> = None;
+    let mut proxy_command: Option<InputProxy> = None;
     let mut notes = Vec::new();
     for (file, input) in inputs.iter().enumerate() {
         let s = interpret(file, &input.text)?;
@@ -628,7 +629,8 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
                     "found a second proxy line, expected one proxy per deployment".into(),
                 ));
             }
-            proxy = Some(proxy_of(*script, toks, file)?);
+            proxy = Some(proxy_of(*script, toks, file, &mut notes)?);
+            proxy_command = Some(proxy_command_of(*script, toks));
         }
     }
     if !launches.is_empty() {
@@ -708,6 +710,7 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
         nodes,
         npus: None,
         proxy,
+        proxy_command,
         notes,
     })
 }
@@ -755,7 +758,32 @@ fn launch_role(templates: &[TemplateIn], l: &Launch) -> Result<Role, Fail> {
     }
 }
 
-fn proxy_of(script: ProxyScript, toks: &[Tok], file: usize) -> Result<ProxyIn, Fail> {
+/// The proxy line as read: its options in order, list values kept in
+/// order, `--flag=value` split.
+fn proxy_command_of(script: ProxyScript, toks: &[Tok]) -> InputProxy {
+    let mut options: Vec<(String, Vec<String>)> = Vec::new();
+    let mut open = false;
+    for t in toks {
+        if t.text.starts_with("--") {
+            let (name, inline) = normalise_flag(&t.text);
+            open = inline.is_none();
+            options.push((name, inline.into_iter().collect()));
+        } else if open && let Some((_, values)) = options.last_mut() {
+            values.push(t.text.clone());
+        }
+    }
+    InputProxy {
+        script: script.file_name().to_owned(),
+        options,
+    }
+}
+
+fn proxy_of(
+    script: ProxyScript,
+    toks: &[Tok],
+    file: usize,
+    notes: &mut Vec<Note>,
+) -> Result<ProxyIn, Fail> {
     let at = toks.first().map_or(
         Loc {
             file,
@@ -788,6 +816,27 @@ fn proxy_of(script: ProxyScript, toks: &[Tok], file: usize) -> Result<ProxyIn, F
             ));
         }
     };
+    // Both proxies zip hosts with ports and refuse lists of different
+    // lengths (examples/disaggregated_prefill_v1/
+    // load_balance_proxy_server_example.py and its layerwise twin:
+    // "Number of decoder hosts must match number of decoder ports").
+    for (role, h, q) in [
+        ("prefiller", "--prefiller-hosts", "--prefiller-ports"),
+        ("decoder", "--decoder-hosts", "--decoder-ports"),
+    ] {
+        let (hosts, ports) = (lists.get(h), lists.get(q));
+        let (nh, np) = (hosts.map_or(0, Vec::len), ports.map_or(0, Vec::len));
+        if nh != np {
+            let first = |v: Option<&Vec<&Tok>>| v.and_then(|v| v.first()).map(|t| t.at);
+            notes.push(Note {
+                at: first(hosts).or(first(ports)).unwrap_or(at),
+                what: format!("the proxy lists {nh} `{h}` for {np} `{q}`"),
+                why: format!(
+                    "the proxy refuses to start unless every {role} has one host and one port; pd-dsl lists both for every rank"
+                ),
+            });
+        }
+    }
     let count = |h: &str, q: &str| {
         lists
             .get(h)

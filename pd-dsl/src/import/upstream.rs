@@ -4,11 +4,11 @@
 //! `multi_node_config.py`). YAML anchors, aliases and merge keys (`<<:`) are
 //! expanded by serde-saphyr, which also gives every value its position.
 
-use super::Loc;
 use super::build::{Deployment, NodeIn, P, p};
 use super::scripts::{Tok, node_from_serve, split_args, take_rank_flags};
+use super::{InputProxy, Loc};
 use crate::rules::did_you_mean;
-use crate::spec::Role;
+use crate::spec::{ProxyScript, Role};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned as Sp;
@@ -267,8 +267,11 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
     let npus = root.npu_per_node.as_ref().map(|n| p(n.value, at(file, n)));
     let mut nodes: Vec<NodeIn> = Vec::new();
     let mut notes = Vec::new();
+    let mut proxy_command = None;
     if !root.config.is_empty() {
         let routing = root.routing.as_ref();
+        // `node_index` of each node read, for the runner's proxy command.
+        let mut indices: Vec<u64> = Vec::new();
         if let Some(r) = routing
             && r.value.kind.value != "disaggregated_prefill"
         {
@@ -357,6 +360,10 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
             };
             facts.agree_with(&n)?;
             nodes.push(n);
+            indices.push(idx);
+        }
+        if routing.is_some() {
+            proxy_command = Some(runner_proxy(&nodes, &indices));
         }
         for t in &root.templates {
             let idx = t.value.node_index.value;
@@ -408,8 +415,41 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
         nodes,
         npus,
         proxy: None,
+        proxy_command,
         notes,
     })
+}
+
+/// The proxy command the e2e runner builds for a `disaggregated_prefill`
+/// config (upstream `tests/e2e/nightly/multi_node/external_dp/scripts/
+/// external_dp_config.py`: `_parse_routing` fixes node 0 and port 1999,
+/// `build_proxy_server_cmd` lists every rank of each group in `config`
+/// order, host `cluster_ips[node_index]`, port `port_start` + local rank).
+fn runner_proxy(nodes: &[NodeIn], indices: &[u64]) -> InputProxy {
+    let list = |role: Role| {
+        let mut hosts = Vec::new();
+        let mut ports = Vec::new();
+        for (n, idx) in nodes.iter().zip(indices).filter(|(n, _)| n.role == role) {
+            for local in 0..n.dp_local.v {
+                hosts.push(format!("${{NODE_{idx}_IP}}"));
+                ports.push((n.api_port.v + local).to_string());
+            }
+        }
+        (hosts, ports)
+    };
+    let (prefill_hosts, prefill_ports) = list(Role::Prefill);
+    let (decode_hosts, decode_ports) = list(Role::Decode);
+    InputProxy {
+        script: ProxyScript::LoadBalance.file_name().to_owned(),
+        options: vec![
+            ("--host".into(), vec!["${NODE_0_IP}".into()]),
+            ("--port".into(), vec!["1999".into()]),
+            ("--prefiller-hosts".into(), prefill_hosts),
+            ("--prefiller-ports".into(), prefill_ports),
+            ("--decoder-hosts".into(), decode_hosts),
+            ("--decoder-ports".into(), decode_ports),
+        ],
+    }
 }
 
 fn env_of(file: usize, envs: Option<&EnvMap>) -> Vec<(P<String>, P<String>)> {
