@@ -17,15 +17,15 @@ git rev-parse --verify --quiet "$base^{commit}" >/dev/null ||
 head_rev="$(git rev-parse --short HEAD)"
 base_rev="$(git rev-parse --short "$base")"
 target="${CARGO_TARGET_DIR:-target}"
-base_target="${PD_BENCH_BASE_TARGET:-$target/bench-base}"
+base_target="$(realpath -m "${PD_BENCH_BASE_TARGET:-$target/bench-base}")"
 work="$(mktemp -d)"
 trap 'git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 git worktree add --quiet --detach "$work/base" "$base"
 echo "bench-compare: building BASE $base_rev and HEAD $head_rev (release)" >&2
-(cd "$work/base" && CARGO_TARGET_DIR="$(realpath -m "$OLDPWD/$base_target")" \
+(cd "$work/base" && CARGO_TARGET_DIR="$base_target" \
   cargo build --release --locked -q -p pd-dsl-bench --bin pd-dsl-bench)
 cargo build --release --locked -q -p pd-dsl-bench --bin pd-dsl-bench
-base_bin="$(realpath "$base_target")/release/pd-dsl-bench"
+base_bin="$base_target/release/pd-dsl-bench"
 head_bin="$(realpath "$target")/release/pd-dsl-bench"
 
 # The figures of one `render --quick` run, one `NAME<TAB>MILLISECONDS` line each.
