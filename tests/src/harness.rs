@@ -272,3 +272,13 @@ pub fn serve(r: &Rendered, script: &str, args: &[String], extra_env: &[(&str, &s
             .collect(),
     }
 }
+
+/// The entries of `dir`, sorted by path (panics naming the directory).
+pub fn sorted(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .collect();
+    v.sort();
+    v
+}

@@ -16,6 +16,7 @@
 
 use pd_dsl::LayoutSpec;
 use pd_dsl::import::{Input, Options, finish, import, print};
+use pd_dsl_tests::harness::sorted;
 use std::path::{Path, PathBuf};
 
 /// One module per fixture: `include!` of its printed file.
@@ -51,15 +52,6 @@ printed! {
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn sorted(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    v.sort();
-    v
 }
 
 /// Every fixture: its printed file name, its inputs (named as from the

@@ -85,7 +85,7 @@
 
 use pd_dsl::Role;
 use pd_dsl::import::{Imported, Input, InputProxy, InputRank, Options, import};
-use pd_dsl_tests::harness::{Served, dry_run, flags, ranks, render_layout, serve};
+use pd_dsl_tests::harness::{Served, dry_run, flags, ranks, render_layout, serve, sorted};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -106,15 +106,6 @@ const DERIVED_ENV: &[&str] = &[
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/import")
-}
-
-fn sorted(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    v.sort();
-    v
 }
 
 /// One imported deployment: its files and the options the CLI gets.
