@@ -1951,7 +1951,7 @@ fn check_serve(
         }
     }
     check_role_limits(facts, role, serve, cx);
-    check_model_settings(facts, role, serve, cx);
+    check_model_settings(facts, role, serve, dp_tp, cx);
     // Full graphs with several speculative tokens: each capture size must be
     // a multiple of `num_speculative_tokens + 1`
     // (docs/source/user_guide/feature_guide/speculative_decoding.md
@@ -2152,9 +2152,15 @@ fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) 
 }
 
 /// Model-fact rules on one role's settings that are not about limits:
-/// attention-specific keys, `enable_dsa_cp` without an indexer and the C8 KV
-/// + GQA + V1 transfer corruption.
-fn check_model_settings(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+/// attention-specific keys, `enable_dsa_cp` without an indexer or without
+/// sequence parallelism and the C8 KV + GQA + V1 transfer corruption.
+fn check_model_settings(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    dp_tp: Option<(u32, u32)>,
+    cx: &mut Cx,
+) {
     let Facts {
         spec, model, image, ..
     } = *facts;
@@ -2199,6 +2205,24 @@ fn check_model_settings(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut C
             ),
         );
     }
+    // DSA CP needs SP: on the images of `DSA_CP_CHECKS_SP`,
+    // `utils.enable_dsa_cp()` raises a ValueError when an indexer model sets
+    // the key and `enable_sp()` is false, and the engine never starts.
+    if python_truthy(serve.additional_config.get("enable_dsa_cp"))
+        && m.attention.has_indexer()
+        && let Some(img) = image.filter(|i| i.dsa_cp_checks_sp())
+        && !sequence_parallel(serve, dp_tp.map(|(_, tp)| tp))
+    {
+        cx.report(
+            Rule::DsaCpNeedsSp,
+            config_site(spec, role, "enable_dsa_cp"),
+            format!("{scope}.additional_config.enable_dsa_cp"),
+            format!(
+                "found `enable_dsa_cp` on {scope} with `{}` and sequence parallelism off, expected SP on: `additional_config.enable_flashcomm1: true`, env `VLLM_ASCEND_ENABLE_FLASHCOMM1: 1` (when the key is absent), or `enable_shared_expert_dp` with `expert_parallel` and TP > 1: image `{}` refuses to start with \"DSA CP requires SP to be enabled\" (utils.py `enable_dsa_cp`)",
+                m.weights, img.tag
+            ),
+        );
+    }
     // ascend_config.py `_check_mooncake_c8_kv_cache_quant` (@HEAD L374-398,
     // from v0.23.0rc1): the producer keeps bf16 KV while the consumer
     // allocates int8, and V1 moves raw bytes. Earlier images have no check
@@ -2224,6 +2248,47 @@ fn check_model_settings(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut C
             ),
         );
     }
+}
+
+/// Python's `bool()` of a JSON value as vllm-ascend reads `additional_config`
+/// (`bool(additional_config[key])`): absent, `false`, `null`, `0`, `""`, `[]`
+/// and `{}` are false.
+fn python_truthy(v: Option<&Json>) -> bool {
+    match v {
+        None | Some(Json::Null) | Some(Json::Bool(false)) => false,
+        Some(Json::Bool(true)) => true,
+        Some(Json::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+        Some(Json::String(s)) => !s.is_empty(),
+        Some(Json::Array(a)) => !a.is_empty(),
+        Some(Json::Object(o)) => !o.is_empty(),
+    }
+}
+
+/// Whether vllm-ascend's `enable_sp()` is true for a role, as the images of
+/// `DSA_CP_CHECKS_SP` compute it (vllm_ascend/utils.py `enable_sp` @v0.20.2rc1
+/// L906-932, @v0.23.0 L903-929, @v0.25.1rc1 L859-885, the same at every tag
+/// in between): `additional_config.enable_flashcomm1` when the key is present
+/// (even `false` wins over the env), else env `VLLM_ASCEND_ENABLE_FLASHCOMM1`
+/// as an integer (envs.py @v0.23.0 L75); and `AscendConfig` forces it on when
+/// `enable_shared_expert_dp` holds, which needs `--enable-expert-parallel` and
+/// TP > 1 (ascend_config.py @v0.20.2rc1 L106-114, @v0.23.0 L114-122,
+/// @v0.25.1rc1 L101-109). `ascend_config.enable_flashcomm1` reads the same key
+/// and env (`_get_config_value`), so it is no separate switch.
+fn sequence_parallel(serve: &Serve, tp: Option<u32>) -> bool {
+    let flashcomm1 = match serve.additional_config.get("enable_flashcomm1") {
+        Some(v) => python_truthy(Some(v)),
+        None => serve
+            .env_value("VLLM_ASCEND_ENABLE_FLASHCOMM1")
+            .and_then(|v| match v {
+                EnvValue::Literal(s) => s.trim().parse::<i64>().ok(),
+                EnvValue::Prepend { .. } => None,
+            })
+            .is_some_and(|n| n != 0),
+    };
+    let shared_expert_dp = python_truthy(serve.additional_config.get("enable_shared_expert_dp"))
+        && serve.expert_parallel
+        && tp.is_some_and(|tp| tp > 1);
+    flashcomm1 || shared_expert_dp
 }
 
 /// `eplb_config` is validated strictly by `EplbConfig` (ascend_config.py

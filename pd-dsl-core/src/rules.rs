@@ -188,6 +188,8 @@ rules! {
     ConfigKeyAttention = "config_key_attention", Convention, "attention-specific `additional_config` keys are set only for models whose backend reads them";
     /// `enable_dsa_cp` on a model without the DSA indexer.
     DsaCpNeedsIndexer = "dsa_cp_needs_indexer", Convention, "`enable_dsa_cp` is set only for models with the DSA indexer (DeepSeek-V3.2, GLM-5.x, DeepSeek-V4)";
+    /// `enable_dsa_cp` on an indexer model without sequence parallelism, on an image that refuses it.
+    DsaCpNeedsSp = "dsa_cp_needs_sp", Hard, "`enable_dsa_cp` on an indexer model comes with sequence parallelism (FlashComm1 or shared-expert DP) on v0.20.2rc1 to v0.25.1rc1";
     /// C8 KV weights on a GQA model through `MooncakeConnectorV1`.
     C8KvGqaConnector = "c8_kv_gqa_connector", Hard, "C8 KV weights of GQA models move KV with the Layerwise connector, not V1";
     /// Verification image malformed or newer than the layout's.

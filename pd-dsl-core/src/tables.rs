@@ -1407,7 +1407,22 @@ impl Image {
         };
         Some(format!("quay.io/ascend/vllm-ascend:{}{}", self.tag, suffix))
     }
+
+    /// Whether `enable_dsa_cp` on an indexer model without sequence
+    /// parallelism is a `ValueError` at start-up ([`DSA_CP_CHECKS_SP`]).
+    pub fn dsa_cp_checks_sp(&self) -> bool {
+        DSA_CP_CHECKS_SP.contains(&self.tag)
+    }
 }
+
+/// Images whose `utils.enable_dsa_cp()` raises `ValueError("DSA CP requires
+/// SP to be enabled")` when the model has the indexer, `enable_dsa_cp` is set
+/// and `enable_sp()` is false (vllm_ascend/utils.py @v0.20.2rc1 L1405-1408,
+/// @v0.21.0rc1 and @v0.22.1rc1 L1361-1364, @v0.23.0rc1 and @v0.23.0
+/// L1531-1534, @v0.24.0rc1 L1458-1461, @v0.25.1rc1 L1390-1393). v0.18.0 and
+/// v0.19.1rc1 do not read the key (DSA CP follows SP alone, utils.py @v0.18.0
+/// L1240-1247) and HEAD dropped the check (@HEAD L1308-1328).
+pub const DSA_CP_CHECKS_SP: &[&str] = FROM_V0_20_2;
 
 // ---------------------------------------------------------------------------
 // additional_config keys per version (facts §4.1, §4.3)

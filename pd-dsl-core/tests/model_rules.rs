@@ -352,6 +352,129 @@ fn dsa_cp_is_flagged_without_an_indexer() {
 }
 
 #[test]
+fn dsa_cp_needs_sequence_parallelism_where_the_image_checks_it() {
+    // `enable_dsa_cp` on the prefill role of an indexer model (P is TP 8),
+    // plus `extra` settings of that role.
+    let cp = |model: &str, image: &str, extra: Value| {
+        let mut block = json!({"additional_config": {"enable_dsa_cp": true}});
+        if let Value::Object(m) = extra {
+            for (k, v) in m {
+                if k == "additional_config" {
+                    for (ck, cv) in v.as_object().cloned().unwrap_or_default() {
+                        block["additional_config"][ck] = cv;
+                    }
+                } else {
+                    block[k] = v;
+                }
+            }
+        }
+        with_role(pd(model, image), "prefill", block)
+    };
+    let env =
+        |value: &str| json!({"env": [{"name": "VLLM_ASCEND_ENABLE_FLASHCOMM1", "value": value}]});
+    let checking = [
+        "v0.20.2rc1",
+        "v0.21.0rc1",
+        "v0.22.1rc1",
+        "v0.23.0rc1",
+        "v0.23.0",
+        "v0.24.0rc1",
+        "v0.25.1rc1",
+    ];
+    for image in checking {
+        for model in [
+            "deepseek_v3_2_w8a8",
+            "glm_5_1_w8a8",
+            "deepseek_v4_pro_w4a8_mtp",
+        ] {
+            // What the layout breaks without `enable_dsa_cp` (DeepSeek-V4
+            // through the V1 connector on early images breaks
+            // `connector_hybrid_kv`, which is not this rule).
+            let base = broken(&pd(model, image));
+            assert!(!base.contains("dsa_cp_needs_sp"), "{model} {image}");
+            let mut with_rule = base.clone();
+            with_rule.insert("dsa_cp_needs_sp");
+            // Without SP the engine refuses to start.
+            let v = cp(model, image, json!({}));
+            assert_eq!(broken(&v), with_rule, "{model} {image}");
+            let m = messages(&v, "dsa_cp_needs_sp");
+            assert!(
+                m[0].contains(&format!("image `{image}` refuses to start")),
+                "{m:?}"
+            );
+            assert!(m[0].contains("DSA CP requires SP to be enabled"), "{m:?}");
+            assert!(m[0].contains("`VLLM_ASCEND_ENABLE_FLASHCOMM1: 1`"), "{m:?}");
+            // Each way of turning SP on is accepted.
+            for on in [
+                json!({"additional_config": {"enable_flashcomm1": true}}),
+                env("1"),
+                json!({"additional_config": {"enable_shared_expert_dp": true}, "expert_parallel": true}),
+            ] {
+                assert_eq!(
+                    broken(&cp(model, image, on.clone())),
+                    base,
+                    "{model} {image} {on}"
+                );
+            }
+        }
+    }
+    let model = "deepseek_v3_2_w8a8";
+    // The ways that look like SP but are not.
+    for off in [
+        // `0` is off.
+        env("0"),
+        json!({"additional_config": {"enable_flashcomm1": false}}),
+        // The key wins over the env (utils.py `enable_sp`).
+        {
+            let mut v = env("1");
+            v["additional_config"] = json!({"enable_flashcomm1": false});
+            v
+        },
+        // Shared-expert DP needs expert parallelism.
+        json!({"additional_config": {"enable_shared_expert_dp": true}}),
+    ] {
+        assert_eq!(
+            broken(&cp(model, "v0.23.0", off.clone())),
+            only("dsa_cp_needs_sp"),
+            "{off}"
+        );
+    }
+    // Shared-expert DP needs TP > 1: decode at TP 1.
+    let mut v = pd(model, "v0.23.0");
+    v["topology"][1]["dp"] = json!(16);
+    v["topology"][1]["tp"] = json!(1);
+    v["roles"] = json!({"decode": {
+        "additional_config": {"enable_dsa_cp": true, "enable_shared_expert_dp": true},
+        "expert_parallel": true
+    }});
+    assert!(broken(&v).contains("dsa_cp_needs_sp"), "{:?}", broken(&v));
+    v["topology"][1]["dp"] = json!(4);
+    v["topology"][1]["tp"] = json!(4);
+    assert!(!broken(&v).contains("dsa_cp_needs_sp"), "{:?}", broken(&v));
+    // Turning DSA CP off says nothing.
+    let mut v = cp(model, "v0.23.0", json!({}));
+    v["roles"]["prefill"]["additional_config"]["enable_dsa_cp"] = json!(false);
+    assert_eq!(broken(&v), BTreeSet::new());
+    // Images that do not check it: v0.18.0 and v0.19.1rc1 do not read the
+    // key (another rule says so), and say nothing about SP.
+    for image in ["v0.18.0", "v0.19.1rc1"] {
+        assert!(
+            !broken(&cp(model, image, json!({}))).contains("dsa_cp_needs_sp"),
+            "{image}"
+        );
+    }
+    // A model without the indexer never runs DSA CP: only the indexer rule.
+    assert_eq!(
+        broken(&cp("deepseek_r1_0528_w8a8", "v0.23.0", json!({}))),
+        only("dsa_cp_needs_indexer")
+    );
+    // The engine does not start: no reason acknowledges it.
+    let mut v = cp(model, "v0.23.0", json!({}));
+    v["allow"] = json!([{"rule": "dsa_cp_needs_sp", "reason": "tried"}]);
+    assert!(broken(&v).contains("dsa_cp_needs_sp"));
+}
+
+#[test]
 fn c8_kv_of_gqa_models_moves_layerwise() {
     let mut v = pd("minimax_m2_7_w8a8c8_quarot", "v0.23.0");
     assert_eq!(broken(&v), only("c8_kv_gqa_connector"));
