@@ -261,6 +261,13 @@ fn findings_on_a_server_cmd_word_point_at_the_word() {
             5,
             76,
         ),
+        // Double-quoted over two lines: a `\t` escape and an escaped line
+        // break.
+        (
+            "  - server_cmd: \"vllm serve m\\t--port 8015 \\\n    --max-num-seqs $((4 * 4))\"\n",
+            6,
+            20,
+        ),
         // Single-quoted: `''` is one quote.
         (
             "  - server_cmd: 'vllm serve m --served-model-name ''ab'' --max-num-seqs $((4 * 4))'\n",
