@@ -117,15 +117,19 @@ fn broken_fixtures_say_what_and_where() {
             .contains("`kv_connector_extra_config.decode` is {\"dp_size\":16")),
         "{f:?}"
     );
-    // A convention: a warning at the command (internal-DP `server_cmd`
-    // words sit at the scalar's start), acknowledged by `finish`.
+    // A convention: a warning at the `--additional-config` value, on the
+    // folded `server_cmd`'s third line, acknowledged by `finish`.
     let f = one("dsa-cp-without-indexer.yaml");
     let dsa: Vec<_> = f
         .iter()
         .filter(|x| x.1.as_deref() == Some("dsa_cp_needs_indexer"))
         .collect();
     assert_eq!(dsa.len(), 1, "{f:?}");
-    assert_eq!((dsa[0].0, dsa[0].2), (Level::Warning, 11), "{f:?}");
+    assert_eq!(
+        (dsa[0].0, dsa[0].2, dsa[0].3),
+        (Level::Warning, 13, 27),
+        "{f:?}"
+    );
     assert!(
         dsa[0]
             .4
@@ -223,6 +227,66 @@ fn errors_inside_a_server_cmd_point_into_the_file() {
         assert_eq!(f.len(), 1, "{text}\n{f:?}");
         assert!(f[0].message.contains("unterminated `'`"), "{f:?}");
         assert_eq!((f[0].line, f[0].column), (line, column), "{text}\n{}", f[0]);
+    }
+}
+
+/// A finding on a word of a `server_cmd` points at that word in the file,
+/// for every scalar style: at the value of a `--flag value` pair, as in a
+/// script.
+#[test]
+fn findings_on_a_server_cmd_word_point_at_the_word() {
+    let head = "model: m\nnum_nodes: 1\nnpu_per_node: 16\ndeployment:\n";
+    for (cmd, line, column) in [
+        // Plain over three lines.
+        (
+            "  - server_cmd: vllm serve m\n      --port 8015\n      --max-num-seqs $((4 * 4))\n",
+            7,
+            22,
+        ),
+        // Folded, with a chomping indicator and a comment on the header.
+        (
+            "  - server_cmd: >- # note\n      vllm serve m --port 8015\n      --max-num-seqs\n      $((4 * 4))\n",
+            8,
+            7,
+        ),
+        // Literal, line breaks kept (and continued).
+        (
+            "  - server_cmd: |\n      vllm serve m \\\n        --port 8015 \\\n        --max-num-seqs $((4 * 4))\n",
+            8,
+            24,
+        ),
+        // Double-quoted: escapes are one character each.
+        (
+            "  - server_cmd: \"vllm serve m --served-model-name \\\"a\\x62\\\" --max-num-seqs $((4 * 4))\"\n",
+            5,
+            76,
+        ),
+        // Double-quoted over two lines: a `\t` escape and an escaped line
+        // break.
+        (
+            "  - server_cmd: \"vllm serve m\\t--port 8015 \\\n    --max-num-seqs $((4 * 4))\"\n",
+            6,
+            20,
+        ),
+        // Single-quoted: `''` is one quote.
+        (
+            "  - server_cmd: 'vllm serve m --served-model-name ''ab'' --max-num-seqs $((4 * 4))'\n",
+            5,
+            73,
+        ),
+    ] {
+        let text = format!("{head}{cmd}");
+        let f = lint(&[Input::new("x.yaml", text.as_str())], &Options::default());
+        let e: Vec<_> = f.iter().filter(|f| f.level == Level::Error).collect();
+        assert_eq!(e.len(), 1, "{text}\n{f:?}");
+        assert!(
+            e[0].message.contains("`--max-num-seqs $((4 * 4))`"),
+            "{}",
+            e[0]
+        );
+        assert_eq!((e[0].line, e[0].column), (line, column), "{text}\n{}", e[0]);
+        let at = text.lines().nth(line as usize - 1).unwrap();
+        assert!(at[column as usize - 1..].starts_with("$((4"), "{text}");
     }
 }
 

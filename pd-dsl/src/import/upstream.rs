@@ -466,19 +466,73 @@ fn env_of(file: usize, envs: Option<&EnvMap>) -> Vec<(P<String>, P<String>)> {
     .unwrap_or_default()
 }
 
-/// Where position `at` of a scalar's value `value` is in the file `text`,
-/// the scalar starting at `start`. YAML folds and indents the value (line
-/// breaks become spaces, indentation goes), so the position is found by
-/// counting the non-blank characters before it, from the scalar's first
-/// character (an opening quote is not part of the value). `None` when the
-/// count runs past the file.
-fn in_scalar(text: &str, value: &str, start: Loc, at: Loc) -> Option<Loc> {
-    let mut line = 1;
-    let mut column = 1;
-    let mut before = 0usize;
-    for c in value.chars() {
-        if (line, column) == (at.line, at.column) {
-            break;
+/// Maps positions inside a scalar's value to positions in the file. YAML
+/// folds and indents the value (line breaks become spaces, indentation
+/// goes), so a position is found by counting the non-blank characters of
+/// the value before it and walking as many non-blank characters of the
+/// scalar as written ([`written`]: an escape is one character, quotes and a
+/// block header are none).
+struct InScalar {
+    file: usize,
+    /// The value's non-blank characters' positions (line and column in
+    /// the value), in order.
+    value: Vec<(u64, u64)>,
+    /// The same characters' positions in the file.
+    text: Vec<(u64, u64)>,
+}
+
+impl InScalar {
+    /// The scalar with value `value` starting at `start` in `text`.
+    fn new(text: &str, value: &str, start: Loc) -> InScalar {
+        let mut marks = Vec::new();
+        let (mut line, mut column) = (1u64, 1u64);
+        for c in value.chars() {
+            if !c.is_whitespace() {
+                marks.push((line, column));
+            }
+            if c == '\n' {
+                line += 1;
+                column = 1;
+            } else {
+                column += 1;
+            }
+        }
+        InScalar {
+            file: start.file,
+            value: marks,
+            text: written(text, start)
+                .into_iter()
+                .filter(|(_, blank)| !blank)
+                .map(|(pos, _)| pos)
+                .collect(),
+        }
+    }
+
+    /// Where position `at` of the value is in the file; `None` when the
+    /// count runs past the file.
+    fn at(&self, at: Loc) -> Option<Loc> {
+        let before = self.value.partition_point(|p| *p < (at.line, at.column));
+        self.text.get(before).map(|&(line, column)| Loc {
+            file: self.file,
+            line,
+            column,
+        })
+    }
+}
+
+/// The characters of the value of the scalar starting at `start`, as
+/// written: each with its line and column and whether the value's character
+/// is blank. The style is the scalar's first character (YAML 1.2 §7.3, §8.1):
+/// a double-quoted scalar's escape (`\"`, `\t`, `\x41`, `\u00e9`) is one
+/// character at its backslash and `\` before a line break is none; a
+/// single-quoted one's `''` is one `'`; a block scalar's header line (`|`,
+/// `>-`, `|2 # note`) is none; a plain scalar is as written.
+fn written(text: &str, start: Loc) -> Vec<((u64, u64), bool)> {
+    let mut chars = Vec::new();
+    let (mut line, mut column) = (1u64, 1u64);
+    for c in text.chars() {
+        if (line, column) >= (start.line, start.column) {
+            chars.push(((line, column), c));
         }
         if c == '\n' {
             line += 1;
@@ -486,45 +540,77 @@ fn in_scalar(text: &str, value: &str, start: Loc, at: Loc) -> Option<Loc> {
         } else {
             column += 1;
         }
-        before += usize::from(!c.is_whitespace());
     }
-    let mut chars = text
-        .split('\n')
-        .enumerate()
-        .skip(usize::try_from(start.line).ok()?.checked_sub(1)?)
-        .flat_map(|(i, l)| {
-            let first = if i + 1 == start.line as usize {
-                usize::try_from(start.column).ok()?.checked_sub(1)?
-            } else {
-                0
-            };
-            let line = i as u64 + 1;
-            Some(
-                l.chars()
-                    .enumerate()
-                    .skip(first)
-                    .map(move |(k, c)| (line, k as u64 + 1, c)),
-            )
-        })
-        .flatten()
-        .filter(|(_, _, c)| !c.is_whitespace())
-        .peekable();
-    if matches!(chars.peek(), Some((_, _, '"' | '\''))) {
-        chars.next();
+    let mut out = Vec::new();
+    let mut it = chars.into_iter().peekable();
+    match it.peek().map_or(' ', |(_, c)| *c) {
+        '"' => {
+            it.next();
+            while let Some((pos, c)) = it.next() {
+                match c {
+                    '"' => break,
+                    '\\' => {
+                        let Some((_, e)) = it.next() else { break };
+                        let hex = match e {
+                            'x' => 2,
+                            'u' => 4,
+                            'U' => 8,
+                            _ => 0,
+                        };
+                        let escaped = if hex > 0 {
+                            let digits: String =
+                                (0..hex).filter_map(|_| it.next()).map(|(_, d)| d).collect();
+                            u32::from_str_radix(&digits, 16)
+                                .ok()
+                                .and_then(char::from_u32)
+                        } else {
+                            match e {
+                                '\n' | '\r' => None,
+                                't' | '\t' | ' ' | 'n' | 'r' | 'v' | 'f' | 'L' | 'P' | 'N'
+                                | '_' => Some(' '),
+                                other => Some(other),
+                            }
+                        };
+                        if let Some(v) = escaped {
+                            out.push((pos, v.is_whitespace()));
+                        }
+                    }
+                    c => out.push((pos, c.is_whitespace())),
+                }
+            }
+        }
+        '\'' => {
+            it.next();
+            while let Some((pos, c)) = it.next() {
+                if c == '\'' {
+                    if it.peek().is_some_and(|(_, n)| *n == '\'') {
+                        it.next();
+                    } else {
+                        break;
+                    }
+                }
+                out.push((pos, c.is_whitespace()));
+            }
+        }
+        '|' | '>' => {
+            out.extend(
+                it.skip_while(|(_, c)| *c != '\n')
+                    .map(|(pos, c)| (pos, c.is_whitespace())),
+            );
+        }
+        _ => out.extend(it.map(|(pos, c)| (pos, c.is_whitespace()))),
     }
-    chars.nth(before).map(|(line, column, _)| Loc {
-        file: start.file,
-        line,
-        column,
-    })
+    out
 }
 
-/// Splits a `server_cmd` string into words and finds each word's line and
-/// column in the file (a folded `>` scalar loses its line breaks, so the
-/// words are searched for in the text from the scalar's start).
+/// Splits a `server_cmd` string into words and gives each word its own
+/// line and column in the file, through [`InScalar`] (YAML folds the
+/// scalar, so the value's positions are not the file's): a finding on a
+/// `--flag value` pair points at the value, as in a script.
 fn locate_words(file: usize, text: &str, cmd: &str, start: Loc) -> Result<Vec<Tok>, Fail> {
-    let cmds = super::shell::commands(file, cmd)
-        .map_err(|(l, m)| (in_scalar(text, cmd, start, l).unwrap_or(start), m))?;
+    let map = InScalar::new(text, cmd, start);
+    let cmds =
+        super::shell::commands(file, cmd).map_err(|(l, m)| (map.at(l).unwrap_or(start), m))?;
     let Some(c) = cmds.into_iter().next() else {
         return Err((
             start,
@@ -535,7 +621,7 @@ fn locate_words(file: usize, text: &str, cmd: &str, start: Loc) -> Result<Vec<To
         .iter()
         .map(|w| {
             let mut t = Tok::from_word(w);
-            t.at = start;
+            t.at = map.at(w.at).unwrap_or(start);
             t
         })
         .collect())
