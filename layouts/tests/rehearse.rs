@@ -594,10 +594,30 @@ fn per_role_ports_with_engines_spanning_nodes_on_both_sides_rehearse() {
 fn stop_sh_frees_each_nodes_own_per_role_ports() {
     use pd_rehearse::rehearsal::Action;
     let l = per_role_ports();
-    for (node, has, lacks) in [
-        (2, &["9000-9015", "13000"][..], &["7100", "12321"][..]),
-        (1, &["7100-7101", "12321"][..], &["9000", "13000"][..]),
-    ] {
+    // A node's own ports, from the placement: its API span and its engine's
+    // DP RPC port.
+    let own = |n: usize| -> (String, String, String) {
+        let node = &l.placement.nodes[n];
+        let api: Vec<u32> = node.ranks.iter().filter_map(|r| r.api_port).collect();
+        let (first, last) = (api[0], api[api.len() - 1]);
+        let span = if first == last {
+            first.to_string()
+        } else {
+            format!("{first}-{last}")
+        };
+        let rpc = l.placement.engines[node.engine]
+            .dp_rpc_port
+            .expect("a PD engine has a DP RPC port");
+        (span, first.to_string(), rpc.to_string())
+    };
+    // Node 2 is the decode master, node 1 a prefill engine's: their ports
+    // differ by role.
+    assert_ne!(own(2).1, own(1).1);
+    assert_ne!(own(2).2, own(1).2);
+    for (node, other) in [(2, 1), (1, 2)] {
+        let (span, _, rpc) = own(node);
+        let (_, other_api, other_rpc) = own(other);
+        let (has, lacks) = ([span, rpc], [other_api, other_rpc]);
         let (outcome, out) = rehearse_layout(&l, |o| o.action = Some(Action::Stop(node)));
         assert!(
             outcome.passed,
@@ -609,11 +629,11 @@ fn stop_sh_frees_each_nodes_own_per_role_ports() {
             .map(str::trim_start)
             .find(|l| l.starts_with(&format!("stop.sh: node {node} stopped; ")))
             .unwrap_or_else(|| panic!("no stop line for node {node} in\n{out}"));
-        for p in has {
-            assert!(line.contains(p), "missing {p} in {line:?}");
+        for p in &has {
+            assert!(line.contains(p.as_str()), "missing {p} in {line:?}");
         }
-        for p in lacks {
-            assert!(!line.contains(p), "{p} in {line:?}");
+        for p in &lacks {
+            assert!(!line.contains(p.as_str()), "{p} in {line:?}");
         }
         for needle in [
             format!("no process of node {node} left, its ports are free"),
