@@ -791,39 +791,19 @@ fn show(layout: &Layout, format: Format, out: &mut dyn Write) -> CliResult {
         .map(String::from)
         .to_vec(),
     ];
-    for n in &v.nodes {
-        let first = n.ranks.first();
-        let last = n.ranks.last();
-        let ranks = match (first, last) {
-            (Some(a), Some(b)) => format!("{}-{} of {}", a.dp_rank, b.dp_rank, n.dp_size),
-            _ => "-".into(),
-        };
-        let devices = match (
-            first.and_then(|r| r.devices.first()),
-            last.and_then(|r| r.devices.last()),
-        ) {
-            (Some(a), Some(b)) => format!("{a}-{b} (tp{})", n.tp_size),
-            _ => "-".into(),
-        };
-        let ports: Vec<u32> = n.ranks.iter().filter_map(|r| r.api_port).collect();
-        let ports = match (ports.first(), ports.last()) {
-            (Some(a), Some(b)) if a != b => format!("{a}-{b}"),
-            (Some(a), _) => a.to_string(),
-            _ => "headless".into(),
-        };
-        let kv = match (first.and_then(|r| r.kv_span), last.and_then(|r| r.kv_span)) {
-            (Some((a, _)), Some((_, b))) => format!("{a}-{b}"),
-            _ => "-".into(),
-        };
+    // The same rows the README's topology table shows (one formatting of
+    // rank, device, port and kv spans).
+    for r in render::docs::model::topology(&v.nodes).rows {
+        let n = &r.node;
         t.push(vec![
             n.index.to_string(),
             n.role.to_string(),
             n.engine.to_string(),
-            ranks,
-            devices,
-            ports,
-            kv,
-            n.engine_id.map_or("-".into(), |i| i.to_string()),
+            r.ranks,
+            r.devices,
+            r.ports,
+            r.kv,
+            r.engine_id,
             format!("node {}", n.dp_master),
         ]);
     }
