@@ -245,18 +245,5 @@ fn devices(n: &NodeView) -> String {
 
 /// A run of consecutive ports as `a-b`, anything else as a list.
 fn list_ports(ports: &[u32]) -> String {
-    match (ports.first(), ports.last()) {
-        (Some(a), Some(b))
-            if ports.len() > 1
-                && b.checked_sub(*a)
-                    .is_some_and(|d| d as usize == ports.len() - 1) =>
-        {
-            format!("{a}-{b}")
-        }
-        _ => ports
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(", "),
-    }
+    view::span_text(ports, ", ")
 }

@@ -223,3 +223,40 @@ pub fn index_entry(layout: &Layout) -> IndexEntry {
         path: format!("{}/", layout.name()),
     }
 }
+
+/// A run of consecutive numbers as `a-b`; anything else (gaps, one value)
+/// listed with `sep`. The one formatting of port and device spans in the
+/// README, the HTML page, the picture and `catalog show`.
+pub fn span_text(values: &[u32], sep: &str) -> String {
+    match (values.first(), values.last()) {
+        (Some(a), Some(b))
+            if values.len() > 1 && values.windows(2).all(|w| w[0].checked_add(1) == Some(w[1])) =>
+        {
+            format!("{a}-{b}")
+        }
+        _ => values
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(sep),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::span_text;
+
+    #[test]
+    fn spans_and_lists() {
+        assert_eq!(span_text(&[7100, 7101, 7102], ", "), "7100-7102");
+        assert_eq!(span_text(&[7100], ", "), "7100");
+        assert_eq!(span_text(&[], ", "), "");
+        // A gap, or a run out of order, is a list, never a span.
+        assert_eq!(span_text(&[0, 2, 3], ","), "0,2,3");
+        assert_eq!(span_text(&[3, 1, 2], ", "), "3, 1, 2");
+        assert_eq!(
+            span_text(&[u32::MAX - 1, u32::MAX], ","),
+            "4294967294-4294967295"
+        );
+    }
+}

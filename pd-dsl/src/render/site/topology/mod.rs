@@ -157,20 +157,7 @@ pub struct Picture {
 
 /// `0-3` for a contiguous list, `0,2,5` otherwise.
 pub fn devices_text(devices: &[u32]) -> String {
-    match (devices.first(), devices.last()) {
-        (Some(a), Some(b))
-            if devices.len() > 1
-                && devices.windows(2).all(|w| w[1] == w[0] + 1)
-                && (b - a) as usize == devices.len() - 1 =>
-        {
-            format!("{a}-{b}")
-        }
-        _ => devices
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(","),
-    }
+    crate::render::view::span_text(devices, ",")
 }
 
 fn rank_line(r: &crate::RankPlan) -> String {

@@ -393,10 +393,10 @@ fn place_lines(x: f64, y: f64, lines: &[(&'static str, String)]) -> Vec<Label> {
 }
 
 fn port_list(ports: &[u32]) -> String {
-    match (ports.first(), ports.last()) {
-        (Some(a), Some(b)) if ports.len() > 1 => format!(":{a}-{b}"),
-        (Some(a), _) => format!(":{a}"),
-        _ => String::new(),
+    if ports.is_empty() {
+        String::new()
+    } else {
+        format!(":{}", crate::render::view::span_text(ports, ","))
     }
 }
 
