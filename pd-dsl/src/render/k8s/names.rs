@@ -72,7 +72,9 @@ pub fn names(layout: &Layout) -> Result<Names, RenderError> {
         });
     }
     if let Some(n) = node_hosts.iter().position(String::is_empty) {
-        return Err(err(format!("node {n} belongs to no engine")));
+        return Err(err(format!(
+            "found node {n} in no engine's node list, expected every node in exactly one: its pod would have no LeaderWorkerSet and no DNS name"
+        )));
     }
     Ok(Names {
         base,
