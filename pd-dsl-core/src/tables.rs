@@ -268,13 +268,64 @@ impl Model {
     }
 }
 
-/// DeepSeek-V4-Flash w8a8 with MTP (DeepSeek-V4-Flash.md @v0.21.0rc1).
-pub static DEEPSEEK_V4_FLASH_W8A8_MTP: Model = Model {
-    id: "deepseek_v4_flash_w8a8_mtp",
-    weights: "DeepSeek-V4-Flash-w8a8-mtp",
-    source: "ModelScope Eco-Tech/DeepSeek-V4-Flash-w8a8-mtp",
-    hub_ids: &["Eco-Tech/DeepSeek-V4-Flash-w8a8-mtp"],
-    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V4-Flash-w8a8-mtp",
+// Family bases: the facts every build of one model family shares. Each entry
+// below states only what is its own (id, weights, source, hub ids, path, and
+// any fact that differs) and takes the rest from its family with `..`. The
+// identity fields of a base are empty on purpose: every entry sets them
+// (`models_state_their_identity` checks).
+
+/// DeepSeek-V3 / V3.1 / R1: MLA, MoE with one MTP layer, served as
+/// `deepseek_v3` (R1 builds as `deepseek_r1`), quantized builds run with
+/// `--quantization ascend` (DeepSeek-V3.1.md §3.1, DeepSeek-R1.md).
+const DEEPSEEK_V3: Model = Model {
+    id: "",
+    weights: "",
+    source: "",
+    hub_ids: &[],
+    default_path: "",
+    served_name: "deepseek_v3",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+    kv_c8: false,
+};
+
+/// DeepSeek-V3.2: MLA plus the DSA indexer, one MTP layer (docs/source/
+/// tutorials/models/DeepSeek-V3.2.md L19-20, `--served-model-name
+/// deepseek_v3_2`, `deepseek_mtp`; tests/e2e/nightly/multi_node/internal_dp/
+/// config/DeepSeek-V3_2-W8A8-EP.yaml: `--tokenizer-mode deepseek_v32`, MTP 2).
+const DEEPSEEK_V3_2: Model = Model {
+    id: "",
+    weights: "",
+    source: "",
+    hub_ids: &[],
+    default_path: "",
+    served_name: "deepseek_v3_2",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: Some("deepseek_v32"),
+    kv_c8: false,
+};
+
+/// DeepSeek-V4: hybrid (sliding-window plus compressed) KV cache, one MTP
+/// layer, `--served-model-name dsv4`, `--tokenizer-mode deepseek_v4`
+/// (DeepSeek-V4-Flash.md @v0.21.0rc1; DeepSeek-V4-Pro.md).
+const DEEPSEEK_V4: Model = Model {
+    id: "",
+    weights: "",
+    source: "",
+    hub_ids: &[],
+    default_path: "",
     served_name: "dsv4",
     quantization: Some("ascend"),
     mtp: true,
@@ -287,85 +338,181 @@ pub static DEEPSEEK_V4_FLASH_W8A8_MTP: Model = Model {
     kv_c8: false,
 };
 
+/// GLM-5 and GLM-5.1 (docs/source/tutorials/models/GLM5.md L23-26:
+/// `--quantization ascend`, `--served-model-name glm-5`, `deepseek_mtp`).
+/// MLA + DSA indexer, one MTP layer (`model.layers.78`, GLM5.md L507-513).
+/// Sparse attention confirmed upstream: the GLM C8 runs set
+/// `enable_sparse_li_c8`, read only with it.
+const GLM_5_FAMILY: Model = Model {
+    id: "",
+    weights: "",
+    source: "",
+    hub_ids: &[],
+    default_path: "",
+    served_name: "glm-5",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::DsaSparse,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+    kv_c8: false,
+};
+
+/// GLM-5.2 (docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization
+/// ascend`, `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer
+/// with IndexShare, one MTP layer; GLM5.2.md L186 advises
+/// `enable_sparse_sfa_c8`, which only sparse-attention models read.
+const GLM_5_2_FAMILY: Model = Model {
+    served_name: "glm-52",
+    ..GLM_5_FAMILY
+};
+
+/// Kimi-K2.x: the DeepSeek-V3 MLA shape (61 layers, 384 experts) with a
+/// vision tower (`KimiK25ForConditionalGeneration`) and no MTP layer:
+/// upstream drafts with eagle3 or dflash. MLA confirmed upstream: Kimi runs
+/// the `DeepseekV2Model` (vllm_ascend/patch/worker/patch_eagle3_pp_aux.py
+/// L32) and its tutorials enable MLAPO (Kimi-K2.5.md L145). Every build names
+/// its own served name and drafts.
+const KIMI_K2: Model = Model {
+    id: "",
+    weights: "",
+    source: "",
+    hub_ids: &[],
+    default_path: "",
+    served_name: "",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Mla,
+    multimodal: true,
+    drafts: &[],
+    tokenizer_mode: None,
+    kv_c8: false,
+};
+
+/// Qwen3-235B-A22B (docs/source/tutorials/models/Qwen3-235B-A22B.md,
+/// `--served-model-name qwen3`). GQA: 64 query / 4 KV heads, 94 layers, 128
+/// experts, no MTP layer (a third-party copy of the Hugging Face config; GQA
+/// confirmed upstream: "a GQA model such as Qwen3-235B", context_parallel.md
+/// L60; no upstream run uses MTP with it).
+const QWEN3_235B: Model = Model {
+    id: "",
+    weights: "",
+    source: "",
+    hub_ids: &[],
+    default_path: "",
+    served_name: "qwen3",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+    kv_c8: false,
+};
+
+/// Qwen3-VL-235B-A22B-Instruct (docs/source/tutorials/models/
+/// Qwen3-VL-235B-A22B-Instruct.md, `--served-model-name qwen3-vl-235b`).
+/// Multimodal; its text decoder is taken as GQA like Qwen3 (the architecture
+/// numbers were not found in a citable source), no MTP layer.
+const QWEN3_VL_235B: Model = Model {
+    served_name: "qwen3-vl-235b",
+    multimodal: true,
+    ..QWEN3_235B
+};
+
+/// MiniMax-M2.x (docs/source/tutorials/models/MiniMax-M2.md,
+/// `--served-model-name minimax`). GQA (48 query / 8 KV heads, 62 layers, 256
+/// experts, no shared expert) and no MTP layer per a third-party copy of the
+/// Hugging Face config; GQA confirmed upstream ("MiniMax M2 C8 cache-scale
+/// support in GQA `load_weights`", release_notes.md, #10461). Upstream drafts
+/// with eagle3 only; each build names its own draft.
+const MINIMAX_M2: Model = Model {
+    id: "",
+    weights: "",
+    source: "",
+    hub_ids: &[],
+    default_path: "",
+    served_name: "minimax",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+    kv_c8: false,
+};
+
+/// DeepSeek-V4-Flash w8a8 with MTP (DeepSeek-V4-Flash.md @v0.21.0rc1; family
+/// facts: `DEEPSEEK_V4`).
+/// Family facts: `DEEPSEEK_V4`.
+pub static DEEPSEEK_V4_FLASH_W8A8_MTP: Model = Model {
+    id: "deepseek_v4_flash_w8a8_mtp",
+    weights: "DeepSeek-V4-Flash-w8a8-mtp",
+    source: "ModelScope Eco-Tech/DeepSeek-V4-Flash-w8a8-mtp",
+    hub_ids: &["Eco-Tech/DeepSeek-V4-Flash-w8a8-mtp"],
+    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V4-Flash-w8a8-mtp",
+    ..DEEPSEEK_V4
+};
+
 /// DeepSeek-V3.1 w8a8 with hybrid MTP, QuaRot (DeepSeek-V3.1.md §3.1).
+/// Family facts: `DEEPSEEK_V3`.
 pub static DEEPSEEK_V3_1_W8A8_MTP_QUAROT: Model = Model {
     id: "deepseek_v3_1_w8a8_mtp_quarot",
     weights: "DeepSeek-V3.1-w8a8-mtp-QuaRot",
     source: "ModelScope DeepSeek-V3.1-w8a8-mtp-QuaRot",
     hub_ids: &["Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot"],
     default_path: "/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot",
-    served_name: "deepseek_v3",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Mla,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..DEEPSEEK_V3
 };
 
 /// DeepSeek-V3.1 BF16 (DeepSeek-V3.1.md §3.1).
+/// Family facts: `DEEPSEEK_V3`.
 pub static DEEPSEEK_V3_1_BF16: Model = Model {
     id: "deepseek_v3_1",
     weights: "DeepSeek-V3.1",
     source: "ModelScope DeepSeek-V3.1",
     hub_ids: &["deepseek-ai/DeepSeek-V3.1", "unsloth/DeepSeek-V3.1-BF16"],
     default_path: "/weights/DeepSeek-V3.1",
-    served_name: "deepseek_v3",
     quantization: None,
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Mla,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..DEEPSEEK_V3
 };
 
 /// DeepSeek-V3.1-Terminus w4a8 with hybrid MTP, QuaRot (DeepSeek-V3.1.md §3.1).
+/// Family facts: `DEEPSEEK_V3`.
 pub static DEEPSEEK_V3_1_TERMINUS_W4A8_MTP_QUAROT: Model = Model {
     id: "deepseek_v3_1_terminus_w4a8_mtp_quarot",
     weights: "DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot",
     source: "ModelScope DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot",
     hub_ids: &["Eco-Tech/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot"],
     default_path: "/weights/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot",
-    served_name: "deepseek_v3",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Mla,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..DEEPSEEK_V3
 };
 
 /// DeepSeek-V3.1 w4a4 MLP + w8a8c8 attention, mxfp4 (DeepSeek-V3.1.md §3.1;
 /// the 950DT single-node command serves it).
+/// Family facts: `DEEPSEEK_V3`.
 pub static DEEPSEEK_V3_1_W4A4C8_MXFP4: Model = Model {
     id: "deepseek_v3_1_w4a4c8_mxfp4",
     weights: "DeepSeek-V3.1-w4a4c8-mxfp4",
     source: "ModelScope DeepSeek-V3.1-w4a4c8-mxfp4",
     hub_ids: &["Eco-Tech/DeepSeek-V3.1-w4a4c8-mxfp4"],
     default_path: "/weight/dsk-v3.1-w4a4_mlp-w8a8c8_attn-0618-full",
-    served_name: "deepseek_v3",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Mla,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
     kv_c8: true,
+    ..DEEPSEEK_V3
 };
 
 /// DeepSeek-V3.1 w8a8c8 mxfp8 (DeepSeek-V3.1.md §3.1; the 950DT 2P1D serves
 /// a Terminus w8a8c8 build of it).
+/// Family facts: `DEEPSEEK_V3`.
 pub static DEEPSEEK_V3_1_W8A8C8_MXFP8: Model = Model {
     id: "deepseek_v3_1_w8a8c8_mxfp8",
     weights: "DeepSeek-V3.1-w8a8c8-mxfp8",
@@ -373,62 +520,41 @@ pub static DEEPSEEK_V3_1_W8A8C8_MXFP8: Model = Model {
     hub_ids: &["Eco-Tech/DeepSeek-V3.1-w8a8c8-mxfp8"],
     default_path: "/weight/dsk_v3.1-T-w8a8c8_attn-0506-full/",
     served_name: "dsv3",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Mla,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
     kv_c8: true,
+    ..DEEPSEEK_V3
 };
 
 /// DeepSeek-V3.1-Terminus w8a8 with MTP, QuaRot: the weights of upstream's weekly
 /// PD runs (tests/e2e/weekly/multi_node/external_dp/config/DeepSeek_V3.1T_MTP1_PD.yaml,
 /// `_MTP3_PD`, `_layerwise_PD`: `--quantization ascend`, `mtp` with 1 or 3 tokens).
+/// Family facts: `DEEPSEEK_V3`.
 pub static DEEPSEEK_V3_1_TERMINUS_W8A8_MTP_QUAROT: Model = Model {
     id: "deepseek_v3_1_terminus_w8a8_mtp_quarot",
     weights: "DeepSeek-V3.1-Terminus-w8a8-mtp-QuaRot",
     source: "ModelScope Eco-Tech/DeepSeek-V3.1-Terminus-w8a8-mtp-QuaRot",
     hub_ids: &["Eco-Tech/DeepSeek-V3.1-Terminus-w8a8-mtp-QuaRot"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/DeepSeek-V3.1-Terminus-w8a8-mtp-QuaRot",
-    served_name: "deepseek_v3",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Mla,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..DEEPSEEK_V3
 };
 
 /// DeepSeek-V3 w8a8 (tests/e2e/weekly/multi_node/internal_dp/config/DeepSeek-V3.yaml,
 /// `--quantization ascend`, no speculative config). No upstream run uses MTP
 /// with these weights, so the table does not claim an MTP layer.
+/// Family facts: `DEEPSEEK_V3`.
 pub static DEEPSEEK_V3_W8A8: Model = Model {
     id: "deepseek_v3_w8a8",
     weights: "DeepSeek-V3-W8A8",
     source: "ModelScope vllm-ascend/DeepSeek-V3-W8A8",
     hub_ids: &["vllm-ascend/DeepSeek-V3-W8A8"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V3-W8A8",
-    served_name: "deepseek_v3",
-    quantization: Some("ascend"),
     mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Mla,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..DEEPSEEK_V3
 };
 
 /// DeepSeek-R1 w8a8 (docs/source/tutorials/models/DeepSeek-R1.md L22: 1 A3 or
 /// 2 A2 nodes; `--quantization ascend`, `--served-model-name deepseek_r1`,
 /// `"method":"mtp"` in its commands).
+/// Family facts: `DEEPSEEK_V3`.
 pub static DEEPSEEK_R1_W8A8: Model = Model {
     id: "deepseek_r1_w8a8",
     weights: "DeepSeek-R1-W8A8",
@@ -436,20 +562,13 @@ pub static DEEPSEEK_R1_W8A8: Model = Model {
     hub_ids: &["vllm-ascend/DeepSeek-R1-W8A8"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-R1-W8A8",
     served_name: "deepseek_r1",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Mla,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..DEEPSEEK_V3
 };
 
 /// DeepSeek-R1-0528 w8a8 (tests/e2e/nightly/single_node/models/configs/
 /// DeepSeek-R1-0528-W8A8.yaml, MTPX-DeepSeek-R1-0528-W8A8.yaml and
 /// multi_node/internal_dp/config/DeepSeek-R1-W8A8-EPLB.yaml: `mtp` 1-3 tokens).
+/// Family facts: `DEEPSEEK_V3`.
 pub static DEEPSEEK_R1_0528_W8A8: Model = Model {
     id: "deepseek_r1_0528_w8a8",
     weights: "DeepSeek-R1-0528-W8A8",
@@ -457,19 +576,12 @@ pub static DEEPSEEK_R1_0528_W8A8: Model = Model {
     hub_ids: &["vllm-ascend/DeepSeek-R1-0528-W8A8"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-R1-0528-W8A8",
     served_name: "deepseek_r1",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Mla,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..DEEPSEEK_V3
 };
 
 /// DeepSeek-R1-0528 w8a8 with MTP, QuaRot (tests/e2e/nightly/single_node/models/
 /// configs/Deepseek_R1_W8A8_A3.yaml: `deepseek_mtp`).
+/// Family facts: `DEEPSEEK_V3`.
 pub static DEEPSEEK_R1_0528_W8A8_MTP_QUAROT: Model = Model {
     id: "deepseek_r1_0528_w8a8_mtp_quarot",
     weights: "DeepSeek-R1-0528-w8a8-mtp-QuaRot",
@@ -477,336 +589,172 @@ pub static DEEPSEEK_R1_0528_W8A8_MTP_QUAROT: Model = Model {
     hub_ids: &["Eco-Tech/DeepSeek-R1-0528-w8a8-mtp-QuaRot"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/DeepSeek-R1-0528-w8a8-mtp-QuaRot",
     served_name: "deepseek_r1",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Mla,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..DEEPSEEK_V3
 };
 
-/// DeepSeek-V3.2 w8a8: MLA plus the DSA indexer (docs/source/tutorials/models/
-/// DeepSeek-V3.2.md L19-20, `--served-model-name deepseek_v3_2`,
-/// `deepseek_mtp`; tests/e2e/nightly/multi_node/internal_dp/config/
-/// DeepSeek-V3_2-W8A8-EP.yaml: `--tokenizer-mode deepseek_v32`, MTP 2).
+/// DeepSeek-V3.2 w8a8 (docs/source/tutorials/models/DeepSeek-V3.2.md L19-20;
+/// family facts: `DEEPSEEK_V3_2`).
 pub static DEEPSEEK_V3_2_W8A8: Model = Model {
     id: "deepseek_v3_2_w8a8",
     weights: "DeepSeek-V3.2-W8A8",
     source: "ModelScope vllm-ascend/DeepSeek-V3.2-W8A8",
     hub_ids: &["vllm-ascend/DeepSeek-V3.2-W8A8"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V3.2-W8A8",
-    served_name: "deepseek_v3_2",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::DsaSparse,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: Some("deepseek_v32"),
-    kv_c8: false,
+    ..DEEPSEEK_V3_2
 };
 
 /// DeepSeek-V3.2-Exp w8a8 (docs/source/tutorials/models/DeepSeek-V3.2.md L19:
-/// same hardware and commands as V3.2).
+/// same hardware and commands as V3.2; family facts: `DEEPSEEK_V3_2`).
 pub static DEEPSEEK_V3_2_EXP_W8A8: Model = Model {
     id: "deepseek_v3_2_exp_w8a8",
     weights: "DeepSeek-V3.2-Exp-W8A8",
     source: "ModelScope vllm-ascend/DeepSeek-V3.2-Exp-W8A8",
     hub_ids: &["vllm-ascend/DeepSeek-V3.2-Exp-W8A8"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V3.2-Exp-W8A8",
-    served_name: "deepseek_v3_2",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::DsaSparse,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: Some("deepseek_v32"),
-    kv_c8: false,
+    ..DEEPSEEK_V3_2
 };
 
 /// DeepSeek-V4-Pro w4a8 with MTP (docs/source/tutorials/models/DeepSeek-V4-Pro.md
-/// L26: 2 A3 or 4 A2 nodes; `--served-model-name dsv4`, `--tokenizer-mode
-/// deepseek_v4`, `"method":"mtp"`; tests/e2e/nightly/multi_node/external_dp/
-/// config/DeepSeek-V4-Pro-w4a8-1M-PD.yaml). Hybrid KV as V4-Flash.
+/// L26: 2 A3 or 4 A2 nodes, `"method":"mtp"`; tests/e2e/nightly/multi_node/
+/// external_dp/config/DeepSeek-V4-Pro-w4a8-1M-PD.yaml). Family facts:
+/// `DEEPSEEK_V4`.
 pub static DEEPSEEK_V4_PRO_W4A8_MTP: Model = Model {
     id: "deepseek_v4_pro_w4a8_mtp",
     weights: "DeepSeek-V4-Pro-w4a8-mtp",
     source: "ModelScope Eco-Tech/DeepSeek-V4-Pro-w4a8-mtp",
     hub_ids: &["Eco-Tech/DeepSeek-V4-Pro-w4a8-mtp"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/DeepSeek-V4-Pro-w4a8-mtp",
-    served_name: "dsv4",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: true,
-    attention: Attention::V4Hybrid,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: Some("deepseek_v4"),
-    kv_c8: false,
+    ..DEEPSEEK_V4
 };
 
-/// GLM-5 BF16 (tutorial: "require at least 2 Atlas 800 A3"; docs/source/tutorials/models/GLM5.md L23-26: `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
-/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
+/// GLM-5 BF16 (tutorial: "require at least 2 Atlas 800 A3"; family facts: `GLM_5_FAMILY`).
 pub static GLM_5: Model = Model {
     id: "glm_5",
     weights: "GLM-5",
     source: "ModelScope ZhipuAI/GLM-5",
     hub_ids: &["ZhipuAI/GLM-5"],
     default_path: "/root/.cache/modelscope/hub/models/ZhipuAI/GLM-5",
-    served_name: "glm-5",
     quantization: None,
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::DsaSparse,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..GLM_5_FAMILY
 };
 
 /// GLM-5 w4a8 (1 A3 or 1 A2; tests/e2e/weekly/single_node/configs/GLM-5.yaml, MTP 3;
-/// docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
-/// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
-/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
+/// family facts: `GLM_5_FAMILY`).
 pub static GLM_5_W4A8: Model = Model {
     id: "glm_5_w4a8",
     weights: "GLM-5-w4a8",
     source: "ModelScope Eco-Tech/GLM-5-w4a8",
     hub_ids: &["Eco-Tech/GLM-5-w4a8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5-w4a8",
-    served_name: "glm-5",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::DsaSparse,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..GLM_5_FAMILY
 };
 
-/// GLM-5 w8a8 (1 A3; docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
-/// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
-/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
+/// GLM-5 w8a8 (1 A3; family facts: `GLM_5_FAMILY`).
 pub static GLM_5_W8A8: Model = Model {
     id: "glm_5_w8a8",
     weights: "GLM-5-w8a8",
     source: "ModelScope Eco-Tech/GLM-5-w8a8",
     hub_ids: &["Eco-Tech/GLM-5-w8a8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5-w8a8",
-    served_name: "glm-5",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::DsaSparse,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..GLM_5_FAMILY
 };
 
-/// GLM-5.1 BF16 (Hugging Face; docs/source/tutorials/models/GLM5.md L23-26: `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
-/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
+/// GLM-5.1 BF16 (Hugging Face; family facts: `GLM_5_FAMILY`).
 pub static GLM_5_1: Model = Model {
     id: "glm_5_1",
     weights: "GLM-5.1",
     source: "Hugging Face zai-org/GLM-5.1",
     hub_ids: &["zai-org/GLM-5.1"],
     default_path: "/weights/GLM-5.1",
-    served_name: "glm-5",
     quantization: None,
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::DsaSparse,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..GLM_5_FAMILY
 };
 
-/// GLM-5.1 w4a8 (modelers.cn; docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
-/// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
-/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
+/// GLM-5.1 w4a8 (modelers.cn; family facts: `GLM_5_FAMILY`).
 pub static GLM_5_1_W4A8: Model = Model {
     id: "glm_5_1_w4a8",
     weights: "GLM-5.1-w4a8",
     source: "Modelers Eco-Tech/GLM-5.1-w4a8",
     hub_ids: &["Eco-Tech/GLM-5.1-w4a8"],
     default_path: "/weights/GLM-5.1-w4a8",
-    served_name: "glm-5",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::DsaSparse,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..GLM_5_FAMILY
 };
 
 /// GLM-5.1 w8a8 (modelers.cn; tests/e2e/nightly/multi_node/external_dp/config/
-/// GLM5_1-W8A8-EP-external.yaml, MTP 3; docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
-/// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
-/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
+/// GLM5_1-W8A8-EP-external.yaml, MTP 3; family facts: `GLM_5_FAMILY`).
 pub static GLM_5_1_W8A8: Model = Model {
     id: "glm_5_1_w8a8",
     weights: "GLM-5.1-w8a8",
     source: "Modelers Eco-Tech/GLM-5.1-w8a8",
     hub_ids: &["Eco-Tech/GLM-5.1-w8a8"],
     default_path: "/weights/GLM-5.1-w8a8",
-    served_name: "glm-5",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::DsaSparse,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..GLM_5_FAMILY
 };
 
 /// GLM-5.1 w8a8 with int8 (C8) KV, run with `enable_sparse_li_c8`
 /// (tests/e2e/nightly/multi_node/external_dp/config/GLM-5.1-W8A8C8-128k-1k-90-50-PD.yaml;
-/// docs/source/tutorials/models/GLM5.md L23-26: `--quantization ascend`,
-/// `--served-model-name glm-5`, `deepseek_mtp`). MLA + DSA indexer, one MTP
-/// layer (`model.layers.78`, GLM5.md L507-513). Sparse attention confirmed
-/// upstream: the GLM C8 runs set `enable_sparse_li_c8`, read only with it.
+/// family facts: `GLM_5_FAMILY`).
 pub static GLM_5_1_W8A8C8: Model = Model {
     id: "glm_5_1_w8a8c8",
     weights: "GLM-5.1-w8a8c8",
     source: "ModelScope Eco-Tech/GLM-5.1-w8a8c8",
     hub_ids: &["Eco-Tech/GLM-5.1-w8a8c8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.1-w8a8c8",
-    served_name: "glm-5",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::DsaSparse,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
     kv_c8: true,
+    ..GLM_5_FAMILY
 };
 
-/// GLM-5.2 BF16 (2 A3 or 4 A2; docs/source/tutorials/models/GLM5.2.md L19-21: `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer with
-/// IndexShare, one MTP layer; GLM5.2.md L186 advises `enable_sparse_sfa_c8`,
-/// which only sparse-attention models read.
+/// GLM-5.2 BF16 (2 A3 or 4 A2; family facts: `GLM_5_2_FAMILY`).
 pub static GLM_5_2: Model = Model {
     id: "glm_5_2",
     weights: "GLM-5.2",
     source: "ModelScope ZhipuAI/GLM-5.2",
     hub_ids: &["ZhipuAI/GLM-5.2"],
     default_path: "/root/.cache/modelscope/hub/models/ZhipuAI/GLM-5.2",
-    served_name: "glm-52",
     quantization: None,
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::DsaSparse,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..GLM_5_2_FAMILY
 };
 
-/// GLM-5.2 w8a8 (1 A3 or 2 A2; docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization ascend`,
-/// `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer with
-/// IndexShare, one MTP layer; GLM5.2.md L186 advises `enable_sparse_sfa_c8`,
-/// which only sparse-attention models read.
+/// GLM-5.2 w8a8 (1 A3 or 2 A2; family facts: `GLM_5_2_FAMILY`).
 pub static GLM_5_2_W8A8: Model = Model {
     id: "glm_5_2_w8a8",
     weights: "GLM-5.2-w8a8",
     source: "ModelScope Eco-Tech/GLM-5.2-w8a8",
     hub_ids: &["Eco-Tech/GLM-5.2-w8a8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.2-w8a8",
-    served_name: "glm-52",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::DsaSparse,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..GLM_5_2_FAMILY
 };
 
 /// GLM-5.2 w8a8 with C8 KV (e2e only: tests/e2e/nightly/multi_node/external_dp/config/
 /// GLM-5.2-W8A8C8-128k-1k-90-50-PD.yaml; one weekly file spells it `W8A8C8`,
-/// which the case-insensitive lookup covers; docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization ascend`,
-/// `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer with
-/// IndexShare, one MTP layer; GLM5.2.md L186 advises `enable_sparse_sfa_c8`,
-/// which only sparse-attention models read.
+/// which the case-insensitive lookup covers; family facts: `GLM_5_2_FAMILY`).
 pub static GLM_5_2_W8A8C8: Model = Model {
     id: "glm_5_2_w8a8c8",
     weights: "GLM-5.2-w8a8c8",
     source: "ModelScope Eco-Tech/GLM-5.2-w8a8c8",
     hub_ids: &["Eco-Tech/GLM-5.2-w8a8c8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.2-w8a8c8",
-    served_name: "glm-52",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::DsaSparse,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
     kv_c8: true,
+    ..GLM_5_2_FAMILY
 };
 
 /// GLM-5.2 w4a8 with C8 KV (1 A3 or 2 A2; "a single Atlas 800 A2 node cannot fit"
 /// it; tests/e2e/weekly/multi_node/external_dp/config/GLM-5.2-W4A8C8-1M-PD-DCP.yaml;
-/// docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization ascend`,
-/// `--served-model-name glm-52`, `deepseek_mtp`). MLA + DSA indexer with
-/// IndexShare, one MTP layer; GLM5.2.md L186 advises `enable_sparse_sfa_c8`,
-/// which only sparse-attention models read.
+/// family facts: `GLM_5_2_FAMILY`).
 pub static GLM_5_2_W4A8C8: Model = Model {
     id: "glm_5_2_w4a8c8",
     weights: "GLM-5.2-w4a8c8",
     source: "ModelScope Eco-Tech/GLM-5.2-w4a8c8",
     hub_ids: &["Eco-Tech/GLM-5.2-w4a8c8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.2-w4a8c8",
-    served_name: "glm-52",
-    quantization: Some("ascend"),
-    mtp: true,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::DsaSparse,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
     kv_c8: true,
+    ..GLM_5_2_FAMILY
 };
 
 /// Kimi-K2.5 w4a8 (docs/source/tutorials/models/Kimi-K2.5.md L21-22: 1 A3 or 2 A2,
 /// `--quantization ascend`, `--served-model-name kimi_k25`, eagle3 draft
 /// `lightseekorg/kimi-k2.5-eagle3`; tests/e2e/nightly/single_node/models/configs/
-/// Kimi-K2.5.yaml passes `--mm-processor-cache-gb`). Kimi-K2.x is the DeepSeek-V3 MLA shape (61 layers, 384 experts) with a
-/// vision tower (`KimiK25ForConditionalGeneration`) and no MTP layer: upstream
-/// drafts with eagle3 or dflash. MLA confirmed upstream: Kimi runs the
-/// `DeepseekV2Model` (vllm_ascend/patch/worker/patch_eagle3_pp_aux.py L32) and
-/// its tutorials enable MLAPO (Kimi-K2.5.md L145).
+/// Kimi-K2.5.yaml passes `--mm-processor-cache-gb`). Family facts: `KIMI_K2`.
 pub static KIMI_K2_5_W4A8: Model = Model {
     id: "kimi_k2_5_w4a8",
     weights: "Kimi-K2.5-W4A8",
@@ -814,12 +762,6 @@ pub static KIMI_K2_5_W4A8: Model = Model {
     hub_ids: &["Eco-Tech/Kimi-K2.5-W4A8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Kimi-K2.5-W4A8",
     served_name: "kimi_k25",
-    quantization: Some("ascend"),
-    mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Mla,
-    multimodal: true,
     drafts: &[
         Draft {
             method: "eagle3",
@@ -830,19 +772,14 @@ pub static KIMI_K2_5_W4A8: Model = Model {
             model: "z-lab/Kimi-K2.5-DFlash",
         },
     ],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..KIMI_K2
 };
 
 /// Kimi-K2.6 w4a8 (docs/source/tutorials/models/Kimi-K2.6.md L21-23, whose link
 /// spells it `Kimi-K2.6-W4A8`: eagle3 draft `lightseekorg/kimi-k2.6-eagle3`,
 /// dflash draft `z-lab/Kimi-K2.5-DFlash`, `--served-model-name kimi_k26`;
 /// tests/e2e/nightly/multi_node/external_dp/config/Kimi-K2.6-W4A8-64k-1k-TPOT50-PD.yaml).
-/// Kimi-K2.x is the DeepSeek-V3 MLA shape (61 layers, 384 experts) with a
-/// vision tower (`KimiK25ForConditionalGeneration`) and no MTP layer: upstream
-/// drafts with eagle3 or dflash. MLA confirmed upstream: Kimi runs the
-/// `DeepseekV2Model` (vllm_ascend/patch/worker/patch_eagle3_pp_aux.py L32) and
-/// its tutorials enable MLAPO (Kimi-K2.5.md L145).
+/// Family facts: `KIMI_K2`.
 pub static KIMI_K2_6_W4A8: Model = Model {
     id: "kimi_k2_6_w4a8",
     weights: "Kimi-K2.6-w4a8",
@@ -850,12 +787,6 @@ pub static KIMI_K2_6_W4A8: Model = Model {
     hub_ids: &["Eco-Tech/Kimi-K2.6-w4a8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Kimi-K2.6-w4a8",
     served_name: "kimi_k26",
-    quantization: Some("ascend"),
-    mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Mla,
-    multimodal: true,
     drafts: &[
         Draft {
             method: "eagle3",
@@ -866,19 +797,14 @@ pub static KIMI_K2_6_W4A8: Model = Model {
             model: "z-lab/Kimi-K2.5-DFlash",
         },
     ],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..KIMI_K2
 };
 
 /// Kimi-K2.7-Code w4a8 (e2e only, no tutorial: tests/e2e/weekly/multi_node/
 /// external_dp/config/Kimi-K2.7-W4A8-*-PD.yaml, dflash draft
 /// `z-lab/Kimi-K2.5-DFlash`). The served name follows K2.5/K2.6 (our choice).
 /// Multimodal per a third-party copy of its config (`kimi_k25` wrapper), not
-/// re-checked; no rule reads it. Kimi-K2.x is the DeepSeek-V3 MLA shape (61 layers, 384 experts) with a
-/// vision tower (`KimiK25ForConditionalGeneration`) and no MTP layer: upstream
-/// drafts with eagle3 or dflash. MLA confirmed upstream: Kimi runs the
-/// `DeepseekV2Model` (vllm_ascend/patch/worker/patch_eagle3_pp_aux.py L32) and
-/// its tutorials enable MLAPO (Kimi-K2.5.md L145).
+/// re-checked; no rule reads it. Family facts: `KIMI_K2`.
 pub static KIMI_K2_7_CODE_W4A8: Model = Model {
     id: "kimi_k2_7_code_w4a8",
     weights: "Kimi-K2.7-Code-w4a8",
@@ -886,51 +812,30 @@ pub static KIMI_K2_7_CODE_W4A8: Model = Model {
     hub_ids: &["Eco-Tech/Kimi-K2.7-Code-w4a8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Kimi-K2.7-Code-w4a8",
     served_name: "kimi_k27",
-    quantization: Some("ascend"),
-    mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Mla,
-    multimodal: true,
     drafts: &[Draft {
         method: "dflash",
         model: "z-lab/Kimi-K2.5-DFlash",
     }],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..KIMI_K2
 };
 
 /// Qwen3-235B-A22B BF16 (docs/source/tutorials/models/Qwen3-235B-A22B.md L27,
 /// `--served-model-name qwen3`; tests/e2e/nightly/multi_node/internal_dp/config/
-/// Qwen3-235B-A22B.yaml runs it without `--quantization`). GQA: 64 query / 4 KV heads, 94 layers, 128 experts, no MTP layer
-/// (a third-party copy of the Hugging Face config; GQA confirmed upstream:
-/// "a GQA model such as Qwen3-235B", context_parallel.md L60; no upstream run
-/// uses MTP with it).
+/// Qwen3-235B-A22B.yaml runs it without `--quantization`). Family facts: `QWEN3_235B`.
 pub static QWEN3_235B_A22B: Model = Model {
     id: "qwen3_235b_a22b",
     weights: "Qwen3-235B-A22B",
     source: "ModelScope Qwen/Qwen3-235B-A22B",
     hub_ids: &["Qwen/Qwen3-235B-A22B"],
     default_path: "/root/.cache/modelscope/hub/models/Qwen/Qwen3-235B-A22B",
-    served_name: "qwen3",
     quantization: None,
-    mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Gqa,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..QWEN3_235B
 };
 
 /// Qwen3-235B-A22B w8a8 (tutorial L33 links `Modelers_Park/Qwen3-235B-A22B-w8a8`;
 /// the e2e runs serve `vllm-ascend/Qwen3-235B-A22B-W8A8`, e.g. tests/e2e/weekly/
 /// multi_node/external_dp/config/QWEN3_235B_PD.yaml; `--quantization ascend`).
-/// GQA: 64 query / 4 KV heads, 94 layers, 128 experts, no MTP layer
-/// (a third-party copy of the Hugging Face config; GQA confirmed upstream:
-/// "a GQA model such as Qwen3-235B", context_parallel.md L60; no upstream run
-/// uses MTP with it).
+/// Family facts: `QWEN3_235B`.
 pub static QWEN3_235B_A22B_W8A8: Model = Model {
     id: "qwen3_235b_a22b_w8a8",
     weights: "Qwen3-235B-A22B-W8A8",
@@ -940,211 +845,115 @@ pub static QWEN3_235B_A22B_W8A8: Model = Model {
         "Modelers_Park/Qwen3-235B-A22B-w8a8",
     ],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/Qwen3-235B-A22B-W8A8",
-    served_name: "qwen3",
-    quantization: Some("ascend"),
-    mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Gqa,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..QWEN3_235B
 };
 
 /// Qwen3-235B-A22B w8a8 QuaRot (tests/e2e/weekly/single_node/configs/
-/// Qwen3_235b_w8a8_A5.yaml: the 950DT run, DP4 x TP2). GQA: 64 query / 4 KV heads, 94 layers, 128 experts, no MTP layer
-/// (a third-party copy of the Hugging Face config; GQA confirmed upstream:
-/// "a GQA model such as Qwen3-235B", context_parallel.md L60; no upstream run
-/// uses MTP with it).
+/// Qwen3_235b_w8a8_A5.yaml: the 950DT run, DP4 x TP2). Family facts: `QWEN3_235B`.
 pub static QWEN3_235B_A22B_W8A8_QUAROT: Model = Model {
     id: "qwen3_235b_a22b_w8a8_quarot",
     weights: "Qwen3-235B-A22B-w8a8-QuaRot",
     source: "ModelScope Eco-Tech/Qwen3-235B-A22B-w8a8-QuaRot",
     hub_ids: &["Eco-Tech/Qwen3-235B-A22B-w8a8-QuaRot"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3-235B-A22B-w8a8-QuaRot",
-    served_name: "qwen3",
-    quantization: Some("ascend"),
-    mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Gqa,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..QWEN3_235B
 };
 
 /// Qwen3-235B-A22B w8a8 mxfp0 (tests/e2e/nightly/multi_node/internal_dp/config/
 /// Qwen3-235B-W8A8-EPLB-mxfp0.yaml serves it from the local path
 /// `/root/.cache/modelscope/hub/models/vllm-ascend/Qwen3-235B-A22B-w8a8-mxfp0`).
-/// GQA: 64 query / 4 KV heads, 94 layers, 128 experts, no MTP layer
-/// (a third-party copy of the Hugging Face config; GQA confirmed upstream:
-/// "a GQA model such as Qwen3-235B", context_parallel.md L60; no upstream run
-/// uses MTP with it).
+/// Family facts: `QWEN3_235B`.
 pub static QWEN3_235B_A22B_W8A8_MXFP0: Model = Model {
     id: "qwen3_235b_a22b_w8a8_mxfp0",
     weights: "Qwen3-235B-A22B-w8a8-mxfp0",
     source: "local build vllm-ascend/Qwen3-235B-A22B-w8a8-mxfp0",
     hub_ids: &["vllm-ascend/Qwen3-235B-A22B-w8a8-mxfp0"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/Qwen3-235B-A22B-w8a8-mxfp0",
-    served_name: "qwen3",
-    quantization: Some("ascend"),
-    mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Gqa,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..QWEN3_235B
 };
 
 /// Qwen3-VL-235B-A22B-Instruct BF16 (docs/source/tutorials/models/
 /// Qwen3-VL-235B-A22B-Instruct.md L21: "remove [`--quantization`] when deploying
-/// the BF16 model", `--served-model-name qwen3-vl-235b`). Multimodal; its text decoder is taken as GQA like Qwen3 (the
-/// architecture numbers were not found in a citable source), no MTP layer.
+/// the BF16 model", `--served-model-name qwen3-vl-235b`). Family facts:
+/// `QWEN3_VL_235B`.
 pub static QWEN3_VL_235B_A22B_INSTRUCT: Model = Model {
     id: "qwen3_vl_235b_a22b_instruct",
     weights: "Qwen3-VL-235B-A22B-Instruct",
     source: "ModelScope Qwen/Qwen3-VL-235B-A22B-Instruct",
     hub_ids: &["Qwen/Qwen3-VL-235B-A22B-Instruct"],
     default_path: "/root/.cache/modelscope/hub/models/Qwen/Qwen3-VL-235B-A22B-Instruct",
-    served_name: "qwen3-vl-235b",
     quantization: None,
-    mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Gqa,
-    multimodal: true,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..QWEN3_VL_235B
 };
 
 /// Qwen3-VL-235B-A22B-Instruct w8a8 QuaRot (tutorial L22: 1 A3; tests/e2e/
 /// nightly/single_node/models/configs/Qwen3-VL-235B-A22B-Instruct-W8A8.yaml).
-/// Multimodal; its text decoder is taken as GQA like Qwen3 (the
-/// architecture numbers were not found in a citable source), no MTP layer.
+/// Family facts: `QWEN3_VL_235B`.
 pub static QWEN3_VL_235B_A22B_INSTRUCT_W8A8_QUAROT: Model = Model {
     id: "qwen3_vl_235b_a22b_instruct_w8a8_quarot",
     weights: "Qwen3-VL-235B-A22B-Instruct-w8a8-QuaRot",
     source: "ModelScope Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-QuaRot",
     hub_ids: &["Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-QuaRot"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-QuaRot",
-    served_name: "qwen3-vl-235b",
-    quantization: Some("ascend"),
-    mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Gqa,
-    multimodal: true,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..QWEN3_VL_235B
 };
 
 /// Qwen3-VL-235B-A22B-Instruct w8a8 mxfp8 for 950DT (tutorial L23: "requires
-/// 1 Ascend 950DT (96G x 8) node"). Multimodal; its text decoder is taken as GQA like Qwen3 (the
-/// architecture numbers were not found in a citable source), no MTP layer.
+/// 1 Ascend 950DT (96G x 8) node").
+/// Family facts: `QWEN3_VL_235B`.
 pub static QWEN3_VL_235B_A22B_INSTRUCT_W8A8_MXFP8: Model = Model {
     id: "qwen3_vl_235b_a22b_instruct_w8a8_mxfp8",
     weights: "Qwen3-VL-235B-A22B-Instruct-w8a8-mxfp8",
     source: "ModelScope Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-mxfp8",
     hub_ids: &["Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-mxfp8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-mxfp8",
-    served_name: "qwen3-vl-235b",
-    quantization: Some("ascend"),
-    mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Gqa,
-    multimodal: true,
-    drafts: &[],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..QWEN3_VL_235B
 };
 
 /// MiniMax-M2.7 w8a8 QuaRot (docs/source/tutorials/models/MiniMax-M2.md L25-29:
 /// 1 A3 or 1 A2, `--served-model-name minimax`, eagle3 draft
 /// `Eco-Tech/MiniMax-M2.7-eagle-model-short`; tests/e2e/nightly/multi_node/
-/// external_dp/config/Minimax_m2.7_in128k_1k_prefix90_tpot50.yaml). GQA (48 query / 8 KV heads, 62 layers, 256 experts, no shared expert) and
-/// no MTP layer per a third-party copy of the Hugging Face config; GQA
-/// confirmed upstream ("MiniMax M2 C8 cache-scale support in GQA
-/// `load_weights`", release_notes.md, #10461); upstream drafts with eagle3
-/// only.
+/// external_dp/config/Minimax_m2.7_in128k_1k_prefix90_tpot50.yaml). Family facts: `MINIMAX_M2`.
 pub static MINIMAX_M2_7_W8A8_QUAROT: Model = Model {
     id: "minimax_m2_7_w8a8_quarot",
     weights: "MiniMax-M2.7-w8a8-QuaRot",
     source: "ModelScope vllm-ascend/MiniMax-M2.7-w8a8-QuaRot",
     hub_ids: &["vllm-ascend/MiniMax-M2.7-w8a8-QuaRot"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/MiniMax-M2.7-w8a8-QuaRot",
-    served_name: "minimax",
-    quantization: Some("ascend"),
-    mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Gqa,
-    multimodal: false,
     drafts: &[Draft {
         method: "eagle3",
         model: "Eco-Tech/MiniMax-M2.7-eagle-model-short",
     }],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..MINIMAX_M2
 };
 
 /// MiniMax-M2.7 w8a8 with C8 KV, QuaRot (MiniMax-M2.md L27, same hardware as
-/// w8a8). GQA (48 query / 8 KV heads, 62 layers, 256 experts, no shared
-/// expert) and no MTP layer per a third-party copy of the Hugging Face
-/// config. GQA confirmed upstream (#10461: MiniMax M2 C8 in GQA
-/// `load_weights`). No draft: "C8 quantization with EAGLE3 is currently
-/// unsupported"
-/// (MiniMax-M2.md L611-613).
+/// w8a8). No draft: "C8 quantization with EAGLE3 is currently unsupported"
+/// (MiniMax-M2.md L611-613). Family facts: `MINIMAX_M2`.
 pub static MINIMAX_M2_7_W8A8C8_QUAROT: Model = Model {
     id: "minimax_m2_7_w8a8c8_quarot",
     weights: "MiniMax-M2.7-w8a8c8-QuaRot",
     source: "ModelScope vllm-ascend/MiniMax-M2.7-w8a8c8-QuaRot",
     hub_ids: &["vllm-ascend/MiniMax-M2.7-w8a8c8-QuaRot"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/MiniMax-M2.7-w8a8c8-QuaRot",
-    served_name: "minimax",
-    quantization: Some("ascend"),
-    mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Gqa,
-    multimodal: false,
-    drafts: &[],
-    tokenizer_mode: None,
     kv_c8: true,
+    ..MINIMAX_M2
 };
 
 /// MiniMax-M2.5 w8a8 QuaRot (MiniMax-M2.md L26; eagle3 draft
 /// `vllm-ascend/MiniMax-M2.5-eagle-model-0318` in tests/e2e/nightly/
-/// single_node/models/configs/MiniMax-M2.5-w8a8-QuaRot-A3.yaml). GQA (48 query / 8 KV heads, 62 layers, 256 experts, no shared expert) and
-/// no MTP layer per a third-party copy of the Hugging Face config; GQA
-/// confirmed upstream ("MiniMax M2 C8 cache-scale support in GQA
-/// `load_weights`", release_notes.md, #10461); upstream drafts with eagle3
-/// only.
+/// single_node/models/configs/MiniMax-M2.5-w8a8-QuaRot-A3.yaml). Family facts: `MINIMAX_M2`.
 pub static MINIMAX_M2_5_W8A8_QUAROT: Model = Model {
     id: "minimax_m2_5_w8a8_quarot",
     weights: "MiniMax-M2.5-w8a8-QuaRot",
     source: "ModelScope Eco-Tech/MiniMax-M2.5-w8a8-QuaRot",
     hub_ids: &["Eco-Tech/MiniMax-M2.5-w8a8-QuaRot"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/MiniMax-M2.5-w8a8-QuaRot",
-    served_name: "minimax",
-    quantization: Some("ascend"),
-    mtp: false,
-    moe: true,
-    hybrid_kv: false,
-    attention: Attention::Gqa,
-    multimodal: false,
     drafts: &[Draft {
         method: "eagle3",
         model: "vllm-ascend/MiniMax-M2.5-eagle-model-0318",
     }],
-    tokenizer_mode: None,
-    kv_c8: false,
+    ..MINIMAX_M2
 };
 
 /// Every model, in table order.
@@ -1933,6 +1742,23 @@ mod tests {
                 assert_eq!(model_by_hub_id(h).map(|x| x.id), Some(m.id), "{h}");
             }
             assert!(seen.insert(m.id.to_owned()));
+        }
+    }
+
+    /// The family bases leave the identity fields empty: an entry that
+    /// forgot one would take the empty value through `..`.
+    #[test]
+    fn models_state_their_identity() {
+        for m in MODELS {
+            for (field, value) in [
+                ("id", m.id),
+                ("weights", m.weights),
+                ("source", m.source),
+                ("default_path", m.default_path),
+                ("served_name", m.served_name),
+            ] {
+                assert!(!value.is_empty(), "{} has no {field}", m.weights);
+            }
         }
     }
 
