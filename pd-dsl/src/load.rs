@@ -220,8 +220,9 @@ fn position_of(l: serde_saphyr::Location) -> Option<Position> {
 }
 
 /// saphyr renders a source snippet after the message; the message is the
-/// first line, minus any position it repeats.
-fn first_line(s: &str) -> String {
+/// first line, minus any position it repeats. The importer reads YAML
+/// errors through it too.
+pub(crate) fn first_line(s: &str) -> String {
     let line = s
         .lines()
         .map(str::trim)

@@ -7,6 +7,7 @@
 use super::build::{Deployment, NodeIn, P, p};
 use super::scripts::{Tok, node_from_serve, split_args, take_rank_flags};
 use super::{InputProxy, Loc};
+use crate::load::first_line;
 use crate::rules::did_you_mean;
 use crate::spec::{ProxyScript, Role};
 use serde::Deserialize;
@@ -219,20 +220,6 @@ fn parse_error(file: usize, e: &serde_saphyr::Error) -> Fail {
         column: 1,
     });
     (l, first_line(&e.to_string()))
-}
-
-/// saphyr renders a snippet after the message; keep the message.
-fn first_line(s: &str) -> String {
-    let line = s
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or(s);
-    let line = line.trim_start_matches("error: ");
-    match line.split_once(": ") {
-        Some((at, rest)) if at.starts_with("line ") && at.contains(" column ") => rest.to_owned(),
-        _ => line.to_owned(),
-    }
 }
 
 /// Reads one e2e config.
