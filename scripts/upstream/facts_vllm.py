@@ -141,8 +141,10 @@ def _is_type_checking(test: ast.expr) -> bool:
 class Source:
     """The unpacked sdist: modules by dotted name, parsed on demand."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, overrides: dict[str, str] | None = None):
         self.root = root
+        # path inside the sdist -> replacement text (the self-check's mutations)
+        self.overrides = overrides or {}
         self._mods: dict[str, Module | None] = {}
 
     def module(self, name: str) -> Module | None:
@@ -153,9 +155,12 @@ class Source:
             rel = name.replace(".", "/")
             for cand, is_pkg in ((rel + ".py", False), (rel + "/__init__.py", True)):
                 p = self.root / cand
-                if p.is_file():
+                if cand in self.overrides or p.is_file():
+                    text = self.overrides.get(cand)
+                    if text is None:
+                        text = p.read_text(encoding="utf-8")
                     try:
-                        tree = ast.parse(p.read_text(encoding="utf-8"), filename=cand)
+                        tree = ast.parse(text, filename=cand)
                     except SyntaxError as e:
                         raise FactsError(
                             f"cannot parse `{cand}:{e.lineno}` with Python "
@@ -1593,12 +1598,15 @@ def _key(h: Any) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def vllm_facts(src: Path, version: str) -> dict:
-    """The `upstream/facts/vllm/<version>.json` object for the vLLM sdist unpacked at `src`."""
+def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = None) -> dict:
+    """The `upstream/facts/vllm/<version>.json` object for the vLLM sdist unpacked at `src`.
+
+    `overrides` (path inside the sdist -> text) replaces files as read; the
+    self-check uses it to mutate upstream's code and watch the result change."""
     src = Path(src)
     if not (src / "vllm" / "engine" / "arg_utils.py").is_file():
         raise FactsError(f"`{src}` is not an unpacked vLLM sdist (no `vllm/engine/arg_utils.py`)")
-    interp = Interp(Source(src))
+    interp = Interp(Source(src, overrides))
     _INTERP[:] = [interp]
     parser = interp.serve_parser()
     flags = sorted(parser.options, key=lambda o: o["name"])
