@@ -245,8 +245,7 @@ class Resolver:
             if name in BUILTIN_NAMES:
                 return External(f"builtins.{name}")
             raise FactsError(f"name `{name}` used at {mod.where(node)} is not defined in `{mod.rel}`")
-        kinds = {(k, id(p) if not isinstance(p, (str, tuple)) else p) for k, p, _ in b}
-        if len(kinds) > 1 and not b[0][2]:
+        if len(b) > 1 and not b[0][2]:
             raise FactsError(
                 f"name `{name}` used at {mod.where(node)} has {len(b)} conditional "
                 f"definitions in `{mod.rel}`; which one runs cannot be read statically"
@@ -392,14 +391,11 @@ ABC_NAMES = {
     "Collection", "Hashable", "Awaitable", "Coroutine", "AsyncIterator", "Generator",
     "MutableSequence", "AbstractSet",
 }
-# classes outside vLLM that field annotations name; none is a dataclass.
-# (is_dataclass() is what `_compute_kwargs` asks of them; each is a plain class
-# or a pydantic model in its own package, not a dataclass.)
-EXTERNAL_NOT_DATACLASS_PREFIXES = (
-    "torch.", "transformers.", "pydantic.", "enum.", "argparse.", "ssl.", "pathlib.",
-    "re.", "regex.", "numpy.", "msgspec.", "fastapi.", "starlette.", "huggingface_hub.",
-    "mistral_common.", "openai.", "openai_harmony.", "PIL.", "uvicorn.", "prometheus_client.",
-)
+# Classes outside vLLM that config field annotations name (0.18.0-0.30.0).
+# `_compute_kwargs` asks `is_dataclass()` of them: `torch.dtype` is a C type
+# and `pathlib.Path` a plain class, neither a dataclass. Any other outside
+# class stops the reading until it is checked and added here.
+EXTERNAL_NOT_DATACLASS = {"torch.dtype", "pathlib.Path"}
 
 
 class Types:
@@ -523,12 +519,12 @@ class Types:
                 return TH(f"collections.abc.{short}", "abc")
             if mname == "types" and short == "NoneType":
                 return NONE_TH
-            if n.startswith(EXTERNAL_NOT_DATACLASS_PREFIXES):
+            if n in EXTERNAL_NOT_DATACLASS:
                 return TH(n, mname)
             raise FactsError(
                 f"`{n}` (at {mod.where(e)}) is a class outside vLLM the extractor does not know; "
                 "whether it is a dataclass decides the flag's kind: add it to "
-                "`EXTERNAL_NOT_DATACLASS_PREFIXES` only after checking"
+                "`EXTERNAL_NOT_DATACLASS` only after checking"
             )
         if isinstance(obj, FuncObj):
             raise FactsError(f"function `{obj.node.name}` used as a type at {mod.where(e)}")
@@ -774,6 +770,8 @@ class Interp:
                     env[p.arg] = kwargs.pop(p.arg)
                 elif d is not None:
                     env[p.arg] = self.ev(d, Frame(fn.mod, {}, None, None))
+            if kwargs and a.kwarg is None:
+                raise FactsError(f"unexpected arguments {sorted(kwargs)} calling `{fn.node.name}` at {fn.mod.where(node)}")
             if len(vals) > len(params) and a.vararg is None:
                 raise FactsError(f"too many arguments calling `{fn.node.name}` at {fn.mod.where(node)}")
             frame = Frame(fn.mod, env, owner, recv)
@@ -1214,7 +1212,7 @@ class Interp:
             if a in parser.seen:
                 raise FactsError(f"option `{a}` at {where} is also added at {parser.seen[a]} (argparse would refuse)")
             parser.seen[a] = where
-        kind, negatable = flag_kind(kwargs, where, args)
+        kind, negatable = flag_kind(kwargs, where, args, self)
         parser.options.append(
             {
                 "name": longs[0][2:],
@@ -1278,13 +1276,13 @@ def type_is_json(t: Any, interp: Interp, seen: int = 0) -> bool | None:
     return None
 
 
-def flag_kind(kw: dict, where: str, names: list) -> tuple[str, bool]:
+def flag_kind(kw: dict, where: str, names: list, interp: Interp) -> tuple[str, bool]:
     action = kw.get("action")
     nargs = kw.get("nargs")
     if isinstance(action, External) and action.name == "argparse.BooleanOptionalAction":
         action = ActionSym("BooleanOptionalAction")
     elif isinstance(action, ClassObj):
-        if not _INTERP[0].is_action_class(action):
+        if not interp.is_action_class(action):
             raise FactsError(f"the action `{action.qualname}` of {names} at {where} is not an `argparse.Action`")
         action = ActionSym(action.qualname)
     for k in ("action", "nargs"):
@@ -1308,13 +1306,10 @@ def flag_kind(kw: dict, where: str, names: list) -> tuple[str, bool]:
     t = kw.get("type")
     if t is None:
         return "value", False
-    j = type_is_json(t, _INTERP[0])
+    j = type_is_json(t, interp)
     if j is None:
         raise FactsError(f"the `type` of {names} at {where} cannot be told JSON or not ({describe(t)})")
     return ("json" if j else "value"), False
-
-
-_INTERP: list[Interp] = []
 
 
 @dataclass
@@ -1607,7 +1602,6 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
     if not (src / "vllm" / "engine" / "arg_utils.py").is_file():
         raise FactsError(f"`{src}` is not an unpacked vLLM sdist (no `vllm/engine/arg_utils.py`)")
     interp = Interp(Source(src, overrides))
-    _INTERP[:] = [interp]
     parser = interp.serve_parser()
     flags = sorted(parser.options, key=lambda o: o["name"])
     names = [o["name"] for o in flags]

@@ -314,6 +314,17 @@ class Mutations(unittest.TestCase):
         self.assertNotIn("headless", fl)
         self.assertEqual(fl["headless-mode"]["kind"], "switch")
 
+    def test_a_second_long_name_is_an_alias_and_deprecated_flags_stay(self):
+        ov = mutate(self.V, self.CLI, '"--api-server-count",\n        "-asc",',
+                    '"--api-server-count",\n        "--api-servers",\n        "-asc",')
+        text = ov[self.CLI].replace('"--headless",\n        action="store_true",',
+                                    '"--headless",\n        deprecated=True,\n        action="store_true",')
+        self.assertNotEqual(text, ov[self.CLI], "the mutation expects `--headless` with `action=` on the next line")
+        fl = self.run_mutated({self.CLI: text})
+        self.assertEqual(fl["api-server-count"]["aliases"], ["--api-servers", "-asc"])
+        self.assertNotIn("api-servers", fl)
+        self.assertEqual(fl["headless"]["kind"], "switch")
+
     def test_an_unreadable_option_name_fails_naming_file_and_line(self):
         ov = mutate(self.V, self.CLI, "    parser = FrontendArgs.add_cli_args(parser)\n",
                     '    parser.add_argument("--" + ToolParserManager.list_registered()[0])\n'
