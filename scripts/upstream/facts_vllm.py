@@ -1389,6 +1389,21 @@ class KwargsRules:
                                 f"`_compute_kwargs` sets `{tt}` at {au.where(n)} before its rule chain; "
                                 "the extractor does not model it"
                             )
+        # ...and those the emulation stands in for must read as modelled
+        expect = {
+            "type_hints": "get_type_hints(field.type)",
+            "generator": "(th for th in type_hints if is_dataclass(th))",
+            "dataclass_cls": "next(generator, None)",
+            "kwargs[name]": "{'default': default, 'help': help}",
+        }
+        for s in loop.body[:chain_i]:
+            if isinstance(s, (ast.Assign, ast.AnnAssign)):
+                t = ast.unparse(s.targets[0] if isinstance(s, ast.Assign) else s.target)
+                if t in expect and (s.value is None or ast.unparse(s.value) != expect[t]):
+                    raise FactsError(
+                        f"`_compute_kwargs` computes `{t}` at {au.where(s)} as "
+                        f"`{ast.unparse(s.value) if s.value else ''}`, expected `{expect[t]}`"
+                    )
         self.rest = loop.body[chain_i:]
         self.cache: dict[int, dict] = {}
 
