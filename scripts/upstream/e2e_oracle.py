@@ -101,6 +101,10 @@ def node_ip(k: int) -> str:
     return f"10.0.0.{k + 1}"
 
 
+class OracleError(Exception):
+    """The oracle itself could not run (not a config the runner rejects)."""
+
+
 def die(msg: str) -> None:
     print(f"e2e_oracle.py: {msg}", file=sys.stderr)
     sys.exit(1)
@@ -162,8 +166,9 @@ def discover(root: Path) -> list[str]:
     return sorted(out)
 
 
-def run_release(version: str, paths: list[str]) -> list[dict]:
-    """Runs the harness for `paths` of one release in a fresh interpreter."""
+def run_release(version: str, paths: list[str]) -> dict:
+    """Runs the harness for `paths` of one release in a fresh interpreter:
+    `{"results": [one JSON per path], "stubbed_packages": [...]}`."""
     root = release_root(version)
     with tempfile.TemporaryDirectory(prefix="e2e-oracle-") as tmp:
         out = Path(tmp) / "out.json"
@@ -174,16 +179,28 @@ def run_release(version: str, paths: list[str]) -> list[dict]:
         }
         for m, pkg in (("yaml", "PyYAML"), ("regex", "regex")):
             if importlib.util.find_spec(m) is None:
-                die(f"the oracle needs the Python package `{pkg}` (the upstream runner imports `{m}`); "
-                    f"install it (`pip install {pkg}`)")
+                raise OracleError(f"the oracle needs the Python package `{pkg}` (the upstream runner imports "
+                                  f"`{m}`); install it (`pip install {pkg}`)")
         cmd = [sys.executable, str(Path(__file__).resolve()), "_harness", version, str(root), str(out), *paths]
         try:
             r = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=HARNESS_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            die(f"the harness for {PACKAGE}=={version} ran longer than {HARNESS_TIMEOUT_S}s")
+        except subprocess.TimeoutExpired as e:
+            raise OracleError(f"the harness for {PACKAGE}=={version} ran longer than {HARNESS_TIMEOUT_S}s") from e
         if r.returncode != 0 or not out.exists():
-            die(f"the harness for {PACKAGE}=={version} failed (exit {r.returncode}):\n{r.stderr[-4000:]}")
+            raise OracleError(f"the harness for {PACKAGE}=={version} failed (exit {r.returncode}):\n"
+                              f"{r.stderr[-4000:]}")
         return json.loads(out.read_text(encoding="utf-8"))
+
+
+def oracle(versions: list[str]) -> dict:
+    """Every multi-node config of every release in `versions`:
+    `{version: {"results": [...], "stubbed_packages": [...]}}`, `JOBS`
+    releases at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=JOBS) as pool:
+        futs = {v: pool.submit(lambda v=v: run_release(v, discover(release_root(v)))) for v in versions}
+        return {v: f.result() for v, f in futs.items()}
 
 
 def dumps(obj) -> str:
@@ -232,7 +249,10 @@ def main(argv: list[str]) -> int:
     a = ap.parse_args(argv)
 
     known = releases()
-    wanted = [a.release] if a.cmd in ("list", "run") and a.release else (a.release if a.cmd == "dump" and a.release else known)
+    if a.cmd == "dump":
+        wanted = a.release or known
+    else:
+        wanted = [a.release] if a.release else known
     for v in wanted:
         if v not in known:
             die(f"unknown release `{v}`; the corpus pins {', '.join(known)}")
@@ -250,17 +270,15 @@ def main(argv: list[str]) -> int:
                 except ValueError:
                     die(f"`{a.path}` is not inside the {PACKAGE}=={a.release} tree {root}")
             if not (root / path).is_file():
-                die(f"`{path}` is not a file of {PACKAGE}=={a.release} (see `e2e_oracle.py list --release {a.release}`)")
-            (res,) = run_release(a.release, [path])
+                die(f"`{path}` is not a file of {PACKAGE}=={a.release} "
+                    f"(see `e2e_oracle.py list --release {a.release}`)")
+            (res,) = run_release(a.release, [path])["results"]
             sys.stdout.write(dumps(res))
         else:
             out = Path(a.out)
             t0 = time.monotonic()
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=JOBS) as pool:
-                futs = {v: pool.submit(lambda v=v: run_release(v, discover(release_root(v)))) for v in wanted}
-                results = {v: f.result() for v, f in futs.items()}
+            runs = oracle(wanted)
+            results = {v: r["results"] for v, r in runs.items()}
             for v in wanted:
                 d = out / v
                 d.mkdir(parents=True, exist_ok=True)
@@ -268,12 +286,15 @@ def main(argv: list[str]) -> int:
                     stale.unlink()
                 for r in results[v]:
                     (d / out_name(r["config"])).write_text(dumps(r), encoding="utf-8")
-            (out / "index.json").write_text(dumps(summary(results)), encoding="utf-8")
+            index = summary(results)
+            for v, r in runs.items():
+                index["releases"][v]["stubbed_packages"] = r["stubbed_packages"]
+            (out / "index.json").write_text(dumps(index), encoding="utf-8")
             n = sum(len(rs) for rs in results.values())
             ok = sum(1 for rs in results.values() for r in rs if "error" not in r)
             print(f"e2e_oracle.py: {n} configs of {len(results)} releases, {ok} executed, "
                   f"{n - ok} errors, {time.monotonic() - t0:.1f}s -> {out}", file=sys.stderr)
-    except corpus.CorpusError as e:
+    except (corpus.CorpusError, OracleError) as e:
         die(str(e))
     return 0
 
@@ -696,7 +717,6 @@ def _external_node(mods: dict, k: int, log_root: Path, out: dict):
     S.run_phase = False
     local = [r for r in ranks if r.node_index == k]
     roles = sorted({r.role for r in local})
-    out["format"] = "external_dp"
     out["model"] = config.model
     out["cluster_ips"] = list(config.cluster_ips)
     out["routing"] = {"type": config.routing.type, "groups": config.routing.groups,
@@ -709,7 +729,7 @@ def _external_node(mods: dict, k: int, log_root: Path, out: dict):
          "host": r.host} for r in local]}
 
 
-def _internal_node(mods: dict, k: int, out: dict, legacy: bool):
+def _internal_node(mods: dict, k: int, out: dict):
     """One node of an internal-DP config, as `test_multi_node()` starts it
     (0.23.0 `tests/e2e/nightly/multi_node/internal_dp/scripts/test_multi_node.py:162-194`;
     0.18.0 `tests/e2e/nightly/multi_node/scripts/test_multi_node.py:11-32`, the same calls)."""
@@ -728,7 +748,6 @@ def _internal_node(mods: dict, k: int, out: dict, legacy: bool):
                             nodes_info=config.nodes, max_wait_seconds=2800)
     S.run_phase = False
     d = config.disagg_cfg
-    out["format"] = "internal_dp_legacy" if legacy else "internal_dp"
     out["model"] = config.model
     out["cluster_ips"] = [n.ip for n in config.nodes]
     out["disaggregated_prefill"] = None if d is None else {
@@ -820,10 +839,12 @@ def run_config(root: Path, version: str, rel: str) -> dict:
                     mode = "external" if "external" in mods else "internal"
                     kind = mods[mode]
                 res["runner"] = kind["test"].replace(".", "/") + ".py"
+                res["format"] = ("external_dp" if mode == "external" else
+                                 "internal_dp_legacy" if "legacy" in mods else "internal_dp")
                 if mode == "external":
                     info = _external_node(kind, k, Path(log_tmp), res)
                 else:
-                    info = _internal_node(kind, k, res, legacy="legacy" in mods)
+                    info = _internal_node(kind, k, res)
                 swap_to = res.get("default_log_root")
                 node = {"node_index": k, "ip": node_ip(k), "pod_env": base, "ranks": [], "services": [], **info}
                 for launch in S.launches:
@@ -867,7 +888,6 @@ def run_config(root: Path, version: str, rel: str) -> dict:
         res["error"] = f"node {node_k}: {type(e).__name__}: {e}"
     finally:
         logging.getLogger().removeHandler(catch)
-    res["stubbed_packages"] = sorted({m.split(".")[0] for m in S.stubbed})
     return _jsonable(res)
 
 
@@ -885,7 +905,8 @@ def harness_main(argv: list[str]) -> int:
     _install_import_hook()
     _install_stand_ins()
     results = [run_config(root_p, version, rel) for rel in paths]
-    Path(out).write_text(json.dumps(results), encoding="utf-8")
+    stubbed = sorted({m.split(".")[0] for m in S.stubbed})
+    Path(out).write_text(json.dumps({"results": results, "stubbed_packages": stubbed}), encoding="utf-8")
     return 0
 
 
