@@ -608,31 +608,23 @@ def _import(name: str):
     return importlib.import_module(name)
 
 
-def _exists(root: Path, mod: str) -> bool:
-    return (root / (mod.replace(".", "/") + ".py")).is_file()
-
-
-def _module_names(root: Path, rel: str) -> dict:
-    """The modules of the runner that serves config `rel` (see the docstring)."""
+def _module_names(rel: str) -> dict:
+    """The test modules of the runner that serves config `rel` (see the
+    docstring); each imports the loader and launcher modules it calls."""
     if rel.startswith("tests/e2e/cases/"):
         base = "tests.e2e.common.multi_node"
         return {
             "dispatch": f"{base}.dp_mode",
-            "external": {"config": f"{base}.external_dp.external_dp_config", "runtime": f"{base}.external_dp.runtime",
-                         "test": f"{base}.external_dp.test_external_dp"},
-            "internal": {"config": f"{base}.internal_dp.multi_node_config",
-                         "test": f"{base}.internal_dp.test_multi_node"},
+            "external": {"test": f"{base}.external_dp.test_external_dp"},
+            "internal": {"test": f"{base}.internal_dp.test_multi_node"},
             "entry": f"{base}.test_multi_node",
         }
     base = "tests.e2e.nightly.multi_node"
     if rel.startswith("tests/e2e/nightly/multi_node/config/"):
-        return {"legacy": {"config": f"{base}.scripts.multi_node_config", "test": f"{base}.scripts.test_multi_node"}}
-    if "external_dp/config" in rel:  # run.sh: `*"external_dp/config"*` picks the external-DP test
-        return {"external": {"config": f"{base}.external_dp.scripts.external_dp_config",
-                             "runtime": f"{base}.external_dp.scripts.runtime",
-                             "test": f"{base}.external_dp.scripts.test_external_dp"}}
-    return {"internal": {"config": f"{base}.internal_dp.scripts.multi_node_config",
-                         "test": f"{base}.internal_dp.scripts.test_multi_node"}}
+        return {"legacy": {"test": f"{base}.scripts.test_multi_node"}}
+    if "external_dp/config" in rel:  # run.sh:14-20 (0.23.0): `*"external_dp/config"*` picks the external-DP test
+        return {"external": {"test": f"{base}.external_dp.scripts.test_external_dp"}}
+    return {"internal": {"test": f"{base}.internal_dp.scripts.test_multi_node"}}
 
 
 def _pod_env(rel: str, k: int) -> dict:
@@ -696,7 +688,6 @@ def _external_node(mods: dict, k: int, log_root: Path, out: dict):
     from 0.27 with the KV-pool manager first and its env passed to the
     ranks, `test_external_dp.py` `kv_pool_manager = create_kv_pool_manager(...)`)."""
     test = _import(mods["test"])
-    runtime = _import(mods["runtime"])
     S.run_phase = True
     config = test.ExternalDPConfigLoader.from_yaml()
     ranks = test.RankResolver(config).resolve()
@@ -723,7 +714,6 @@ def _external_node(mods: dict, k: int, log_root: Path, out: dict):
                       "proxy_node_index": config.routing.proxy_node_index}
     out["special_dependencies"] = dict(config.special_dependencies)
     out["default_log_root"] = str(test.DEFAULT_LOG_ROOT)
-    del runtime
     return {"role": roles[0] if len(roles) == 1 else roles, "rank_info": [
         {"dp_rank": r.dp_rank, "local_rank": r.local_rank, "port": r.port, "visible_devices": r.visible_devices,
          "host": r.host} for r in local]}
@@ -803,7 +793,7 @@ def run_config(root: Path, version: str, rel: str) -> dict:
     if not isinstance(num_nodes, int) or num_nodes < 1:
         res["error"] = f"`num_nodes` is {num_nodes!r}, expected a positive integer"
         return res
-    mods = _module_names(root, rel)
+    mods = _module_names(rel)
     S.ips = [node_ip(k) for k in range(num_nodes)]
     warnings: list[str] = []
 
