@@ -51,6 +51,28 @@ Stand-ins (only for what needs a network, hardware or a process):
 
 A config the runner cannot execute is recorded as `{"error": ...}` with the
 exception, never a guess. Output JSON is sorted and byte-identical on rerun.
+
+One config's JSON:
+    release, config              the release and the config path inside its tree
+    format                       external_dp | internal_dp | internal_dp_legacy (0.18/0.19)
+    runner                       the test module whose calls were made
+    dp_load_balancing            (0.30 cases) what `dp_mode` resolved
+    model, cluster_ips           as the runner resolved them
+    nodes[]                      node_index, ip, role (prefiller/decoder/worker, null for
+                                 internal DP without PD), pod_env (the environment the pod
+                                 had; a rank's env is what the runner set on top of it),
+                                 ranks[] {argv, env, kv_transfer_config (parsed from argv,
+                                 null when absent), cwd (only when the runner gives one);
+                                 external DP adds dp_rank, local_rank, port, host,
+                                 visible_devices from the runner's RankInfo},
+                                 services[] {argv, env} (KV-pool master on node 0);
+                                 internal DP adds headless, server_port, proxy_port
+    proxy                        {node_index, argv, env} or null
+    files                        {path: text} the runner wrote for the ranks (KV-pool configs)
+    routing / disaggregated_prefill   the runner's view of the PD grouping
+    special_dependencies         what the runner would `pip install` first
+    benchmarks[]                 the `benchmarks:` cases as written, each with its case_name
+    runner_warnings              WARNING+ log lines of the runner
 """
 
 from __future__ import annotations
