@@ -315,6 +315,99 @@ class ByHand(unittest.TestCase):
         self.assertEqual(t["configs"], n)
 
 
+class StandIn(unittest.TestCase):
+    """The extractor on a small package written here, one pattern per key."""
+
+    def test_additional_config_patterns(self):
+        import tempfile
+
+        code = {
+            "vllm_ascend/ascend_config.py": """
+from vllm_ascend.config_utils import config
+
+class Strict:
+    _defaults = {"a": 1, "b": 2}
+    def __init__(self, user_config):
+        for key, value in user_config.items():
+            if key not in self._defaults:
+                raise ValueError(key)
+
+class Loose:
+    def __init__(self, x=1, **kwargs):
+        self.y = kwargs.get("y")
+
+@config
+class Typed:
+    p: int = 0
+    q: "Inner" = None
+
+@config
+class Inner:
+    r: int = 0
+
+class AscendConfig:
+    def __init__(self, vllm_config):
+        additional_config = vllm_config.additional_config or {}
+        self.s = Strict(additional_config.get("strict_cfg", {}))
+        self.l = Loose(**additional_config.get("loose_cfg", {}))
+        self.t = Typed(**additional_config.get("typed_cfg", {}))
+        self.v = self._value(additional_config, "via_helper")
+        self.n = additional_config.get("nested", {}).get("leaf")
+
+    @staticmethod
+    def _value(additional_config, key):
+        if key in additional_config:
+            return additional_config[key]
+        return None
+""",
+            "vllm_ascend/utils.py": """
+import os
+def reader(vllm_config):
+    ac = getattr(vllm_config, "additional_config", None)
+    if ac is not None and "elsewhere" in ac:
+        return ac["elsewhere"]
+    return os.getenv("SOME_ENV") or os.environ.get("OTHER_ENV")
+""",
+        }
+        with tempfile.TemporaryDirectory() as d:
+            for rel, text in code.items():
+                (Path(d) / rel).parent.mkdir(parents=True, exist_ok=True)
+                (Path(d) / rel).write_text(text)
+            pkg = facts_ascend.Package(Path(d))
+            got = {k["key"]: (k["sub_keys"], k["strict"], k["source"]) for k in facts_ascend.additional_config(pkg)}
+            env = [e["name"] for e in facts_ascend.env_reads(pkg)]
+        cfg = "vllm_ascend/ascend_config.py"
+        self.assertEqual(
+            got,
+            {
+                "elsewhere": (None, False, "vllm_ascend/utils.py"),
+                "loose_cfg": (["x", "y"], False, cfg),
+                "nested": (["leaf"], False, cfg),
+                "strict_cfg": (["a", "b"], True, cfg),
+                "typed_cfg": (["p", "q"], True, cfg),
+                "via_helper": (None, False, cfg),
+            },
+        )
+        self.assertEqual(env, ["OTHER_ENV", "SOME_ENV"])
+
+    def test_missing_corpus_names_the_package(self):
+        import os
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            old = os.environ.get("PD_UPSTREAM_CACHE")
+            os.environ["PD_UPSTREAM_CACHE"] = d
+            try:
+                with self.assertRaises(AssertionError) as cm:
+                    src("0.21.0rc1")
+            finally:
+                if old is None:
+                    del os.environ["PD_UPSTREAM_CACHE"]
+                else:
+                    os.environ["PD_UPSTREAM_CACHE"] = old
+        self.assertIn("vllm-ascend==0.21.0rc1", str(cm.exception))
+
+
 class Diff(unittest.TestCase):
     def test_diff_names_the_changes(self):
         a, b = table("0.25.1rc1"), table("0.30.0rc2")
