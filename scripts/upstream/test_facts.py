@@ -290,6 +290,25 @@ class ByHand(unittest.TestCase):
             self.assertNotIn(derived, k)
         self.assertIn("enable_kvpp", k)  # KVPPConfig.from_vllm_config, ascend_config.py:70-72
 
+    def test_dsa_cp_requires_sp_only_0_20_to_0_26(self):
+        # utils.py enable_dsa_cp raises "DSA CP requires SP" at 0.20.2rc1 (:1407) .. 0.26.0rc1 (:1404);
+        # @0.18.0 (:1240-1247) DSA CP is `is_ds_v32 and enable_sp()` with no key; from 0.27.1rc1
+        # (:1330-1337) it reads AscendConfig.enable_dsa_cp and ascend_config.py auto-enables FlashComm
+        raising = {v for v in ASCEND if "DSA CP requires SP" in (src(v) / "vllm_ascend/utils.py").read_text()}
+        want = {v for v in releases_from("0.20.2rc1") if corpus.version_key(v) <= corpus.version_key("0.26.0rc1")}
+        self.assertEqual(raising, want)
+        for v in ASCEND:
+            self.assertEqual("enable_dsa_cp" in keys(v), corpus.version_key(v) >= corpus.version_key("0.20.2rc1"), v)
+
+    def test_sfa_never_uses_the_decode_instance_mlapo_rule(self):
+        # attention/utils.py enabling_mlapo (MLAPO only on a kv_consumer-only instance; @0.30.0rc2
+        # :581-591 unless the hardware profile has UNRESTRICTED_MLAPO) is called by mla_v1.py
+        # (:720 @0.18.0, :910 @0.30.0rc2), never by sfa_v1.py, in any release
+        for v in ASCEND:
+            att = src(v) / "vllm_ascend/attention"
+            self.assertIn("enabling_mlapo(", (att / "mla_v1.py").read_text(), v)
+            self.assertNotIn("enabling_mlapo", (att / "sfa_v1.py").read_text(), v)
+
     def test_hybrid_connector_registered_from_0_20_2rc1(self):
         # distributed/kv_transfer/__init__.py:34 @0.20.2rc1 registers "MooncakeHybridConnector"
         for v in ASCEND:
