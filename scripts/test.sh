@@ -30,11 +30,15 @@ need_py() { # need_py MODULE PYPI_REQUIREMENT
   echo "test.sh: installing $2 (python module $1)" >&2
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q "$2" >&2 || true
   python3 -c "import $1" >/dev/null 2>&1 || {
-    echo "test.sh: python module \`$1\` is required by the k8s tests; run \`python3 -m pip install $2\`" >&2
+    echo "test.sh: python module \`$1\` is required by the tests; run \`python3 -m pip install $2\`" >&2
     exit 1
   }
 }
 need_py kubernetes_validate 'kubernetes-validate==1.37.0'
+# scripts/upstream/e2e_oracle.py runs upstream's e2e runner, which parses its
+# configs with PyYAML and the `regex` module.
+need_py yaml 'PyYAML==6.0.3'
+need_py regex 'regex==2026.5.9'
 # The browser test (tests/tests/browser.rs) loads every catalog page in
 # headless Chromium through playwright-core (pinned in tests/browser/).
 need_pkg chromium chromium
@@ -59,6 +63,17 @@ need_font "DejaVu Sans Mono" fonts-dejavu-core
 need_font "WenQuanYi Micro Hei" fonts-wqy-microhei
 echo "== npm ci (tests/browser: playwright-core)" >&2
 npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error >&2
+
+# The upstream corpus (upstream/README.md): every pinned vllm-ascend and vLLM
+# source distribution, fetched once per machine through pip's index and
+# verified against upstream/corpus.lock.json (PD_UPSTREAM_CACHE: a pre-filled
+# cache). The Rust tests below read it too.
+echo "== upstream corpus (fetch and verify)" >&2
+python3 scripts/upstream/corpus.py fetch
+echo "== upstream facts (upstream/facts/ equals what the corpus gives)" >&2
+python3 scripts/upstream/facts.py check
+echo "== upstream extractors and e2e oracle (python3 -m unittest)" >&2
+(cd scripts/upstream && python3 -m unittest discover -p 'test_*.py')
 
 echo "== cargo fmt --check" >&2
 cargo fmt --all -- --check
