@@ -835,15 +835,16 @@ fn check_wiring(
             input.connector = Some(kind);
             if let Some(img) = image
                 && kind == ConnectorKind::MooncakeHybrid
-                && !img.hybrid_connector
+                && !img.hybrid_connector()
             {
                 cx.report(
                         Rule::ConnectorUnavailable,
                         c.kind.site,
                         "connector",
                         format!(
-                            "found `mooncake_hybrid` on image `{}`, expected `mooncake_v1` or an image from v0.20.2rc1: `MooncakeHybridConnector` is registered from v0.20.2rc1 (#9270)",
-                            img.tag
+                            "found `mooncake_hybrid` on image `{}`, expected `mooncake_v1` or an image that registers `MooncakeHybridConnector` ({}, #9270)",
+                            img.tag,
+                            crate::upstream::describe(&tables::IMAGES.iter().filter(|i| i.hybrid_connector()).collect::<Vec<_>>())
                         ),
                     );
             }
@@ -1811,10 +1812,25 @@ fn check_serve(
             );
         }
     }
-    let env_mlapo = matches!(serve.env_value("VLLM_ASCEND_ENABLE_MLAPO"), Some(EnvValue::Literal(v)) if v == "1");
-    if hw.is_some_and(|h| h.mlapo_decode_only)
+    // MLAPO decode-only: `enabling_mlapo` (vllm_ascend/attention/utils.py
+    // @v0.18.0 L327-333, @v0.19.1rc1 L353-360, @v0.23.0 L511-521,
+    // @v0.30.0rc2 L581-591) turns it on only for a pure kv_consumer, except
+    // on A5 from v0.19.1rc1. Only the MLA backend asks it (mla_v1.py
+    // `self.enable_mlapo = enabling_mlapo(...)` @v0.18.0 L720 … @v0.30.0rc2
+    // L910); the SFA backend of DSA models reads the raw switch on every
+    // role (sfa_v1.py @v0.18.0 L412 `envs.VLLM_ASCEND_ENABLE_MLAPO`,
+    // @v0.20.2rc1 L428, @v0.25.1rc1 L622, @v0.30.0rc2 L898), so the
+    // restriction is for MLA models only. Each switch counts on the images
+    // that read it (the facts).
+    let env_mlapo = image.is_some_and(|i| i.reads_env("VLLM_ASCEND_ENABLE_MLAPO"))
+        && matches!(serve.env_value("VLLM_ASCEND_ENABLE_MLAPO"), Some(EnvValue::Literal(v)) if v == "1");
+    let key_mlapo = image.is_some_and(|i| i.reads_config_key("enable_mlapo"))
+        && serve.config_flag("enable_mlapo");
+    if let (Some(h), Some(img), Some(m)) = (hw, image, model)
+        && m.attention == tables::Attention::Mla
+        && tables::mlapo_decode_only(h, img)
         && role != Role::Decode
-        && (serve.config_flag("enable_mlapo") || env_mlapo)
+        && (key_mlapo || env_mlapo)
     {
         let site = if env_mlapo {
             env_site(spec, role, "VLLM_ASCEND_ENABLE_MLAPO")
@@ -1826,8 +1842,8 @@ fn check_serve(
             site,
             format!("{scope}.additional_config.enable_mlapo"),
             format!(
-                "found MLAPO enabled on a {role} engine on {}, expected it on decode engines only: on A2/A3 it takes effect only on pure decode instances (attention/utils.py L520-530)",
-                hw.map_or("", |h| h.product)
+                "found MLAPO enabled on a {role} engine of `{}` (MLA) on {} with image `{}`, expected it on decode engines only: the MLA backend takes it only on pure decode instances there (attention/utils.py `enabling_mlapo`)",
+                m.weights, h.product, img.tag
             ),
         );
     }
@@ -1866,36 +1882,40 @@ fn check_serve(
         }
     }
     if let Some(img) = image {
+        // The keys and variables each image reads are the generated facts
+        // (upstream/facts/vllm-ascend/<release>.json: `additional_config`
+        // from vllm_ascend/ascend_config.py and the other readers in the
+        // package, `env` from vllm_ascend/envs.py and direct reads), so the
+        // verdict holds at every release of the table.
         for key in serve.additional_config.keys() {
             let site = config_site(spec, role, key);
-            match tables::config_key(key) {
-                None => {
-                    let hint = did_you_mean(key, tables::ADDITIONAL_CONFIG_KEYS.iter().map(|k| k.name));
-                    cx.report(
-                        Rule::UnknownAdditionalConfigKey,
-                        site,
-                        format!("{scope}.additional_config.{key}"),
-                        format!("found `additional_config.{key}`, expected a key vllm-ascend reads: unknown keys are silently ignored{hint}"),
-                    );
-                }
-                Some(k) if k.images.is_some_and(|imgs| !imgs.contains(&img.tag)) => cx.report(
+            if !tables::config_key_known(key) {
+                let known = crate::upstream::known_config_keys();
+                let hint = did_you_mean(key, known.iter().copied());
+                cx.report(
                     Rule::UnknownAdditionalConfigKey,
                     site,
                     format!("{scope}.additional_config.{key}"),
-                    format!("found `additional_config.{key}` on image `{}`, expected a key that image reads: {}; it is silently ignored", img.tag, k.note),
-                ),
-                Some(_) => {}
+                    format!("found `additional_config.{key}`, expected a key vllm-ascend reads: no image of the table reads it, and unknown keys are silently ignored{hint}"),
+                );
+            } else if let Some(why) = tables::config_key_ignored(key, img) {
+                cx.report(
+                    Rule::UnknownAdditionalConfigKey,
+                    site,
+                    format!("{scope}.additional_config.{key}"),
+                    format!("found `additional_config.{key}` on image `{}`, expected a key that image reads: {why}; it is silently ignored", img.tag),
+                );
             }
         }
         for (name, _) in &serve.env {
-            if let Some(d) = tables::dead_env(name, img.tag) {
+            if let Some(why) = tables::dead_env(name, img) {
                 cx.report(
                     Rule::DeadEnvToggle,
                     env_site(spec, role, name),
                     format!("{scope}.env.{name}"),
                     format!(
-                        "found env `{name}` on image `{}`, expected it dropped: {}",
-                        img.tag, d.why
+                        "found env `{name}` on image `{}`, expected it dropped: {why}",
+                        img.tag
                     ),
                 );
             }
@@ -2205,7 +2225,8 @@ fn check_model_settings(
             ),
         );
     }
-    // DSA CP needs SP: on the images of `DSA_CP_CHECKS_SP`,
+    // DSA CP needs SP: on the images whose row says `dsa_cp_checks_sp`
+    // (v0.20.2rc1 to v0.26.0rc1, utils.py `enable_dsa_cp`; see the field),
     // `utils.enable_dsa_cp()` raises a ValueError when an indexer model sets
     // the key and `enable_sp()` is false, and the engine never starts.
     if python_truthy(serve.additional_config.get("enable_dsa_cp"))
@@ -2265,7 +2286,7 @@ fn python_truthy(v: Option<&Json>) -> bool {
 }
 
 /// Whether vllm-ascend's `enable_sp()` is true for a role, as the images of
-/// `DSA_CP_CHECKS_SP` compute it (vllm_ascend/utils.py `enable_sp` @v0.20.2rc1
+/// `dsa_cp_checks_sp` images compute it (vllm_ascend/utils.py `enable_sp` @v0.20.2rc1
 /// L906-932, @v0.23.0 L903-929, @v0.25.1rc1 L859-885, the same at every tag
 /// in between): `additional_config.enable_flashcomm1` when the key is present
 /// (even `false` wins over the env), else env `VLLM_ASCEND_ENABLE_FLASHCOMM1`
@@ -2307,14 +2328,21 @@ fn check_eplb_config(spec: &LayoutSpec, role: Role, img: &Image, eplb: &Json, cx
         );
         return;
     };
-    let known: Vec<&str> = tables::eplb_config_keys(img.tag).collect();
+    let known: Vec<&str> = tables::eplb_config_keys(img);
+    // `strict` in the facts: `EplbConfig` raises for an unknown sub-key.
+    let strict = img
+        .facts()
+        .and_then(|r| r.config_key("eplb_config"))
+        .is_some_and(|k| k.strict);
     for (k, v) in map {
-        if !known.contains(&k.as_str()) {
+        if strict && !known.contains(&k.as_str()) {
             let hint = did_you_mean(k, known.iter().copied());
-            let note = tables::EPLB_CONFIG_KEYS
-                .iter()
-                .find(|e| e.name == k)
-                .map_or(String::new(), |e| format!(" ({})", e.note));
+            let readers = tables::eplb_config_key_readers(k);
+            let note = if readers.is_empty() {
+                String::new()
+            } else {
+                format!(" (read by {})", crate::upstream::describe(&readers))
+            };
             cx.report(
                 Rule::EplbConfigStrict,
                 site,
