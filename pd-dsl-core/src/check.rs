@@ -1762,7 +1762,8 @@ fn check_serve(
         pd,
     } = *facts;
     let scope = role.as_str();
-    // Balance scheduling: ValueError on P and D (platform.py @HEAD L815-830).
+    // Balance scheduling: ValueError on P and D (platform.py @v0.18.0 L456,
+    // @v0.23.0 L682, @v0.26.0rc1 L639, @v0.30.0rc2 L1034).
     let env_balance = matches!(serve.env_value("VLLM_ASCEND_BALANCE_SCHEDULING"), Some(EnvValue::Literal(v)) if v == "1" || v.eq_ignore_ascii_case("true"));
     if pd && (serve.config_flag("enable_balance_scheduling") || env_balance) {
         let site = if env_balance {
@@ -2033,8 +2034,9 @@ fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) 
     } = *facts;
     let scope = role.as_str();
     // enable_kv_nz: RuntimeError unless `is_deepseek_mla` and not sparse,
-    // NotImplementedError unless kv_consumer (ascend_config.py @HEAD L251-259,
-    // the same at every tag from @v0.18.0 L143-149).
+    // NotImplementedError unless kv_consumer (ascend_config.py @v0.18.0
+    // L143-149, @v0.23.0 L274, @v0.26.0rc1 L280, @v0.30.0rc2 L900: the same
+    // check at every release of the table).
     if serve.config_flag("enable_kv_nz") {
         let site = config_site(spec, role, "enable_kv_nz");
         let field = format!("{scope}.additional_config.enable_kv_nz");
@@ -2062,9 +2064,13 @@ fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) 
         }
     }
     // enable_reduce_sample: ValueError on kv_producer and with lmhead TP
-    // (ascend_config.py @v0.23.0 L318-340, @HEAD L291-314); the other images
-    // run it unchecked, with the silent wrong results the check was added for.
-    if serve.config_flag("enable_reduce_sample") {
+    // (ascend_config.py @v0.23.0 L318-340, @v0.27.1rc1 L729, @v0.29.0rc1
+    // L819); the other images that read the key (v0.20.2rc1 to v0.29.0rc1,
+    // the facts) run it unchecked, with the silent wrong results the check
+    // was added for. v0.30.0rc1 no longer reads it (unknown key there).
+    if serve.config_flag("enable_reduce_sample")
+        && image.is_some_and(|i| i.reads_config_key("enable_reduce_sample"))
+    {
         let site = config_site(spec, role, "enable_reduce_sample");
         let field = format!("{scope}.additional_config.enable_reduce_sample");
         if role == Role::Prefill {
@@ -2123,7 +2129,7 @@ fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) 
         } else if bs != 128 {
             // Every other model: 128 whenever prefix caching or chunked
             // prefill is on, and both are on unless turned off (utils.py
-            // @HEAD L1195-1199, @v0.18.0 L1186-1189).
+            // @v0.18.0 L1186-1189, @v0.23.0 L1404, @v0.30.0rc2 L1461).
             let no_chunked = serve
                 .flags
                 .iter()
@@ -2209,9 +2215,11 @@ fn check_model_settings(
     }
     // enable_dsa_cp: `utils.enable_dsa_cp()` returns False before it reads
     // the key unless the model config has `index_topk` (vllm_ascend/utils.py
-    // @v0.20.2rc1 L1389-1409, @v0.25.1rc1 L1374-1394, @HEAD L1308-1328), so
-    // on any other model DSA context parallel never runs. (Past v0.25.1rc1,
-    // platform.py @HEAD L385 also reads the raw key, but only to round
+    // @v0.20.2rc1 L1389-1409, @v0.25.1rc1 L1374-1394, @v0.26.0rc1 L1386);
+    // from v0.27.1rc1 `AscendConfig` ANDs the key with `has_indexer`
+    // (ascend_config.py @v0.27.1rc1 L578-584, @v0.30.0rc2 L800-806), so on
+    // any other model DSA context parallel never runs. (platform.py
+    // @v0.30.0rc2 L531, L1279 also passes the key on, but only to round
     // capture sizes to TP multiples, not to turn context parallel on.)
     if serve.config_flag("enable_dsa_cp") && !m.attention.has_indexer() {
         cx.report(
@@ -2244,8 +2252,8 @@ fn check_model_settings(
             ),
         );
     }
-    // ascend_config.py `_check_mooncake_c8_kv_cache_quant` (@HEAD L374-398,
-    // from v0.23.0rc1): the producer keeps bf16 KV while the consumer
+    // ascend_config.py `_check_mooncake_c8_kv_cache_quant` (@v0.23.0rc1 L35,
+    // @v0.26.0rc1 L64, @v0.30.0rc2 L715; from v0.23.0rc1): the producer keeps bf16 KV while the consumer
     // allocates int8, and V1 moves raw bytes. Earlier images have no check
     // and transfer garbage, so this holds on every image.
     if role == Role::Decode
@@ -2312,9 +2320,11 @@ fn sequence_parallel(serve: &Serve, tp: Option<u32>) -> bool {
     flashcomm1 || shared_expert_dp
 }
 
-/// `eplb_config` is validated strictly by `EplbConfig` (ascend_config.py
-/// @HEAD L990-1056; the same checks at every tag in the table): unknown
-/// sub-keys raise ValueError, and so do bad values.
+/// `eplb_config` is validated strictly by `EplbConfig` in
+/// vllm_ascend/ascend_config.py: unknown sub-keys raise (`Config has no
+/// attribute` @v0.18.0 L391 … @v0.26.0rc1 L884; a pydantic model with
+/// `extra="forbid"` from @v0.27.1rc1 L110), and so do bad values. The
+/// accepted sub-keys and `strict` are the facts' `eplb_config` entry.
 fn check_eplb_config(spec: &LayoutSpec, role: Role, img: &Image, eplb: &Json, cx: &mut Cx) {
     let scope = role.as_str();
     let site = config_site(spec, role, "eplb_config");
@@ -2348,7 +2358,7 @@ fn check_eplb_config(spec: &LayoutSpec, role: Role, img: &Image, eplb: &Json, cx
                 site,
                 format!("{field}.{k}"),
                 format!(
-                    "found `eplb_config.{k}` on image `{}`{note}, expected one of {}: vllm-ascend raises ValueError \"Config has no attribute\" for any other key{hint}",
+                    "found `eplb_config.{k}` on image `{}`{note}, expected one of {}: vllm-ascend rejects any other key (`EplbConfig`: ValueError \"Config has no attribute\" to v0.26.0rc1, pydantic `extra=\"forbid\"` from v0.27.1rc1){hint}",
                     img.tag,
                     list(known.iter().copied())
                 ),

@@ -1489,9 +1489,9 @@ pub fn eplb_config_key_readers(key: &str) -> Vec<&'static Image> {
 /// Block sizes vllm-ascend keeps for DeepSeek-V4 on `image`; any other value
 /// is replaced with a warning. `refresh_block_size` in vllm_ascend/utils.py:
 /// v0.20.2rc1 forces 128 (L1319-1321); from v0.21.0rc1 it keeps 32, 64 or 128
-/// and rewrites anything else to 32 (@v0.21.0rc1 L1263-1270, @HEAD
-/// L1179-1188). Before v0.20.2rc1 there is no V4 branch and the generic 128
-/// rule applies.
+/// and rewrites anything else to 32 (@v0.21.0rc1 L1263-1270, @v0.25.1rc1
+/// L1245-1253, @v0.27.1rc1 L1201-1209, the same to @v0.30.0rc2). Before
+/// v0.20.2rc1 there is no V4 branch and the generic 128 rule applies.
 pub fn dsv4_block_sizes(image: &str) -> &'static [u64] {
     match image {
         "v0.18.0" | "v0.19.1rc1" | "v0.20.2rc1" => &[128],
@@ -1517,25 +1517,27 @@ pub static ATTENTION_CONFIG_KEYS: &[AttentionKey] = &[
     AttentionKey {
         name: "enable_mlapo",
         attention: &[Attention::Mla, Attention::DsaSparse],
-        source: "only the MLA and SFA backends read it (attention/mla_v1.py L741, attention/sfa_v1.py L559)",
+        source: "only the MLA and SFA backends read it (attention/mla_v1.py and attention/sfa_v1.py at every release, e.g. L910 and L898 at v0.30.0rc2)",
     },
-    // `... and use_sparse` (ascend_config.py @HEAD L262-263); V4 counted as
+    // `... and use_sparse` (ascend_config.py @v0.21.0rc1 L256, @v0.23.0
+    // L280-281, @v0.25.1rc1 L241, @v0.30.0rc2 L920-921); V4 counted as
     // sparse up to v0.22.1rc1 (`hasattr(index_topk)`, @v0.21.0rc1 L232-236),
-    // so it is not flagged for V4.
+    // so it is not flagged for V4. Which images read which of the keys is
+    // the facts' business (`unknown_additional_config_key`).
     AttentionKey {
         name: "enable_sparse_c8",
         attention: &[Attention::DsaSparse, Attention::V4Hybrid],
-        source: "it is ANDed with sparse attention (ascend_config.py `use_sparse`)",
+        source: "it is ANDed with sparse attention (ascend_config.py `use_sparse`, L256 at v0.21.0rc1, L241 at v0.25.1rc1)",
     },
     AttentionKey {
         name: "enable_sparse_sfa_c8",
         attention: &[Attention::DsaSparse, Attention::V4Hybrid],
-        source: "it is ANDed with sparse attention (ascend_config.py L262)",
+        source: "it is ANDed with sparse attention (ascend_config.py `use_sparse`, L280 at v0.23.0, L920 at v0.30.0rc2)",
     },
     AttentionKey {
         name: "enable_sparse_li_c8",
         attention: &[Attention::DsaSparse, Attention::V4Hybrid],
-        source: "it is ANDed with sparse attention (ascend_config.py L263)",
+        source: "it is ANDed with sparse attention (ascend_config.py `use_sparse`, L281 at v0.23.0, L921 at v0.30.0rc2)",
     },
 ];
 
@@ -1586,7 +1588,7 @@ pub static OTHER_ENV_READERS: &[OtherReader] = &[
 pub static UNREAD_ENV: &[(&str, &str)] = &[
     (
         "ASCEND_A3_ENABLE",
-        "neither vllm-ascend, torch_npu nor the Mooncake the image installs reads it (no `getenv(\"ASCEND_A3_ENABLE\")` in kvcache-ai/Mooncake at v0.3.8.post1, v0.3.9 or v0.3.11.post1, nor in the 0.3.11.post1 npu wheel, whose HCCL transport is not built)",
+        "nothing in the image reads it: not vllm-ascend, not torch_npu, and not the Mooncake it installs (kvcache-ai/Mooncake v0.3.8.post1, v0.3.9, v0.3.11.post1)",
     ),
     (
         "USE_MULTI_BLOCK_POOL",
@@ -1630,7 +1632,8 @@ pub fn dead_env(name: &str, image: &Image) -> Option<String> {
         .map(|(_, why)| (*why).to_owned())
 }
 
-/// Speculative methods known to vLLM (speculative_decoding.md @HEAD L12-24)
+/// Speculative methods known to vLLM (`SpeculativeMethod` in vLLM's
+/// vllm/config/speculative.py, L72 at 0.30.0; speculative_decoding.md)
 /// plus the deprecated alias `deepseek_mtp` (rewritten to `mtp` upstream).
 pub static SPECULATIVE_METHODS: &[&str] = &[
     "ngram",
@@ -1954,6 +1957,13 @@ mod tests {
             // CANN's HCCL variables are not ours to judge.
             assert!(dead("HCCL_BUFFSIZE", tag).is_none(), "{tag}");
         }
+        // Balance scheduling: the env is gone, the flat key is still read.
+        assert_eq!(
+            dead("VLLM_ASCEND_BALANCE_SCHEDULING", "v0.30.0rc2").as_deref(),
+            Some(
+                "vllm-ascend reads it only at v0.18.0 to v0.26.0rc1; use `additional_config.enable_balance_scheduling`"
+            )
+        );
         // The env migration completed in v0.27.1rc1 for MLAPO.
         assert!(dead("VLLM_ASCEND_ENABLE_MLAPO", "v0.26.0rc1").is_none());
         assert_eq!(
