@@ -1215,7 +1215,7 @@ macro_rules! image {
 /// earlier one, so every feature is a field or a fact, never "tag >= x".
 ///
 /// Adding a release: pin it in `upstream/corpus.lock.json`, run
-/// `scripts/upstream/facts.py` and add its row here, reviewed against the
+/// `scripts/upstream/facts.py write` and add its row here, reviewed against the
 /// paths the rows below cite; `pd-dsl-core/tests/image_rows.rs` fails until
 /// the lock, the facts and this table name the same releases.
 ///

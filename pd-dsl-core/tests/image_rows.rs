@@ -66,7 +66,7 @@ fn lock_facts_and_table_name_the_same_releases() -> Result<(), String> {
     } else {
         Err(format!(
             "the lock, the facts and the image table disagree (pin with `scripts/upstream/corpus.py pin`, \
-             generate with `scripts/upstream/facts.py`, add the reviewed row to `IMAGES`):\n{}",
+             generate with `scripts/upstream/facts.py write`, add the reviewed row to `IMAGES`):\n{}",
             problems.join("\n")
         ))
     }
