@@ -48,19 +48,35 @@ def _str_const(node) -> str | None:
 
 
 class Module:
-    def __init__(self, rel: str, tree: ast.Module, text: str):
+    """One source file; parsed on first use (most files read none of the facts)."""
+
+    def __init__(self, pkg: "Package", rel: str, path: Path):
+        self.pkg = pkg
         self.rel = rel
-        self.tree = tree
-        self.text = text
+        self.path = path
+        self.text = path.read_text(encoding="utf-8")
+        self._tree: ast.Module | None = None
         self.defs: dict[str, ast.AST] = {}
         self.imports: dict[str, tuple[str, str]] = {}
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                self.defs[node.name] = node
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                for a in node.names:
-                    self.imports[a.asname or a.name] = (node.module, a.name)
+
+    @property
+    def tree(self) -> ast.Module:
+        if self._tree is None:
+            self._tree = tree = _parse(self.path)
+            for node in tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    self.defs[node.name] = node
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    for a in node.names:
+                        self.imports[a.asname or a.name] = (node.module, a.name)
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    self.pkg.owner[id(node)] = self
+                if isinstance(node, ast.ClassDef):
+                    for item in node.body:
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                            self.pkg.parent_class[id(item)] = node
+        return self._tree
 
 
 class Package:
@@ -73,32 +89,25 @@ class Package:
             raise FactsError(f"`{src}` has no `{PKG}/` directory; expected an unpacked vllm-ascend sdist")
         self.modules: dict[str, Module] = {}
         self.by_name: dict[str, Module] = {}
+        self.owner: dict[int, Module] = {}
+        self.parent_class: dict[int, ast.ClassDef] = {}
         for p in sorted(root.rglob("*.py")):
             rel = _rel(src, p)
-            text = p.read_text(encoding="utf-8")
-            m = Module(rel, _parse(p), text)
+            m = Module(self, rel, p)
             self.modules[rel] = m
             dotted = rel[:-3].replace("/", ".")
             if dotted.endswith(".__init__"):
                 dotted = dotted[: -len(".__init__")]
             self.by_name[dotted] = m
-        self.owner: dict[int, Module] = {}
-        self.parent_class: dict[int, ast.ClassDef] = {}
-        for m in self.modules.values():
-            for node in ast.walk(m.tree):
-                self.owner[id(node)] = m
-                if isinstance(node, ast.ClassDef):
-                    for item in node.body:
-                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                            self.parent_class[id(item)] = node
 
     def lookup(self, mod: Module, name: str):
+        mod.tree  # noqa: B018 (parses the module, filling defs and imports)
         if name in mod.defs:
             return mod.defs[name]
         if name in mod.imports:
             target_mod, target_name = mod.imports[name]
             tm = self.by_name.get(target_mod)
-            if tm is not None and target_name in tm.defs:
+            if tm is not None and tm.tree is not None and target_name in tm.defs:
                 return tm.defs[target_name]
         return None
 
@@ -1060,7 +1069,7 @@ def images(src: Path) -> dict:
 # --------------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
     pass
 
 

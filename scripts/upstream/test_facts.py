@@ -290,6 +290,25 @@ class ByHand(unittest.TestCase):
             self.assertNotIn(derived, k)
         self.assertIn("enable_kvpp", k)  # KVPPConfig.from_vllm_config, ascend_config.py:70-72
 
+    def test_dsa_cp_requires_sp_only_0_20_to_0_26(self):
+        # utils.py enable_dsa_cp raises "DSA CP requires SP" at 0.20.2rc1 (:1407) .. 0.26.0rc1 (:1404);
+        # @0.18.0 (:1240-1247) DSA CP is `is_ds_v32 and enable_sp()` with no key; from 0.27.1rc1
+        # (:1330-1337) it reads AscendConfig.enable_dsa_cp and ascend_config.py auto-enables FlashComm
+        raising = {v for v in ASCEND if "DSA CP requires SP" in (src(v) / "vllm_ascend/utils.py").read_text()}
+        want = {v for v in releases_from("0.20.2rc1") if corpus.version_key(v) <= corpus.version_key("0.26.0rc1")}
+        self.assertEqual(raising, want)
+        for v in ASCEND:
+            self.assertEqual("enable_dsa_cp" in keys(v), corpus.version_key(v) >= corpus.version_key("0.20.2rc1"), v)
+
+    def test_sfa_never_uses_the_decode_instance_mlapo_rule(self):
+        # attention/utils.py enabling_mlapo (MLAPO only on a kv_consumer-only instance; @0.30.0rc2
+        # :581-591 unless the hardware profile has UNRESTRICTED_MLAPO) is called by mla_v1.py
+        # (:720 @0.18.0, :910 @0.30.0rc2), never by sfa_v1.py, in any release
+        for v in ASCEND:
+            att = src(v) / "vllm_ascend/attention"
+            self.assertIn("enabling_mlapo(", (att / "mla_v1.py").read_text(), v)
+            self.assertNotIn("enabling_mlapo", (att / "sfa_v1.py").read_text(), v)
+
     def test_hybrid_connector_registered_from_0_20_2rc1(self):
         # distributed/kv_transfer/__init__.py:34 @0.20.2rc1 registers "MooncakeHybridConnector"
         for v in ASCEND:
@@ -313,6 +332,99 @@ class ByHand(unittest.TestCase):
             if (m := re.search(r"^num_nodes:\s*(\d+)", p.read_text(), re.M)) and int(m.group(1)) > 1
         )
         self.assertEqual(t["configs"], n)
+
+
+class StandIn(unittest.TestCase):
+    """The extractor on a small package written here, one pattern per key."""
+
+    def test_additional_config_patterns(self):
+        import tempfile
+
+        code = {
+            "vllm_ascend/ascend_config.py": """
+from vllm_ascend.config_utils import config
+
+class Strict:
+    _defaults = {"a": 1, "b": 2}
+    def __init__(self, user_config):
+        for key, value in user_config.items():
+            if key not in self._defaults:
+                raise ValueError(key)
+
+class Loose:
+    def __init__(self, x=1, **kwargs):
+        self.y = kwargs.get("y")
+
+@config
+class Typed:
+    p: int = 0
+    q: "Inner" = None
+
+@config
+class Inner:
+    r: int = 0
+
+class AscendConfig:
+    def __init__(self, vllm_config):
+        additional_config = vllm_config.additional_config or {}
+        self.s = Strict(additional_config.get("strict_cfg", {}))
+        self.l = Loose(**additional_config.get("loose_cfg", {}))
+        self.t = Typed(**additional_config.get("typed_cfg", {}))
+        self.v = self._value(additional_config, "via_helper")
+        self.n = additional_config.get("nested", {}).get("leaf")
+
+    @staticmethod
+    def _value(additional_config, key):
+        if key in additional_config:
+            return additional_config[key]
+        return None
+""",
+            "vllm_ascend/utils.py": """
+import os
+def reader(vllm_config):
+    ac = getattr(vllm_config, "additional_config", None)
+    if ac is not None and "elsewhere" in ac:
+        return ac["elsewhere"]
+    return os.getenv("SOME_ENV") or os.environ.get("OTHER_ENV")
+""",
+        }
+        with tempfile.TemporaryDirectory() as d:
+            for rel, text in code.items():
+                (Path(d) / rel).parent.mkdir(parents=True, exist_ok=True)
+                (Path(d) / rel).write_text(text)
+            pkg = facts_ascend.Package(Path(d))
+            got = {k["key"]: (k["sub_keys"], k["strict"], k["source"]) for k in facts_ascend.additional_config(pkg)}
+            env = [e["name"] for e in facts_ascend.env_reads(pkg)]
+        cfg = "vllm_ascend/ascend_config.py"
+        self.assertEqual(
+            got,
+            {
+                "elsewhere": (None, False, "vllm_ascend/utils.py"),
+                "loose_cfg": (["x", "y"], False, cfg),
+                "nested": (["leaf"], False, cfg),
+                "strict_cfg": (["a", "b"], True, cfg),
+                "typed_cfg": (["p", "q"], True, cfg),
+                "via_helper": (None, False, cfg),
+            },
+        )
+        self.assertEqual(env, ["OTHER_ENV", "SOME_ENV"])
+
+    def test_missing_corpus_names_the_package(self):
+        import os
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            old = os.environ.get("PD_UPSTREAM_CACHE")
+            os.environ["PD_UPSTREAM_CACHE"] = d
+            try:
+                with self.assertRaises(AssertionError) as cm:
+                    src("0.21.0rc1")
+            finally:
+                if old is None:
+                    del os.environ["PD_UPSTREAM_CACHE"]
+                else:
+                    os.environ["PD_UPSTREAM_CACHE"] = old
+        self.assertIn("vllm-ascend==0.21.0rc1", str(cm.exception))
 
 
 class Diff(unittest.TestCase):
