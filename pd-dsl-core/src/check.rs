@@ -1890,23 +1890,27 @@ fn check_serve(
         // verdict holds at every release of the table.
         for key in serve.additional_config.keys() {
             let site = config_site(spec, role, key);
-            if !tables::config_key_known(key) {
+            let Some(why) = tables::config_key_ignored(key, img) else {
+                continue;
+            };
+            let message = if tables::config_key_known(key) {
+                format!(
+                    "found `additional_config.{key}` on image `{}`, expected a key that image reads: {why}; it is silently ignored",
+                    img.tag
+                )
+            } else {
                 let known = crate::upstream::known_config_keys();
                 let hint = did_you_mean(key, known.iter().copied());
-                cx.report(
-                    Rule::UnknownAdditionalConfigKey,
-                    site,
-                    format!("{scope}.additional_config.{key}"),
-                    format!("found `additional_config.{key}`, expected a key vllm-ascend reads: no image of the table reads it, and unknown keys are silently ignored{hint}"),
-                );
-            } else if let Some(why) = tables::config_key_ignored(key, img) {
-                cx.report(
-                    Rule::UnknownAdditionalConfigKey,
-                    site,
-                    format!("{scope}.additional_config.{key}"),
-                    format!("found `additional_config.{key}` on image `{}`, expected a key that image reads: {why}; it is silently ignored", img.tag),
-                );
-            }
+                format!(
+                    "found `additional_config.{key}`, expected a key vllm-ascend reads: {why}; unknown keys are silently ignored{hint}"
+                )
+            };
+            cx.report(
+                Rule::UnknownAdditionalConfigKey,
+                site,
+                format!("{scope}.additional_config.{key}"),
+                message,
+            );
         }
         for (name, _) in &serve.env {
             if let Some(why) = tables::dead_env(name, img) {

@@ -1937,6 +1937,11 @@ mod tests {
             ignored("no_such_key", "v0.23.0").as_deref(),
             Some("no image of the table reads it")
         );
+        // An `eplb_config` sub-key written at the top level.
+        assert_eq!(
+            ignored("dynamic_eplb", "v0.23.0").as_deref(),
+            Some("no image of the table reads it; this image reads `eplb_config.dynamic_eplb`")
+        );
         assert!(config_key_known("enable_cpu_binding"));
         assert!(!config_key_known("enable_cpu_bindng"));
     }
