@@ -835,15 +835,16 @@ fn check_wiring(
             input.connector = Some(kind);
             if let Some(img) = image
                 && kind == ConnectorKind::MooncakeHybrid
-                && !img.hybrid_connector
+                && !img.hybrid_connector()
             {
                 cx.report(
                         Rule::ConnectorUnavailable,
                         c.kind.site,
                         "connector",
                         format!(
-                            "found `mooncake_hybrid` on image `{}`, expected `mooncake_v1` or an image from v0.20.2rc1: `MooncakeHybridConnector` is registered from v0.20.2rc1 (#9270)",
-                            img.tag
+                            "found `mooncake_hybrid` on image `{}`, expected `mooncake_v1` or an image that registers `MooncakeHybridConnector` ({}, #9270)",
+                            img.tag,
+                            crate::upstream::describe(&tables::IMAGES.iter().filter(|i| i.hybrid_connector()).collect::<Vec<_>>())
                         ),
                     );
             }
@@ -1761,7 +1762,8 @@ fn check_serve(
         pd,
     } = *facts;
     let scope = role.as_str();
-    // Balance scheduling: ValueError on P and D (platform.py @HEAD L815-830).
+    // Balance scheduling: ValueError on P and D (platform.py @v0.18.0 L456,
+    // @v0.23.0 L682, @v0.26.0rc1 L639, @v0.30.0rc2 L1034).
     let env_balance = matches!(serve.env_value("VLLM_ASCEND_BALANCE_SCHEDULING"), Some(EnvValue::Literal(v)) if v == "1" || v.eq_ignore_ascii_case("true"));
     if pd && (serve.config_flag("enable_balance_scheduling") || env_balance) {
         let site = if env_balance {
@@ -1811,10 +1813,25 @@ fn check_serve(
             );
         }
     }
-    let env_mlapo = matches!(serve.env_value("VLLM_ASCEND_ENABLE_MLAPO"), Some(EnvValue::Literal(v)) if v == "1");
-    if hw.is_some_and(|h| h.mlapo_decode_only)
+    // MLAPO decode-only: `enabling_mlapo` (vllm_ascend/attention/utils.py
+    // @v0.18.0 L327-333, @v0.19.1rc1 L353-360, @v0.23.0 L511-521,
+    // @v0.30.0rc2 L581-591) turns it on only for a pure kv_consumer, except
+    // on A5 from v0.19.1rc1. Only the MLA backend asks it (mla_v1.py
+    // `self.enable_mlapo = enabling_mlapo(...)` @v0.18.0 L720 … @v0.30.0rc2
+    // L910); the SFA backend of DSA models reads the raw switch on every
+    // role (sfa_v1.py @v0.18.0 L412 `envs.VLLM_ASCEND_ENABLE_MLAPO`,
+    // @v0.20.2rc1 L428, @v0.25.1rc1 L622, @v0.30.0rc2 L898), so the
+    // restriction is for MLA models only. Each switch counts on the images
+    // that read it (the facts).
+    let env_mlapo = image.is_some_and(|i| i.reads_env("VLLM_ASCEND_ENABLE_MLAPO"))
+        && matches!(serve.env_value("VLLM_ASCEND_ENABLE_MLAPO"), Some(EnvValue::Literal(v)) if v == "1");
+    let key_mlapo = image.is_some_and(|i| i.reads_config_key("enable_mlapo"))
+        && serve.config_flag("enable_mlapo");
+    if let (Some(h), Some(img), Some(m)) = (hw, image, model)
+        && m.attention == tables::Attention::Mla
+        && tables::mlapo_decode_only(h, img)
         && role != Role::Decode
-        && (serve.config_flag("enable_mlapo") || env_mlapo)
+        && (key_mlapo || env_mlapo)
     {
         let site = if env_mlapo {
             env_site(spec, role, "VLLM_ASCEND_ENABLE_MLAPO")
@@ -1826,8 +1843,8 @@ fn check_serve(
             site,
             format!("{scope}.additional_config.enable_mlapo"),
             format!(
-                "found MLAPO enabled on a {role} engine on {}, expected it on decode engines only: on A2/A3 it takes effect only on pure decode instances (attention/utils.py L520-530)",
-                hw.map_or("", |h| h.product)
+                "found MLAPO enabled on a {role} engine of `{}` (MLA) on {} with image `{}`, expected it on decode engines only: the MLA backend takes it only on pure decode instances there (attention/utils.py `enabling_mlapo`)",
+                m.weights, h.product, img.tag
             ),
         );
     }
@@ -1866,36 +1883,44 @@ fn check_serve(
         }
     }
     if let Some(img) = image {
+        // The keys and variables each image reads are the generated facts
+        // (upstream/facts/vllm-ascend/<release>.json: `additional_config`
+        // from vllm_ascend/ascend_config.py and the other readers in the
+        // package, `env` from vllm_ascend/envs.py and direct reads), so the
+        // verdict holds at every release of the table.
         for key in serve.additional_config.keys() {
             let site = config_site(spec, role, key);
-            match tables::config_key(key) {
-                None => {
-                    let hint = did_you_mean(key, tables::ADDITIONAL_CONFIG_KEYS.iter().map(|k| k.name));
-                    cx.report(
-                        Rule::UnknownAdditionalConfigKey,
-                        site,
-                        format!("{scope}.additional_config.{key}"),
-                        format!("found `additional_config.{key}`, expected a key vllm-ascend reads: unknown keys are silently ignored{hint}"),
-                    );
-                }
-                Some(k) if k.images.is_some_and(|imgs| !imgs.contains(&img.tag)) => cx.report(
-                    Rule::UnknownAdditionalConfigKey,
-                    site,
-                    format!("{scope}.additional_config.{key}"),
-                    format!("found `additional_config.{key}` on image `{}`, expected a key that image reads: {}; it is silently ignored", img.tag, k.note),
-                ),
-                Some(_) => {}
-            }
+            let Some(why) = tables::config_key_ignored(key, img) else {
+                continue;
+            };
+            let message = if tables::config_key_known(key) {
+                format!(
+                    "found `additional_config.{key}` on image `{}`, expected a key that image reads: {why}; it is silently ignored",
+                    img.tag
+                )
+            } else {
+                let known = crate::upstream::known_config_keys();
+                let hint = did_you_mean(key, known.iter().copied());
+                format!(
+                    "found `additional_config.{key}`, expected a key vllm-ascend reads: {why}; unknown keys are silently ignored{hint}"
+                )
+            };
+            cx.report(
+                Rule::UnknownAdditionalConfigKey,
+                site,
+                format!("{scope}.additional_config.{key}"),
+                message,
+            );
         }
         for (name, _) in &serve.env {
-            if let Some(d) = tables::dead_env(name, img.tag) {
+            if let Some(why) = tables::dead_env(name, img) {
                 cx.report(
                     Rule::DeadEnvToggle,
                     env_site(spec, role, name),
                     format!("{scope}.env.{name}"),
                     format!(
-                        "found env `{name}` on image `{}`, expected it dropped: {}",
-                        img.tag, d.why
+                        "found env `{name}` on image `{}`, expected it dropped: {why}",
+                        img.tag
                     ),
                 );
             }
@@ -2013,8 +2038,9 @@ fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) 
     } = *facts;
     let scope = role.as_str();
     // enable_kv_nz: RuntimeError unless `is_deepseek_mla` and not sparse,
-    // NotImplementedError unless kv_consumer (ascend_config.py @HEAD L251-259,
-    // the same at every tag from @v0.18.0 L143-149).
+    // NotImplementedError unless kv_consumer (ascend_config.py @v0.18.0
+    // L143-149, @v0.23.0 L274, @v0.26.0rc1 L280, @v0.30.0rc2 L900: the same
+    // check at every release of the table).
     if serve.config_flag("enable_kv_nz") {
         let site = config_site(spec, role, "enable_kv_nz");
         let field = format!("{scope}.additional_config.enable_kv_nz");
@@ -2042,9 +2068,13 @@ fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) 
         }
     }
     // enable_reduce_sample: ValueError on kv_producer and with lmhead TP
-    // (ascend_config.py @v0.23.0 L318-340, @HEAD L291-314); the other images
-    // run it unchecked, with the silent wrong results the check was added for.
-    if serve.config_flag("enable_reduce_sample") {
+    // (ascend_config.py @v0.23.0 L318-340, @v0.27.1rc1 L729, @v0.29.0rc1
+    // L819); the other images that read the key (v0.20.2rc1 to v0.29.0rc1,
+    // the facts) run it unchecked, with the silent wrong results the check
+    // was added for. v0.30.0rc1 no longer reads it (unknown key there).
+    if serve.config_flag("enable_reduce_sample")
+        && image.is_some_and(|i| i.reads_config_key("enable_reduce_sample"))
+    {
         let site = config_site(spec, role, "enable_reduce_sample");
         let field = format!("{scope}.additional_config.enable_reduce_sample");
         if role == Role::Prefill {
@@ -2103,7 +2133,7 @@ fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) 
         } else if bs != 128 {
             // Every other model: 128 whenever prefix caching or chunked
             // prefill is on, and both are on unless turned off (utils.py
-            // @HEAD L1195-1199, @v0.18.0 L1186-1189).
+            // @v0.18.0 L1186-1189, @v0.23.0 L1404, @v0.30.0rc2 L1461).
             let no_chunked = serve
                 .flags
                 .iter()
@@ -2189,9 +2219,11 @@ fn check_model_settings(
     }
     // enable_dsa_cp: `utils.enable_dsa_cp()` returns False before it reads
     // the key unless the model config has `index_topk` (vllm_ascend/utils.py
-    // @v0.20.2rc1 L1389-1409, @v0.25.1rc1 L1374-1394, @HEAD L1308-1328), so
-    // on any other model DSA context parallel never runs. (Past v0.25.1rc1,
-    // platform.py @HEAD L385 also reads the raw key, but only to round
+    // @v0.20.2rc1 L1389-1409, @v0.25.1rc1 L1374-1394, @v0.26.0rc1 L1386);
+    // from v0.27.1rc1 `AscendConfig` ANDs the key with `has_indexer`
+    // (ascend_config.py @v0.27.1rc1 L578-584, @v0.30.0rc2 L800-806), so on
+    // any other model DSA context parallel never runs. (platform.py
+    // @v0.30.0rc2 L531, L1279 also passes the key on, but only to round
     // capture sizes to TP multiples, not to turn context parallel on.)
     if serve.config_flag("enable_dsa_cp") && !m.attention.has_indexer() {
         cx.report(
@@ -2205,7 +2237,8 @@ fn check_model_settings(
             ),
         );
     }
-    // DSA CP needs SP: on the images of `DSA_CP_CHECKS_SP`,
+    // DSA CP needs SP: on the images whose row says `dsa_cp_checks_sp`
+    // (v0.20.2rc1 to v0.26.0rc1, utils.py `enable_dsa_cp`; see the field),
     // `utils.enable_dsa_cp()` raises a ValueError when an indexer model sets
     // the key and `enable_sp()` is false, and the engine never starts.
     if python_truthy(serve.additional_config.get("enable_dsa_cp"))
@@ -2223,8 +2256,8 @@ fn check_model_settings(
             ),
         );
     }
-    // ascend_config.py `_check_mooncake_c8_kv_cache_quant` (@HEAD L374-398,
-    // from v0.23.0rc1): the producer keeps bf16 KV while the consumer
+    // ascend_config.py `_check_mooncake_c8_kv_cache_quant` (@v0.23.0rc1 L35,
+    // @v0.26.0rc1 L64, @v0.30.0rc2 L715; from v0.23.0rc1): the producer keeps bf16 KV while the consumer
     // allocates int8, and V1 moves raw bytes. Earlier images have no check
     // and transfer garbage, so this holds on every image.
     if role == Role::Decode
@@ -2265,7 +2298,7 @@ fn python_truthy(v: Option<&Json>) -> bool {
 }
 
 /// Whether vllm-ascend's `enable_sp()` is true for a role, as the images of
-/// `DSA_CP_CHECKS_SP` compute it (vllm_ascend/utils.py `enable_sp` @v0.20.2rc1
+/// `dsa_cp_checks_sp` images compute it (vllm_ascend/utils.py `enable_sp` @v0.20.2rc1
 /// L906-932, @v0.23.0 L903-929, @v0.25.1rc1 L859-885, the same at every tag
 /// in between): `additional_config.enable_flashcomm1` when the key is present
 /// (even `false` wins over the env), else env `VLLM_ASCEND_ENABLE_FLASHCOMM1`
@@ -2291,9 +2324,11 @@ fn sequence_parallel(serve: &Serve, tp: Option<u32>) -> bool {
     flashcomm1 || shared_expert_dp
 }
 
-/// `eplb_config` is validated strictly by `EplbConfig` (ascend_config.py
-/// @HEAD L990-1056; the same checks at every tag in the table): unknown
-/// sub-keys raise ValueError, and so do bad values.
+/// `eplb_config` is validated strictly by `EplbConfig` in
+/// vllm_ascend/ascend_config.py: unknown sub-keys raise (`Config has no
+/// attribute` @v0.18.0 L391 … @v0.26.0rc1 L884; a pydantic model with
+/// `extra="forbid"` from @v0.27.1rc1 L110), and so do bad values. The
+/// accepted sub-keys and `strict` are the facts' `eplb_config` entry.
 fn check_eplb_config(spec: &LayoutSpec, role: Role, img: &Image, eplb: &Json, cx: &mut Cx) {
     let scope = role.as_str();
     let site = config_site(spec, role, "eplb_config");
@@ -2307,20 +2342,27 @@ fn check_eplb_config(spec: &LayoutSpec, role: Role, img: &Image, eplb: &Json, cx
         );
         return;
     };
-    let known: Vec<&str> = tables::eplb_config_keys(img.tag).collect();
+    let known: Vec<&str> = tables::eplb_config_keys(img);
+    // `strict` in the facts: `EplbConfig` raises for an unknown sub-key.
+    let strict = img
+        .facts()
+        .and_then(|r| r.config_key("eplb_config"))
+        .is_some_and(|k| k.strict);
     for (k, v) in map {
-        if !known.contains(&k.as_str()) {
+        if strict && !known.contains(&k.as_str()) {
             let hint = did_you_mean(k, known.iter().copied());
-            let note = tables::EPLB_CONFIG_KEYS
-                .iter()
-                .find(|e| e.name == k)
-                .map_or(String::new(), |e| format!(" ({})", e.note));
+            let readers = tables::eplb_config_key_readers(k);
+            let note = if readers.is_empty() {
+                String::new()
+            } else {
+                format!(" (read by {})", crate::upstream::describe(&readers))
+            };
             cx.report(
                 Rule::EplbConfigStrict,
                 site,
                 format!("{field}.{k}"),
                 format!(
-                    "found `eplb_config.{k}` on image `{}`{note}, expected one of {}: vllm-ascend raises ValueError \"Config has no attribute\" for any other key{hint}",
+                    "found `eplb_config.{k}` on image `{}`{note}, expected one of {}: vllm-ascend rejects any other key (`EplbConfig`: ValueError \"Config has no attribute\" to v0.26.0rc1, pydantic `extra=\"forbid\"` from v0.27.1rc1){hint}",
                     img.tag,
                     list(known.iter().copied())
                 ),

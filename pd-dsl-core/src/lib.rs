@@ -13,6 +13,7 @@ pub mod site;
 pub mod spec;
 pub mod status;
 pub mod tables;
+pub mod upstream;
 
 pub use check::check;
 pub use layout::{Acknowledged, Layout, Proxy, Serve, Socket, SocketKind, Speculative};

@@ -58,9 +58,14 @@ rules! {
     UnknownHardware = "unknown_hardware", Hard, "the hardware must be an entry of the hardware table";
     /// The image is not in the image table.
     UnknownImage = "unknown_image", Hard, "the image must be an entry of the image table";
-    /// The image ships no build for the hardware.
+    /// The image ships no build for the hardware: the rows' `suffix_950dt`
+    /// (v0.24.0rc1 and v0.25.1rc1 have no 950DT image; the tag-push job of
+    /// .github/workflows/schedule_image_build_and_push.yaml builds `a5` at
+    /// v0.23.0 and from v0.26.0rc1 to v0.30.0rc2).
     ImageHardwareUnavailable = "image_hardware_unavailable", Hard, "the image must ship a build for the hardware";
-    /// P and D on different hardware families.
+    /// P and D on different hardware families (docs/source/developer_guide/
+    /// Design_Documents/disaggregated_prefill.md "Limitations", L101 at every
+    /// release from v0.18.0 to v0.30.0rc2).
     HardwareHomogeneous = "hardware_homogeneous", Hard, "prefill and decode run on one hardware family";
     // --- topology ----------------------------------------------------------
     /// Roles do not make a PD or a mixed layout.
@@ -77,20 +82,27 @@ rules! {
     DpRanksTile = "dp_ranks_tile", Hard, "per-node DP rank ranges tile `[0, dp)` exactly";
     /// Engines of one role have different shapes.
     RoleShapeUniform = "role_shape_uniform", Hard, "all engines of a role share one shape";
-    /// Prefill TP below decode TP, or not a multiple.
+    /// Prefill TP below decode TP, or not a multiple: the V1 connector's TP
+    /// mapping (vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py
+    /// @v0.18.0 L1098, @v0.23.0 L1129, @v0.30.0rc2 L1213).
     PrefillTpGeDecodeTp = "prefill_tp_ge_decode_tp", Hard, "prefill TP is at least decode TP and a multiple of it";
     // --- ports ---------------------------------------------------------------
     /// A port outside 1..=65535.
     PortRange = "port_range", Hard, "ports are between 1 and 65535";
     /// Two sockets on one host share a port.
     PortCollision = "port_collision", Hard, "API ports, DP RPC port, proxy port and kv spans are disjoint per host";
-    /// kv span inside the AscendDirectTransport dynamic range.
+    /// kv span inside the AscendDirectTransport dynamic range (the kv_port
+    /// table of docs/source/tutorials/.../pd_disaggregation_mooncake_multi_node.md
+    /// @v0.18.0 L229 … @v0.30.0rc2 L279).
     KvPortInAdxlRange = "kv_port_in_adxl_range", Convention, "kv spans stay outside `[20000, 20000 + 1000 x NPUs)`";
-    /// kv span on the inclusive upper edge of the ADXL range.
+    /// kv span on the inclusive upper edge of the ADXL range (same table,
+    /// every release v0.18.0 to v0.30.0rc2).
     KvPortOnAdxlEdge = "kv_port_on_adxl_edge", Convention, "kv spans avoid `20000 + 1000 x NPUs`, which Mooncake can still draw";
     /// Wrong number of kv ports.
     KvPortCount = "kv_port_count", Hard, "one kv port per role, or one per engine of the role";
-    /// DP RPC port missing where one is needed.
+    /// DP RPC port missing where one is needed: `--dp-rpc-port` of
+    /// examples/external_online_dp/launch_online_dp.py (L15 at every release
+    /// v0.18.0 to v0.30.0rc2) has an int default that crashes `subprocess`.
     DpRpcPortRequired = "dp_rpc_port_required", Hard, "external and multi-node DP need an explicit DP RPC port";
     /// An engine without an API start port.
     ApiPortRequired = "api_port_required", Hard, "every engine has an API start port, common or per role";
@@ -104,32 +116,61 @@ rules! {
     // --- connector and proxy ---------------------------------------------------
     /// Connector or proxy present/absent for the layout's roles.
     ConnectorRoleMismatch = "connector_role_mismatch", Hard, "PD layouts have a connector and a proxy; mixed layouts have neither";
-    /// Connector not available on the image.
+    /// Connector not available on the image: the facts' `kv_connectors`
+    /// (`MooncakeHybridConnector` registered from v0.20.2rc1,
+    /// vllm_ascend/distributed/kv_transfer/__init__.py).
     ConnectorUnavailable = "connector_unavailable", Hard, "the connector is registered in the image";
-    /// Proxy script does not pair with the connector.
+    /// Proxy script does not pair with the connector: the multi-node PD
+    /// tutorial pairs Layerwise with load_balance_proxy_layerwise_server_example.py
+    /// (docs/source/tutorials/.../pd_disaggregation_mooncake_multi_node.md
+    /// @v0.18.0 L754, @v0.23.0 L770, @v0.30.0rc2 L784); both proxies ship in
+    /// every release (the facts' `scripts`).
     ConnectorProxyPairing = "connector_proxy_pairing", Hard, "V1 and Hybrid pair with the load-balance proxy, Layerwise with the layerwise proxy";
-    /// V1 connector carrying a hybrid KV cache before it supported one.
+    /// V1 connector carrying a hybrid KV cache before it supported one
+    /// (#10342: `self.use_hybrid` in kv_p2p/mooncake_connector.py from
+    /// v0.22.1rc1 to v0.30.0rc2; the rows' `v1_hybrid_kv`).
     ConnectorHybridKv = "connector_hybrid_kv", Convention, "`MooncakeConnectorV1` carries hybrid-KV models (DeepSeek-V4) from v0.22.1rc1";
-    /// A 950-only connector setting on other hardware.
+    /// A 950-only connector setting on other hardware
+    /// (`ascend_local_comm_res_path`, vllm_ascend/utils.py @v0.21.0rc1 L532,
+    /// @v0.23.0 L584, @v0.30.0rc2 L700; not read before v0.21.0rc1).
     CommResPathHardware = "comm_res_path_hardware", Hard, "`ascend_local_comm_res_path` is for 950DT only";
     /// A connector extra key that is derived.
     ConnectorExtraDerived = "connector_extra_derived", Hard, "the `prefill`/`decode` shapes of `kv_connector_extra_config` are derived";
     // --- additional_config and env -------------------------------------------
-    /// Balance scheduling in a PD layout.
+    /// Balance scheduling in a PD layout: ValueError "only supports PD-mixed
+    /// mode" (vllm_ascend/platform.py @v0.18.0 L456, @v0.23.0 L682,
+    /// @v0.26.0rc1 L639, @v0.30.0rc2 L1034).
     BalanceSchedulingInPd = "balance_scheduling_in_pd", Hard, "balance scheduling is for PD-mixed only";
-    /// Recompute scheduler in a mixed layout.
+    /// Recompute scheduler in a mixed layout: ValueError without a
+    /// kv_consumer (vllm_ascend/platform.py @v0.18.0 L461-468, @v0.23.0rc1
+    /// L692, @v0.30.0rc2 L1128).
     RecomputeSchedulerMixed = "recompute_scheduler_mixed", Hard, "the recompute scheduler needs a kv_consumer";
-    /// Recompute scheduler on prefill where the image ignores it.
+    /// Recompute scheduler on prefill where the image ignores it (#11537;
+    /// platform.py "ignored on PD-disaggregated P nodes" from v0.23.0rc1 to
+    /// v0.30.0rc2; the rows' `recompute`).
     RecomputeSchedulerOnPrefill = "recompute_scheduler_on_prefill", Convention, "the recompute scheduler is decode-only from v0.23.0rc1";
-    /// MLAPO set where it has no effect.
-    MlapoDecodeOnly = "mlapo_decode_only", Convention, "on A2/A3 MLAPO only takes effect on pure decode engines";
-    /// LMHead TP misuse.
+    /// MLAPO on a non-decode engine of an MLA model where the MLA backend
+    /// takes it only on pure decode instances (`enabling_mlapo`,
+    /// vllm_ascend/attention/utils.py @v0.18.0 L327 … @v0.30.0rc2 L581; A2/A3
+    /// at every release, 950DT at v0.18.0 only). DSA models are exempt: the
+    /// SFA backend reads the switch on every role (attention/sfa_v1.py
+    /// @v0.18.0 L412 … @v0.30.0rc2 L898).
+    MlapoDecodeOnly = "mlapo_decode_only", Convention, "on A2/A3 the MLA backend takes MLAPO only on pure decode engines";
+    /// LMHead TP misuse: `data_parallel_size % lmhead_tensor_parallel_size`
+    /// (vllm_ascend/ascend_config.py @v0.18.0 L248, @v0.23.0 L592,
+    /// @v0.30.0rc2 L1437).
     LmheadTensorParallel = "lmhead_tensor_parallel", Hard, "lmhead TP needs TP = 1 and divides DP";
-    /// Dynamic EPLB without its env switch.
+    /// Dynamic EPLB without its env switch (`DYNAMIC_EPLB`,
+    /// vllm_ascend/ascend_config.py @v0.18.0 L422, @v0.23.0 L887, @v0.30.0rc2
+    /// L326).
     EplbRequiresEnv = "eplb_requires_env", Hard, "`eplb_config.dynamic_eplb` needs env `DYNAMIC_EPLB=true`";
-    /// Key not read by the image.
+    /// Key not read by the image: the facts' `additional_config` (every
+    /// top-level key vllm_ascend/ reads, per release v0.18.0 to v0.30.0rc2).
     UnknownAdditionalConfigKey = "unknown_additional_config_key", Convention, "`additional_config` keys are read by the image";
-    /// Env toggle that does nothing on the image.
+    /// Env toggle that does nothing on the image: `VLLM_ASCEND_*` missing
+    /// from the facts' `env` of that release, or a variable of
+    /// `tables::UNREAD_ENV` that no `tables::OTHER_ENV_READERS` entry
+    /// (torch_npu, Mooncake) reads.
     DeadEnvToggle = "dead_env_toggle", Convention, "env toggles have an effect on the image";
     /// A flag or env var that is derived.
     DerivedSetting = "derived_setting", Hard, "derived flags and env are never set by hand";
@@ -138,23 +179,34 @@ rules! {
     /// A flag not spelled `--kebab-case`.
     FlagFormat = "flag_format", Hard, "extra flags are spelled `--kebab-case`";
     // --- serve settings ------------------------------------------------------------
-    /// Speculative method not known.
+    /// Speculative method not known (`SpeculativeMethod` in vLLM's
+    /// vllm/config/speculative.py).
     SpeculativeMethodUnknown = "speculative_method_unknown", Hard, "the speculative method is known to vLLM";
-    /// Deprecated speculative method name.
+    /// Deprecated speculative method name (`deepseek_mtp`, rewritten to
+    /// `mtp` in vllm/config/speculative.py; vllm-ascend keeps the alias,
+    /// patch_speculative_config.py from v0.20.2rc1).
     SpeculativeMethodDeprecated = "speculative_method_deprecated", Convention, "use `mtp`, not the deprecated `deepseek_mtp`";
-    /// Too many speculative tokens.
+    /// Too many speculative tokens: the FIA operator runs at most 16 tokens
+    /// per decode round (documented from v0.25.1rc1, docs/source/user_guide/
+    /// feature_guide/speculative_decoding.md @v0.25.1rc1 L63, @v0.30.0rc2
+    /// L64; the operator limit holds at every image).
     SpeculativeTokenLimit = "speculative_token_limit", Hard, "`num_speculative_tokens` is at least 1 and `+ 1 <= 16`";
-    /// Prefill with more than one speculative token.
+    /// Prefill with more than one speculative token: prefill emits one token
+    /// per request (the multi-node PD tutorial, every release).
     SpeculativePrefillTokens = "speculative_prefill_tokens", Convention, "prefill runs `num_speculative_tokens = 1`";
-    /// MTP on weights without an MTP layer.
+    /// MTP on weights without an MTP layer (vLLM's vllm/config/speculative.py
+    /// `MTPModelTypes`; the model table's `mtp`).
     SpeculativeNeedsMtp = "speculative_needs_mtp", Hard, "MTP needs weights with an MTP layer";
     /// Decode batch budget below seqs x (1 + spec).
     DecodeBatchBudget = "decode_batch_budget", Convention, "decode `max_num_batched_tokens >= max_num_seqs x (1 + num_speculative_tokens)`";
-    /// gpu-memory-utilization out of range.
+    /// gpu-memory-utilization out of range (`Field(gt=0, le=1)` in vLLM's
+    /// vllm/config/cache.py, 0.18.0 L41 to 0.30.0 L103).
     GpuMemoryUtilization = "gpu_memory_utilization", Hard, "`gpu_memory_utilization` is a number in (0, 1]";
     /// Capture sizes without a cudagraph mode, or malformed.
     GraphCaptureSizes = "graph_capture_sizes", Hard, "capture sizes go with a cudagraph mode and are positive and distinct";
-    /// Full graph with several speculative tokens and capture sizes that are not multiples of tokens + 1.
+    /// Full graph with several speculative tokens and capture sizes that are
+    /// not multiples of tokens + 1 (speculative_decoding.md @v0.21.0rc1 L175,
+    /// @v0.26.0rc1 L176, @v0.30.0rc2 L220).
     CaptureSizesSpeculative = "capture_sizes_speculative", Convention, "full-graph capture sizes are multiples of `num_speculative_tokens + 1` when speculating more than one token";
     // --- identity, text fields -------------------------------------------------------
     /// Name not `family/variant` in lowercase.
@@ -170,27 +222,52 @@ rules! {
     /// Date not `YYYY-MM-DD`.
     DateFormat = "date_format", Hard, "dates are `YYYY-MM-DD`";
     // --- role limits and model facts (appended) ------------------------------------
-    /// `enable_kv_nz` outside a PD decode engine.
+    /// `enable_kv_nz` outside a PD decode engine: NotImplementedError unless
+    /// kv_consumer (vllm_ascend/ascend_config.py @v0.18.0 L143-149, @v0.23.0
+    /// L274, @v0.30.0rc2 L900).
     KvNzDecodeOnly = "kv_nz_decode_only", Hard, "`enable_kv_nz` runs only on decode engines of a PD layout";
-    /// `enable_kv_nz` on a model without plain MLA.
+    /// `enable_kv_nz` on a model without plain MLA: RuntimeError "only
+    /// supported for mla" (same check, v0.18.0 to v0.30.0rc2).
     KvNzNeedsMla = "kv_nz_needs_mla", Hard, "`enable_kv_nz` needs an MLA model without sparse attention";
-    /// `enable_reduce_sample` on prefill or with lmhead TP.
+    /// `enable_reduce_sample` on prefill or with lmhead TP: ValueError at
+    /// v0.23.0 (ascend_config.py L318-340) and v0.27.1rc1 to v0.29.0rc1
+    /// (L729, L811, L819), silently wrong on the other images that read the
+    /// key (v0.20.2rc1 to v0.29.0rc1, the facts).
     ReduceSampleDecodeOnly = "reduce_sample_decode_only", Hard, "`enable_reduce_sample` never runs on prefill engines nor with lmhead TP";
-    /// `eplb_config` sub-key or value the image rejects.
+    /// `eplb_config` sub-key or value the image rejects: `EplbConfig` in
+    /// vllm_ascend/ascend_config.py ("Config has no attribute" @v0.18.0 L391
+    /// … @v0.26.0rc1 L884, pydantic `extra="forbid"` from v0.27.1rc1); the
+    /// sub-keys are the facts' `eplb_config` entry.
     EplbConfigStrict = "eplb_config_strict", Hard, "`eplb_config` holds only the sub-keys and values the image accepts";
-    /// `max_num_seqs` of zero.
+    /// `max_num_seqs` of zero (`Field(ge=1)` in vLLM's vllm/config/scheduler.py).
     MaxNumSeqsPositive = "max_num_seqs_positive", Hard, "`max_num_seqs` is at least 1";
-    /// A block size the backend replaces.
+    /// A block size the backend replaces: `refresh_block_size` in
+    /// vllm_ascend/utils.py (128 with prefix caching or chunked prefill
+    /// @v0.18.0 L1188 … @v0.30.0rc2 L1461; DeepSeek-V4 128 only at
+    /// v0.20.2rc1, 32/64/128 from v0.21.0rc1 to v0.30.0rc2).
     BlockSizeBackend = "block_size_backend", Hard, "`block_size` is one the attention backend keeps";
     /// Draft-model speculative method without a draft for the weights.
     SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "eagle, eagle3, dflash, medusa and draft-model speculation need a draft the model table names";
-    /// An attention-specific `additional_config` key on a model whose backend ignores it.
+    /// An attention-specific `additional_config` key on a model whose backend
+    /// ignores it (`tables::ATTENTION_CONFIG_KEYS`: MLAPO read by the MLA and
+    /// SFA backends, the sparse C8 keys ANDed with `use_sparse` in
+    /// ascend_config.py, v0.18.0 to v0.30.0rc2).
     ConfigKeyAttention = "config_key_attention", Convention, "attention-specific `additional_config` keys are set only for models whose backend reads them";
-    /// `enable_dsa_cp` on a model without the DSA indexer.
+    /// `enable_dsa_cp` on a model without the DSA indexer: DSA CP needs
+    /// `index_topk` (vllm_ascend/utils.py `enable_dsa_cp` @v0.20.2rc1 L1389,
+    /// @v0.26.0rc1 L1386; ascend_config.py `has_indexer` @v0.27.1rc1
+    /// L578-584, @v0.30.0rc2 L800-806).
     DsaCpNeedsIndexer = "dsa_cp_needs_indexer", Convention, "`enable_dsa_cp` is set only for models with the DSA indexer (DeepSeek-V3.2, GLM-5.x, DeepSeek-V4)";
-    /// `enable_dsa_cp` on an indexer model without sequence parallelism, on an image that refuses it.
-    DsaCpNeedsSp = "dsa_cp_needs_sp", Hard, "`enable_dsa_cp` on an indexer model comes with sequence parallelism (FlashComm1 or shared-expert DP) on v0.20.2rc1 to v0.25.1rc1";
-    /// C8 KV weights on a GQA model through `MooncakeConnectorV1`.
+    /// `enable_dsa_cp` on an indexer model without sequence parallelism, on
+    /// an image that refuses it: ValueError "DSA CP requires SP to be
+    /// enabled" in vllm_ascend/utils.py from v0.20.2rc1 (L1407) to v0.26.0rc1
+    /// (L1404); from v0.27.1rc1 DSA CP turns SP on itself (ascend_config.py
+    /// L524-529). The rows' `dsa_cp_checks_sp`.
+    DsaCpNeedsSp = "dsa_cp_needs_sp", Hard, "`enable_dsa_cp` on an indexer model comes with sequence parallelism (FlashComm1 or shared-expert DP) on v0.20.2rc1 to v0.26.0rc1";
+    /// C8 KV weights on a GQA model through `MooncakeConnectorV1`:
+    /// `_check_mooncake_c8_kv_cache_quant` raises from v0.23.0rc1
+    /// (ascend_config.py @v0.23.0rc1 L35 … @v0.30.0rc2 L715); earlier images corrupt the
+    /// transfer silently.
     C8KvGqaConnector = "c8_kv_gqa_connector", Hard, "C8 KV weights of GQA models move KV with the Layerwise connector, not V1";
     /// Verification image malformed or newer than the layout's.
     VerificationImage = "verification_image", Hard, "verification names an image no newer than the layout's";

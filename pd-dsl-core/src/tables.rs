@@ -45,9 +45,21 @@ pub struct Hardware {
     pub privileged: bool,
     /// Host files/directories that must exist before start (preflight).
     pub required_host_paths: &'static [&'static str],
-    /// True when MLAPO only takes effect on pure decode instances
-    /// (A2/A3; `vllm_ascend/attention/utils.py` @HEAD L520-530).
+    /// True when the MLA backend takes MLAPO only on pure decode instances
+    /// at every image (A2/A3; see [`mlapo_decode_only`] for A5).
     pub mlapo_decode_only: bool,
+}
+
+/// Images on which `enabling_mlapo` has no A5 branch, so MLAPO is decode-only
+/// on 950DT too (vllm_ascend/attention/utils.py @v0.18.0 L327-333; the A5
+/// branch is there from @v0.19.1rc1 L353-354, and from @v0.27.1rc1 as the
+/// `UNRESTRICTED_MLAPO` capability of the A5 profile, device/hardware_profile.py).
+pub const MLAPO_A5_DECODE_ONLY: &[&str] = &["v0.18.0"];
+
+/// Whether the MLA backend takes MLAPO only on pure decode instances on `hw`
+/// with `image` (`enabling_mlapo` in vllm_ascend/attention/utils.py).
+pub fn mlapo_decode_only(hw: &Hardware, image: &Image) -> bool {
+    hw.mlapo_decode_only || MLAPO_A5_DECODE_ONLY.contains(&image.tag)
 }
 
 /// Device nodes the A2/A3 docker commands add besides `/dev/davinciN`.
@@ -1110,82 +1122,161 @@ pub enum RecomputeRoles {
     /// v0.18.0 – v0.22.1rc1: P or D; a ValueError in PD-mixed mode
     /// (platform.py @v0.18.0 L461-468).
     PrefillOrDecode,
-    /// v0.23.0rc1 and later: D only; ignored on P, ValueError when mixed
-    /// (#11265, #11537; platform.py @HEAD L896-920).
+    /// v0.23.0rc1 and later: D only; ignored on P with a warning, ValueError
+    /// when mixed (#11265, #11537; vllm_ascend/platform.py @v0.23.0rc1
+    /// L679-692, @v0.26.0rc1 L676-694, @v0.27.1rc1 L1030-1047, @v0.30.0rc2
+    /// L1108-1125).
     DecodeOnly,
 }
 
-/// One vllm-ascend image release with the differences the rules need.
-#[derive(Debug, Serialize)]
+/// One vllm-ascend image release: the facts the sdist cannot give, typed by
+/// hand and reviewed against the release's source (the comment on each row
+/// names the paths), plus the release's generated facts
+/// ([`crate::upstream::Release`]), from which the rest is derived
+/// ([`Image::vllm`], [`Image::cann`], [`Image::hybrid_connector`],
+/// [`Image::nested_scheduler_config`], [`Image::proxy_workers`], the
+/// `additional_config` keys and env variables it reads).
+///
+/// `pd-dsl-core/tests/image_rows.rs` re-reads every row's hand-typed fields
+/// from the corpus where the sdist states them.
+#[derive(Debug)]
 pub struct Image {
     /// The tag without hardware suffix, as layouts write it.
     pub tag: &'static str,
     /// Commit date of the tag.
     pub date: &'static str,
-    /// vLLM version.
-    pub vllm: &'static str,
-    /// CANN version.
-    pub cann: &'static str,
-    /// Mooncake version.
+    /// Mooncake version the A3 image installs (`ARG MOONCAKE_TAG` in
+    /// Dockerfile.a3; the generated facts do not carry it).
     pub mooncake: &'static str,
     /// Image tag suffix on 950DT; `None` when the release ships no 950DT
-    /// image (facts §7: v0.24.0rc1 and v0.25.1rc1 have none).
+    /// image (facts §7: v0.24.0rc1 and v0.25.1rc1 have none; the tag-push job
+    /// of `.github/workflows/schedule_image_build_and_push.yaml` builds
+    /// `a5` again from v0.26.0rc1).
     pub suffix_950dt: Option<&'static str>,
-    /// `MooncakeHybridConnector` registered (first tag v0.20.2rc1, #9270).
-    pub hybrid_connector: bool,
     /// `MooncakeConnectorV1` supports DeepSeek-V4 and hybrid KV (#10342,
-    /// first in v0.22.1rc1).
+    /// first in v0.22.1rc1: `self.use_hybrid` in
+    /// vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py).
     pub v1_hybrid_kv: bool,
     /// Where the recompute scheduler may run.
     pub recompute: RecomputeRoles,
-    /// `additional_config.scheduler_config` is read (nested since #12177,
-    /// first in v0.25.1rc1).
-    pub nested_scheduler_config: bool,
-    /// The proxy has `--workers` and `/reset_prefix_cache` (#9645, v0.21.0rc1).
-    pub proxy_workers: bool,
+    /// `utils.enable_dsa_cp()` raises `ValueError("DSA CP requires SP to be
+    /// enabled")` when an indexer model sets `enable_dsa_cp` without sequence
+    /// parallelism (vllm_ascend/utils.py @v0.20.2rc1 L1405-1408, @v0.21.0rc1
+    /// and @v0.22.1rc1 L1361-1364, @v0.23.0rc1 and @v0.23.0 L1531-1534,
+    /// @v0.24.0rc1 L1458-1461, @v0.25.1rc1 L1390-1393, @v0.26.0rc1
+    /// L1402-1405). v0.18.0 and v0.19.1rc1 do not read the key (DSA CP
+    /// follows SP alone, utils.py @v0.18.0 L1240-1247); from v0.27.1rc1 the
+    /// check is gone.
+    pub dsa_cp_checks_sp: bool,
+    /// The release's generated facts (`upstream/facts/vllm-ascend/`), parsed
+    /// once by [`crate::upstream`].
+    pub facts_json: &'static str,
 }
 
+impl Serialize for Image {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Image", 11)?;
+        st.serialize_field("tag", self.tag)?;
+        st.serialize_field("date", self.date)?;
+        st.serialize_field("vllm", self.vllm())?;
+        st.serialize_field("cann", self.cann())?;
+        st.serialize_field("mooncake", self.mooncake)?;
+        st.serialize_field("suffix_950dt", &self.suffix_950dt)?;
+        st.serialize_field("hybrid_connector", &self.hybrid_connector())?;
+        st.serialize_field("v1_hybrid_kv", &self.v1_hybrid_kv)?;
+        st.serialize_field("recompute", &self.recompute)?;
+        st.serialize_field("nested_scheduler_config", &self.nested_scheduler_config())?;
+        st.serialize_field("proxy_workers", &self.proxy_workers())?;
+        st.end()
+    }
+}
+
+/// One row of [`IMAGES`]: the release version once (the tag is `v` plus it,
+/// and it names the facts file the row embeds), then the hand-typed fields.
 macro_rules! image {
-    ($tag:literal, $date:literal, $vllm:literal, $cann:literal, $mc:literal, $s950:expr,
-     hybrid: $hy:literal, v1_hybrid_kv: $v1h:literal, recompute: $rc:ident, nested: $n:literal, workers: $w:literal) => {
+    ($ver:literal, $date:literal, mooncake: $mc:literal, a5: $s950:expr,
+     v1_hybrid_kv: $v1h:literal, recompute: $rc:ident, dsa_cp_checks_sp: $dsa:literal) => {
         Image {
-            tag: $tag,
+            tag: concat!("v", $ver),
             date: $date,
-            vllm: $vllm,
-            cann: $cann,
             mooncake: $mc,
             suffix_950dt: $s950,
-            hybrid_connector: $hy,
             v1_hybrid_kv: $v1h,
             recompute: RecomputeRoles::$rc,
-            nested_scheduler_config: $n,
-            proxy_workers: $w,
+            dsa_cp_checks_sp: $dsa,
+            facts_json: include_str!(concat!("../../upstream/facts/vllm-ascend/", $ver, ".json")),
         }
     };
 }
 
 /// Every supported image, in version order (facts §7 dependency table, §9
 /// release table). Release branches mean a later tag is not a superset of an
-/// earlier one, so every feature is a field, never "tag >= x".
-pub static IMAGES: [Image; 9] = [
-    image!("v0.18.0", "2026-04-30", "0.18.0", "8.5.1", "0.3.9", Some("-a5"),
-        hybrid: false, v1_hybrid_kv: false, recompute: PrefillOrDecode, nested: false, workers: false),
-    image!("v0.19.1rc1", "2026-04-30", "0.19.1", "8.5.1", "0.3.8.post1", Some("-a5"),
-        hybrid: false, v1_hybrid_kv: false, recompute: PrefillOrDecode, nested: false, workers: false),
-    image!("v0.20.2rc1", "2026-06-03", "0.20.2", "9.0.0", "0.3.8.post1", Some("-a5"),
-        hybrid: true, v1_hybrid_kv: false, recompute: PrefillOrDecode, nested: false, workers: false),
-    image!("v0.21.0rc1", "2026-06-12", "0.21.0", "9.0.0", "0.3.9", Some("-a5"),
-        hybrid: true, v1_hybrid_kv: false, recompute: PrefillOrDecode, nested: false, workers: true),
-    image!("v0.22.1rc1", "2026-06-30", "0.22.1", "9.0.0", "0.3.9", Some("-a5"),
-        hybrid: true, v1_hybrid_kv: true, recompute: PrefillOrDecode, nested: false, workers: true),
-    image!("v0.23.0rc1", "2026-07-19", "0.23.0", "9.0.1", "0.3.11.post1", Some("-a5"),
-        hybrid: true, v1_hybrid_kv: true, recompute: DecodeOnly, nested: false, workers: true),
-    image!("v0.23.0", "2026-08-17", "0.23.0", "9.1.0", "0.3.11.post1", Some("-a5"),
-        hybrid: true, v1_hybrid_kv: true, recompute: DecodeOnly, nested: false, workers: true),
-    image!("v0.24.0rc1", "2026-08-04", "0.24.0", "9.0.1", "0.3.11.post1", None,
-        hybrid: true, v1_hybrid_kv: true, recompute: DecodeOnly, nested: false, workers: true),
-    image!("v0.25.1rc1", "2026-08-19", "0.25.1", "9.0.1", "0.3.11.post1", None,
-        hybrid: true, v1_hybrid_kv: true, recompute: DecodeOnly, nested: true, workers: true),
+/// earlier one, so every feature is a field or a fact, never "tag >= x".
+///
+/// Adding a release: pin it in `upstream/corpus.lock.json`, run
+/// `scripts/upstream/facts.py write` and add its row here, reviewed against the
+/// paths the rows below cite; `pd-dsl-core/tests/image_rows.rs` fails until
+/// the lock, the facts and this table name the same releases.
+///
+/// Dates up to v0.25.1rc1 are the tags' commit dates; from v0.26.0rc1 the
+/// heading date of the release's entry in docs/source/user_guide/
+/// release_notes.md, or, for a release without an entry (v0.28.0rc1,
+/// v0.29.0rc1), the build date of its sdist's `PKG-INFO`.
+pub static IMAGES: [Image; 15] = [
+    // Dockerfile.a3 `ARG MOONCAKE_TAG=v0.3.9`.
+    image!("0.18.0", "2026-04-30", mooncake: "0.3.9", a5: Some("-a5"),
+        v1_hybrid_kv: false, recompute: PrefillOrDecode, dsa_cp_checks_sp: false),
+    // Dockerfile.a3 `ARG MOONCAKE_TAG=v0.3.8.post1`.
+    image!("0.19.1rc1", "2026-04-30", mooncake: "0.3.8.post1", a5: Some("-a5"),
+        v1_hybrid_kv: false, recompute: PrefillOrDecode, dsa_cp_checks_sp: false),
+    image!("0.20.2rc1", "2026-06-03", mooncake: "0.3.8.post1", a5: Some("-a5"),
+        v1_hybrid_kv: false, recompute: PrefillOrDecode, dsa_cp_checks_sp: true),
+    image!("0.21.0rc1", "2026-06-12", mooncake: "0.3.9", a5: Some("-a5"),
+        v1_hybrid_kv: false, recompute: PrefillOrDecode, dsa_cp_checks_sp: true),
+    image!("0.22.1rc1", "2026-06-30", mooncake: "0.3.9", a5: Some("-a5"),
+        v1_hybrid_kv: true, recompute: PrefillOrDecode, dsa_cp_checks_sp: true),
+    // Dockerfile.a3 `ARG MOONCAKE_TAG=0.3.11.post1` (the npu wheel) from here on.
+    image!("0.23.0rc1", "2026-07-19", mooncake: "0.3.11.post1", a5: Some("-a5"),
+        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
+    image!("0.23.0", "2026-08-17", mooncake: "0.3.11.post1", a5: Some("-a5"),
+        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
+    image!("0.24.0rc1", "2026-08-04", mooncake: "0.3.11.post1", a5: None,
+        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
+    image!("0.25.1rc1", "2026-08-19", mooncake: "0.3.11.post1", a5: None,
+        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
+    // release_notes.md "## v0.26.0rc1 - 2026.09.03"; Dockerfile.a3
+    // `MOONCAKE_TAG=0.3.11.post1`; schedule_image_build_and_push.yaml
+    // `build-a5` suffix `a5`; mooncake_connector.py `self.use_hybrid`
+    // L2104; platform.py L676-694; utils.py L1402-1405 still raises.
+    image!("0.26.0rc1", "2026-09-03", mooncake: "0.3.11.post1", a5: Some("-a5"),
+        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
+    // release_notes.md "## v0.27.1rc1 - 2026.09.24"; Dockerfile.a3
+    // `MOONCAKE_TAG=0.3.11.post1`; schedule_image_build_and_push.yaml A5
+    // matrix suffix `a5`; mooncake_connector.py L2156; platform.py
+    // L1030-1047; utils.py `enable_dsa_cp` no longer raises.
+    image!("0.27.1rc1", "2026-09-24", mooncake: "0.3.11.post1", a5: Some("-a5"),
+        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
+    // No release_notes.md entry; PKG-INFO built 2026-10-09. Dockerfile.a3
+    // `MOONCAKE_TAG=0.3.11.post1`; schedule_image_build_and_push.yaml A5
+    // matrix suffix `a5`; mooncake_connector.py L2166; platform.py L1010-1027.
+    image!("0.28.0rc1", "2026-10-09", mooncake: "0.3.11.post1", a5: Some("-a5"),
+        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
+    // No release_notes.md entry; PKG-INFO built 2026-10-09. Dockerfile.a3
+    // `MOONCAKE_TAG=0.3.11.post1`; schedule_image_build_and_push.yaml A5
+    // matrix suffix `a5`; mooncake_connector.py L2166; platform.py L1014-1031.
+    image!("0.29.0rc1", "2026-10-09", mooncake: "0.3.11.post1", a5: Some("-a5"),
+        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
+    // release_notes.md "## v0.30.0rc1 - 2026.10.11"; Dockerfile.a3
+    // `MOONCAKE_TAG=0.3.11.post1`; schedule_image_build_and_push.yaml A5
+    // matrix suffix `a5`; mooncake_connector.py L2174; platform.py L1108-1125.
+    image!("0.30.0rc1", "2026-10-11", mooncake: "0.3.11.post1", a5: Some("-a5"),
+        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
+    // release_notes.md "## v0.30.0rc2 - 2026.10.13"; Dockerfile.a3
+    // `MOONCAKE_TAG=0.3.11.post1`; schedule_image_build_and_push.yaml A5
+    // matrix suffix `a5`; mooncake_connector.py L2174; platform.py L1108-1125.
+    image!("0.30.0rc2", "2026-10-13", mooncake: "0.3.11.post1", a5: Some("-a5"),
+        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
 ];
 
 /// Looks an image up by tag (without hardware suffix).
@@ -1217,271 +1308,190 @@ impl Image {
         Some(format!("quay.io/ascend/vllm-ascend:{}{}", self.tag, suffix))
     }
 
+    /// The release's generated facts (every row has them: a test guards it).
+    pub fn facts(&self) -> Option<&'static crate::upstream::Release> {
+        crate::upstream::release(self)
+    }
+
+    /// vLLM version the image installs (`ARG VLLM_TAG` of Dockerfile.a3, in
+    /// the facts).
+    pub fn vllm(&self) -> &'static str {
+        self.facts().map_or("", |r| r.vllm.version.as_str())
+    }
+
+    /// CANN version of the image's base (the A3 Dockerfile's `FROM`, in the
+    /// facts).
+    pub fn cann(&self) -> &'static str {
+        self.facts().and_then(|r| r.cann()).unwrap_or("")
+    }
+
+    /// `MooncakeHybridConnector` is registered (first in v0.20.2rc1, #9270;
+    /// `kv_connectors` of the facts).
+    pub fn hybrid_connector(&self) -> bool {
+        self.facts()
+            .is_some_and(|r| r.registers("MooncakeHybridConnector"))
+    }
+
+    /// `additional_config.scheduler_config` is read as a nested mapping
+    /// (#12177, first in v0.25.1rc1; its `sub_keys` in the facts).
+    pub fn nested_scheduler_config(&self) -> bool {
+        self.facts()
+            .and_then(|r| r.config_key("scheduler_config"))
+            .is_some_and(|k| k.sub_keys.is_some())
+    }
+
+    /// The load-balance proxy has `--workers` (and `/reset_prefix_cache`,
+    /// #9645, first in v0.21.0rc1; the script's flags in the facts).
+    pub fn proxy_workers(&self) -> bool {
+        self.facts()
+            .is_some_and(|r| r.script_has_flag("load_balance_proxy_server_example.py", "--workers"))
+    }
+
     /// Whether `enable_dsa_cp` on an indexer model without sequence
-    /// parallelism is a `ValueError` at start-up ([`DSA_CP_CHECKS_SP`]).
+    /// parallelism is a `ValueError` at start-up ([`Image::dsa_cp_checks_sp`]
+    /// field).
     pub fn dsa_cp_checks_sp(&self) -> bool {
-        DSA_CP_CHECKS_SP.contains(&self.tag)
+        self.dsa_cp_checks_sp
+    }
+
+    /// Whether this image reads top-level `additional_config` key `key`.
+    pub fn reads_config_key(&self, key: &str) -> bool {
+        self.facts().is_some_and(|r| r.config_key(key).is_some())
+    }
+
+    /// Whether vllm-ascend on this image reads environment variable `name`.
+    pub fn reads_env(&self, name: &str) -> bool {
+        self.facts().is_some_and(|r| r.reads_env(name))
     }
 }
 
-/// Images whose `utils.enable_dsa_cp()` raises `ValueError("DSA CP requires
-/// SP to be enabled")` when the model has the indexer, `enable_dsa_cp` is set
-/// and `enable_sp()` is false (vllm_ascend/utils.py @v0.20.2rc1 L1405-1408,
-/// @v0.21.0rc1 and @v0.22.1rc1 L1361-1364, @v0.23.0rc1 and @v0.23.0
-/// L1531-1534, @v0.24.0rc1 L1458-1461, @v0.25.1rc1 L1390-1393). v0.18.0 and
-/// v0.19.1rc1 do not read the key (DSA CP follows SP alone, utils.py @v0.18.0
-/// L1240-1247) and HEAD dropped the check (@HEAD L1308-1328).
-pub const DSA_CP_CHECKS_SP: &[&str] = FROM_V0_20_2;
-
 // ---------------------------------------------------------------------------
-// additional_config keys per version (facts §4.1, §4.3)
+// additional_config keys per version: the generated facts (`additional_config`)
 // ---------------------------------------------------------------------------
 
-/// A top-level `additional_config` key and the images that read it.
-#[derive(Debug)]
-pub struct ConfigKey {
-    /// Key name.
-    pub name: &'static str,
-    /// Images that read it; `None` means every image in the table.
-    pub images: Option<&'static [&'static str]>,
-    /// What replaced it, for the message when it is missing.
-    pub note: &'static str,
-}
-
-const FROM_V0_20_2: &[&str] = &[
-    "v0.20.2rc1",
-    "v0.21.0rc1",
-    "v0.22.1rc1",
-    "v0.23.0rc1",
-    "v0.23.0",
-    "v0.24.0rc1",
-    "v0.25.1rc1",
-];
-const UNTIL_V0_23_0: &[&str] = &[
-    "v0.18.0",
-    "v0.19.1rc1",
-    "v0.20.2rc1",
-    "v0.21.0rc1",
-    "v0.22.1rc1",
-    "v0.23.0rc1",
-    "v0.23.0",
-];
-const UNTIL_V0_24_0: &[&str] = &[
-    "v0.18.0",
-    "v0.19.1rc1",
-    "v0.20.2rc1",
-    "v0.21.0rc1",
-    "v0.22.1rc1",
-    "v0.23.0rc1",
-    "v0.23.0",
-    "v0.24.0rc1",
-];
-
-macro_rules! key {
-    ($name:literal) => {
-        ConfigKey {
-            name: $name,
-            images: None,
-            note: "",
-        }
-    };
-    ($name:literal, $images:expr, $note:literal) => {
-        ConfigKey {
-            name: $name,
-            images: Some($images),
-            note: $note,
-        }
-    };
-}
-
-/// Top-level `additional_config` keys read by `vllm_ascend/ascend_config.py`
-/// (and the few readers elsewhere), with the images that read them. Keys whose
-/// first release is not recorded in the facts are treated as read everywhere,
-/// so the rule never rejects a key that works.
-pub static ADDITIONAL_CONFIG_KEYS: &[ConfigKey] = &[
-    key!("refresh"),
-    key!("dump_config"),
-    key!("dump_config_path"),
-    key!("ascend_log_path"),
-    key!("xlite_graph_config"),
-    key!("finegrained_tp_config"),
-    key!("ascend_compilation_config"),
-    key!("ascend_fusion_config"),
-    key!("eplb_config"),
-    key!("rejection_sampler_config"),
-    key!("sparse_kv_offload_config"),
-    key!("rl_config"),
-    key!("dynamic_spec_config"),
-    key!("enable_shared_expert_dp"),
-    key!("multistream_overlap_shared_expert"),
-    key!("enable_cpu_binding"),
-    key!("multistream_dsv4_dsa_overlap"),
-    key!("enable_prefill_mc2"),
-    key!("pa_shape_list"),
-    key!("enable_kv_nz"),
-    key!("c8_enable_reshape_optim"),
-    key!("enable_mc2_hierarchy_comm"),
-    // Read from v0.20.2rc1 (absent from ascend_config.py at v0.18.0 and
-    // v0.19.1rc1).
-    key!("enable_reduce_sample", FROM_V0_20_2, "added in v0.20.2rc1"),
-    key!("mix_placement"),
-    key!("mega_moe_max_tokens"),
-    key!("draft_window_size"),
-    key!("recompute_scheduler_enable"),
-    key!("short_request_first_config"),
-    key!("profiling_chunk_config"),
-    // env -> additional_config migration #9064, first in v0.20.2rc1.
-    key!(
-        "enable_fused_mc2",
-        FROM_V0_20_2,
-        "before v0.20.2rc1 use env `VLLM_ASCEND_ENABLE_FUSED_MC2`"
-    ),
-    key!(
-        "enable_mlapo",
-        FROM_V0_20_2,
-        "before v0.20.2rc1 use env `VLLM_ASCEND_ENABLE_MLAPO`"
-    ),
-    key!(
-        "weight_nz_mode",
-        FROM_V0_20_2,
-        "before v0.20.2rc1 use env `VLLM_ASCEND_ENABLE_NZ`"
-    ),
-    key!(
-        "msmonitor_use_daemon",
-        FROM_V0_20_2,
-        "before v0.20.2rc1 use env `MSMONITOR_USE_DAEMON`"
-    ),
-    key!(
-        "enable_transpose_kv_cache_by_block",
-        FROM_V0_20_2,
-        "before v0.20.2rc1 use env `VLLM_ASCEND_FUSION_OP_TRANSPOSE_KV_CACHE_BY_BLOCK`"
-    ),
-    key!(
+/// Environment variables that moved to `additional_config` keys (#9064, first
+/// in v0.20.2rc1): the "Quick Reference" table of docs/source/user_guide/
+/// configuration/additional_config.md @v0.20.2rc1 L17-28. A key an image
+/// does not read gets the variable as a hint when that image reads it.
+pub const ENV_MIGRATION: &[(&str, &str)] = &[
+    (
         "enable_balance_scheduling",
-        FROM_V0_20_2,
-        "before v0.20.2rc1 use env `VLLM_ASCEND_BALANCE_SCHEDULING`"
+        "VLLM_ASCEND_BALANCE_SCHEDULING",
     ),
-    key!("enable_dsa_cp", FROM_V0_20_2, "added in v0.20.2rc1 (#9878)"),
-    key!(
-        "enable_flashcomm1",
-        &[
-            "v0.20.2rc1",
-            "v0.21.0rc1",
-            "v0.22.1rc1",
-            "v0.23.0rc1",
-            "v0.23.0",
-            "v0.24.0rc1",
-            "v0.25.1rc1"
-        ],
-        "FlashComm v1 was removed (#13946)"
-    ),
-    // Removed in v0.24.0rc1 (release notes); v0.23.0 final still reads them.
-    key!("layer_sharding", UNTIL_V0_23_0, "removed in v0.24.0rc1"),
-    key!(
-        "multistream_overlap_gate",
-        UNTIL_V0_23_0,
-        "removed in v0.24.0rc1"
-    ),
-    key!(
-        "weight_prefetch_config",
-        UNTIL_V0_23_0,
-        "removed in v0.24.0rc1"
-    ),
-    // Removed in v0.25.1rc1.
-    key!(
-        "enable_async_exponential",
-        UNTIL_V0_24_0,
-        "removed in v0.25.1rc1"
-    ),
-    key!("hamming_sparse", UNTIL_V0_24_0, "removed in v0.25.1rc1"),
-    key!(
-        "dp_allreduce_on_npu",
-        UNTIL_V0_24_0,
-        "removed in v0.25.1rc1"
-    ),
-    key!(
-        "enable_flashcomm2_parallel_size",
-        UNTIL_V0_24_0,
-        "removed in v0.25.1rc1"
-    ),
-    key!(
+    ("enable_flashcomm1", "VLLM_ASCEND_ENABLE_FLASHCOMM1"),
+    (
         "enable_matmul_allreduce",
-        UNTIL_V0_24_0,
-        "removed in v0.25.1rc1"
+        "VLLM_ASCEND_ENABLE_MATMUL_ALLREDUCE",
     ),
-    // enable_sparse_c8 was split into two keys at v0.23.0 only (release branches).
-    key!(
-        "enable_sparse_c8",
-        &[
-            "v0.18.0",
-            "v0.19.1rc1",
-            "v0.20.2rc1",
-            "v0.21.0rc1",
-            "v0.22.1rc1",
-            "v0.23.0rc1",
-            "v0.24.0rc1",
-            "v0.25.1rc1"
-        ],
-        "split into `enable_sparse_sfa_c8` and `enable_sparse_li_c8` at v0.23.0"
+    (
+        "enable_flashcomm2_parallel_size",
+        "VLLM_ASCEND_FLASHCOMM2_PARALLEL_SIZE",
     ),
-    key!(
-        "enable_sparse_sfa_c8",
-        &["v0.23.0"],
-        "before the split use `enable_sparse_c8`"
+    ("msmonitor_use_daemon", "MSMONITOR_USE_DAEMON"),
+    ("enable_mlapo", "VLLM_ASCEND_ENABLE_MLAPO"),
+    ("weight_nz_mode", "VLLM_ASCEND_ENABLE_NZ"),
+    (
+        "enable_context_parallel",
+        "VLLM_ASCEND_ENABLE_CONTEXT_PARALLEL",
     ),
-    key!(
-        "enable_sparse_li_c8",
-        &["v0.23.0"],
-        "before the split use `enable_sparse_c8`"
-    ),
-    key!(
-        "enable_sleep_mode_extra_cleanup",
-        &["v0.23.0rc1", "v0.23.0", "v0.24.0rc1", "v0.25.1rc1"],
-        "moved to `rl_config.sleep_mode_extra_cleanup`"
-    ),
-    // Nested scheduler_config, #12177, first in v0.25.1rc1; read as unknown
-    // (silently ignored) before that.
-    key!(
-        "scheduler_config",
-        &["v0.25.1rc1"],
-        "nested `scheduler_config` is read from v0.25.1rc1 (#12177); earlier images ignore it"
+    ("enable_fused_mc2", "VLLM_ASCEND_ENABLE_FUSED_MC2"),
+    (
+        "enable_transpose_kv_cache_by_block",
+        "VLLM_ASCEND_FUSION_OP_TRANSPOSE_KV_CACHE_BY_BLOCK",
     ),
 ];
 
-/// `additional_config.eplb_config` sub-keys: `EplbConfig._defaults` in
-/// vllm_ascend/ascend_config.py, which raises `ValueError("Config has no
-/// attribute ...")` for any other key at every tag (@v0.18.0 L367-391,
-/// @v0.23.0 L831-856, @HEAD L990-1019). `load_collection_phase` exists only
-/// after v0.25.1rc1, so no image in the table reads it.
-pub static EPLB_CONFIG_KEYS: &[ConfigKey] = &[
-    key!("dynamic_eplb"),
-    key!("expert_map_path"),
-    key!("expert_heat_collection_interval"),
-    key!("algorithm_execution_interval"),
-    key!("expert_map_record_path"),
-    key!("num_redundant_experts"),
-    key!("eplb_policy_type"),
-    key!(
-        "eplb_heat_collection_stage",
-        &["v0.23.0rc1", "v0.23.0", "v0.24.0rc1", "v0.25.1rc1"],
-        "added in v0.23.0rc1"
-    ),
+/// Keys renamed or split (the old and the new names); a key an image does not
+/// read gets its counterpart as a hint when that image reads it
+/// (`enable_sparse_c8` is read @v0.18.0 to @v0.22.1rc1, @v0.24.0rc1 and
+/// @v0.25.1rc1; `enable_sparse_sfa_c8` and `enable_sparse_li_c8` @v0.23.0rc1,
+/// @v0.23.0 and from @v0.26.0rc1: the release branches; ascend_config.py).
+pub const KEY_RENAMES: &[(&str, &str)] = &[
+    ("enable_sparse_c8", "enable_sparse_sfa_c8"),
+    ("enable_sparse_c8", "enable_sparse_li_c8"),
 ];
 
-/// The `eplb_config` sub-keys `image` accepts.
-pub fn eplb_config_keys(image: &str) -> impl Iterator<Item = &'static str> + '_ {
-    EPLB_CONFIG_KEYS
+/// Why `image` ignores top-level `additional_config` key `key`, or `None`
+/// when it reads it. Everything in the answer is computed from the facts:
+/// the images that read the key, and what this image reads instead (the same
+/// key nested under another one, a renamed key, the environment variable it
+/// replaced).
+pub fn config_key_ignored(key: &str, image: &Image) -> Option<String> {
+    if image.reads_config_key(key) {
+        return None;
+    }
+    let readers = crate::upstream::config_key_readers(key);
+    let mut why = if readers.is_empty() {
+        "no image of the table reads it".to_owned()
+    } else {
+        format!("it is read by {}", crate::upstream::describe(&readers))
+    };
+    if let Some(r) = image.facts() {
+        let nested: Vec<String> = r
+            .additional_config
+            .iter()
+            .filter(|k| {
+                k.sub_keys
+                    .as_ref()
+                    .is_some_and(|s| s.iter().any(|s| s == key))
+            })
+            .map(|k| format!("`{}.{key}`", k.key))
+            .collect();
+        if !nested.is_empty() {
+            why.push_str(&format!("; this image reads {}", nested.join(" and ")));
+        }
+        let renamed: Vec<String> = KEY_RENAMES
+            .iter()
+            .filter_map(|&(a, b)| match key {
+                k if k == a => Some(b),
+                k if k == b => Some(a),
+                _ => None,
+            })
+            .filter(|k| r.config_key(k).is_some())
+            .map(|k| format!("`{k}`"))
+            .collect();
+        if !renamed.is_empty() {
+            why.push_str(&format!(
+                "; this image reads {} instead",
+                renamed.join(" and ")
+            ));
+        }
+        if let Some((_, env)) = ENV_MIGRATION.iter().find(|(k, _)| *k == key)
+            && r.reads_env(env)
+        {
+            why.push_str(&format!("; this image reads env `{env}` instead"));
+        }
+    }
+    Some(why)
+}
+
+/// The `eplb_config` sub-keys `image` accepts: `EplbConfig` in
+/// vllm_ascend/ascend_config.py raises `ValueError("Config has no attribute
+/// ...")` for any other key at every tag (@v0.18.0 L367-391, @v0.23.0
+/// L831-856); the list is the `sub_keys` of `eplb_config` in the facts
+/// (`strict` there).
+pub fn eplb_config_keys(image: &Image) -> Vec<&'static str> {
+    image
+        .facts()
+        .and_then(|r| r.config_key("eplb_config"))
+        .and_then(|k| k.sub_keys.as_ref())
+        .map_or_else(Vec::new, |s| s.iter().map(String::as_str).collect())
+}
+
+/// The images whose `eplb_config` accepts sub-key `key`, for the message.
+pub fn eplb_config_key_readers(key: &str) -> Vec<&'static Image> {
+    IMAGES
         .iter()
-        .filter(move |k| k.images.is_none_or(|imgs| imgs.contains(&image)))
-        .map(|k| k.name)
+        .filter(|img| eplb_config_keys(img).contains(&key))
+        .collect()
 }
 
 /// Block sizes vllm-ascend keeps for DeepSeek-V4 on `image`; any other value
 /// is replaced with a warning. `refresh_block_size` in vllm_ascend/utils.py:
 /// v0.20.2rc1 forces 128 (L1319-1321); from v0.21.0rc1 it keeps 32, 64 or 128
-/// and rewrites anything else to 32 (@v0.21.0rc1 L1263-1270, @HEAD
-/// L1179-1188). Before v0.20.2rc1 there is no V4 branch and the generic 128
-/// rule applies.
+/// and rewrites anything else to 32 (@v0.21.0rc1 L1263-1270, @v0.25.1rc1
+/// L1245-1253, @v0.27.1rc1 L1201-1209, the same to @v0.30.0rc2). Before
+/// v0.20.2rc1 there is no V4 branch and the generic 128 rule applies.
 pub fn dsv4_block_sizes(image: &str) -> &'static [u64] {
     match image {
         "v0.18.0" | "v0.19.1rc1" | "v0.20.2rc1" => &[128],
@@ -1507,108 +1517,123 @@ pub static ATTENTION_CONFIG_KEYS: &[AttentionKey] = &[
     AttentionKey {
         name: "enable_mlapo",
         attention: &[Attention::Mla, Attention::DsaSparse],
-        source: "only the MLA and SFA backends read it (attention/mla_v1.py L741, attention/sfa_v1.py L559)",
+        source: "only the MLA and SFA backends read it (attention/mla_v1.py and attention/sfa_v1.py at every release, e.g. L910 and L898 at v0.30.0rc2)",
     },
-    // `... and use_sparse` (ascend_config.py @HEAD L262-263); V4 counted as
+    // `... and use_sparse` (ascend_config.py @v0.21.0rc1 L256, @v0.23.0
+    // L280-281, @v0.25.1rc1 L241, @v0.30.0rc2 L920-921); V4 counted as
     // sparse up to v0.22.1rc1 (`hasattr(index_topk)`, @v0.21.0rc1 L232-236),
-    // so it is not flagged for V4.
+    // so it is not flagged for V4. Which images read which of the keys is
+    // the facts' business (`unknown_additional_config_key`).
     AttentionKey {
         name: "enable_sparse_c8",
         attention: &[Attention::DsaSparse, Attention::V4Hybrid],
-        source: "it is ANDed with sparse attention (ascend_config.py `use_sparse`)",
+        source: "it is ANDed with sparse attention (ascend_config.py `use_sparse`, L256 at v0.21.0rc1, L241 at v0.25.1rc1)",
     },
     AttentionKey {
         name: "enable_sparse_sfa_c8",
         attention: &[Attention::DsaSparse, Attention::V4Hybrid],
-        source: "it is ANDed with sparse attention (ascend_config.py L262)",
+        source: "it is ANDed with sparse attention (ascend_config.py `use_sparse`, L280 at v0.23.0, L920 at v0.30.0rc2)",
     },
     AttentionKey {
         name: "enable_sparse_li_c8",
         attention: &[Attention::DsaSparse, Attention::V4Hybrid],
-        source: "it is ANDed with sparse attention (ascend_config.py L263)",
+        source: "it is ANDed with sparse attention (ascend_config.py `use_sparse`, L281 at v0.23.0, L921 at v0.30.0rc2)",
     },
 ];
 
-/// Looks a top-level `additional_config` key up.
-pub fn config_key(name: &str) -> Option<&'static ConfigKey> {
-    ADDITIONAL_CONFIG_KEYS.iter().find(|k| k.name == name)
+/// Looks a top-level `additional_config` key up: whether any image of the
+/// table reads it (the facts' `additional_config`).
+pub fn config_key_known(name: &str) -> bool {
+    crate::upstream::known_config_keys().contains(&name)
 }
 
-/// An environment toggle that does nothing on some images (facts §5.2, §10.28).
+/// A reader of environment variables that is not vllm-ascend but runs in
+/// every image of the table: a variable it reads is not dead even though the
+/// generated `env` table (vllm-ascend's own reads) lacks it. This cannot come
+/// from the vllm-ascend sdist; each entry cites the reader's source and the
+/// build checked.
 #[derive(Debug)]
-pub struct DeadEnv {
+pub struct OtherReader {
     /// Variable name.
     pub name: &'static str,
-    /// Images on which it is dead; `None` means all.
-    pub images: Option<&'static [&'static str]>,
-    /// Why it is dead.
-    pub why: &'static str,
+    /// Who reads it.
+    pub reader: &'static str,
+    /// Where.
+    pub source: &'static str,
 }
 
-/// Environment toggles that have no effect (never read, or removed).
-pub static DEAD_ENV: &[DeadEnv] = &[
-    DeadEnv {
+/// Variables read by CANN-side libraries or Mooncake in every image.
+pub static OTHER_ENV_READERS: &[OtherReader] = &[
+    // torch_npu is pinned by every release's requirements.txt (2.9.0 at
+    // v0.18.0 … 2.10.0.post4 at v0.30.0rc2); `libtorch_npu.so` of the
+    // torch-npu 2.9.0 and 2.10.0.post4 wheels holds the read and its warning.
+    OtherReader {
         name: "ACL_OP_INIT_MODE",
-        images: None,
-        why: "a CANN runtime variable that vllm-ascend never reads at any checked tag",
+        reader: "torch_npu (the ACL op init mode, 0/1/2)",
+        source: "Ascend/pytorch torch_npu/csrc/core/npu/register/OptionsManager.cpp `GetAclOpInitMode`",
     },
-    DeadEnv {
-        name: "ASCEND_A3_ENABLE",
-        images: None,
-        why: "CANN-side; vllm-ascend never reads it",
-    },
-    DeadEnv {
-        name: "USE_MULTI_BLOCK_POOL",
-        images: None,
-        why: "not an env var: it was a Python constant, removed in v0.14.0rc1",
-    },
-    DeadEnv {
-        name: "USE_MULTI_GROUPS_KV_CACHE",
-        images: None,
-        why: "not an env var: a Python constant in patch_kv_cache_coordinator.py",
-    },
-    DeadEnv {
-        name: "VLLM_ASCEND_ENABLE_CONTEXT_PARALLEL",
-        images: Some(&[
-            "v0.21.0rc1",
-            "v0.22.1rc1",
-            "v0.23.0rc1",
-            "v0.23.0",
-            "v0.24.0rc1",
-            "v0.25.1rc1",
-        ]),
-        why: "removed in v0.21.0rc1 (#9668); use `additional_config.enable_dsa_cp`",
-    },
-    DeadEnv {
-        name: "VLLM_ASCEND_ENABLE_MATMUL_ALLREDUCE",
-        images: Some(&["v0.25.1rc1"]),
-        why: "removed in v0.25.1rc1",
-    },
-    DeadEnv {
-        name: "VLLM_ASCEND_FLASHCOMM2_PARALLEL_SIZE",
-        images: Some(&["v0.25.1rc1"]),
-        why: "removed in v0.25.1rc1",
-    },
-    DeadEnv {
-        name: "VLLM_ASCEND_ENABLE_PREFETCH_MLP",
-        images: None,
-        why: "gone by v0.18.0",
-    },
-    DeadEnv {
+    // Mooncake's ADXL transport, at every MOONCAKE_TAG the images install.
+    OtherReader {
         name: "ASCEND_BUFFER_POOL",
-        images: Some(&["v0.23.0"]),
-        why: "removed (v0.23.0 notes); use `ASCEND_ENABLE_USE_FABRIC_MEM=1` or `HCCL_INTRA_ROCE_ENABLE=1`",
+        reader: "Mooncake's Ascend direct transport (buffer pool mode)",
+        source: "kvcache-ai/Mooncake mooncake-transfer-engine/src/transport/ascend_transport/ascend_direct_transport/ascend_direct_transport.cpp @v0.3.8.post1 L237, @v0.3.9 L259; transfer_executor_base.cpp @v0.3.11.post1 L105-108",
     },
 ];
 
-/// The dead-toggle entry for `name` on `image`, if any.
-pub fn dead_env(name: &str, image: &str) -> Option<&'static DeadEnv> {
-    DEAD_ENV
+/// Variables upstream configs export that nothing in the images reads.
+/// Checked against vllm-ascend (the generated `env` tables, every release),
+/// torch_npu (`libtorch_npu.so` of torch-npu 2.9.0 and 2.10.0.post4) and
+/// Mooncake (source at v0.3.8.post1, v0.3.9 and v0.3.11.post1, and the
+/// mooncake-transfer-engine-npu 0.3.11.post1 wheel's libraries).
+pub static UNREAD_ENV: &[(&str, &str)] = &[
+    (
+        "ASCEND_A3_ENABLE",
+        "nothing in the image reads it: not vllm-ascend, not torch_npu, and not the Mooncake it installs (kvcache-ai/Mooncake v0.3.8.post1, v0.3.9, v0.3.11.post1)",
+    ),
+    (
+        "USE_MULTI_BLOCK_POOL",
+        "not an env var: it was a Python constant, removed in v0.14.0rc1",
+    ),
+    (
+        "USE_MULTI_GROUPS_KV_CACHE",
+        "not an env var: a Python constant in patch_kv_cache_coordinator.py",
+    ),
+];
+
+/// Why `name` does nothing on `image`, or `None` when something in the image
+/// reads it or it is not ours to judge. A `VLLM_ASCEND_*` variable is
+/// vllm-ascend's own: dead on an image whose generated `env` table lacks it
+/// (the answer names the images that read it). Other names are dead only when
+/// [`UNREAD_ENV`] lists them and no [`OTHER_ENV_READERS`] entry reads them.
+pub fn dead_env(name: &str, image: &Image) -> Option<String> {
+    if image.reads_env(name) || OTHER_ENV_READERS.iter().any(|r| r.name == name) {
+        return None;
+    }
+    if name.starts_with("VLLM_ASCEND_") {
+        let readers: Vec<&Image> = IMAGES.iter().filter(|i| i.reads_env(name)).collect();
+        let mut why = if readers.is_empty() {
+            "vllm-ascend reads no such variable at any image of the table".to_owned()
+        } else {
+            format!(
+                "vllm-ascend reads it only at {}",
+                crate::upstream::describe(&readers)
+            )
+        };
+        if let Some((key, _)) = ENV_MIGRATION.iter().find(|(_, e)| *e == name)
+            && image.reads_config_key(key)
+        {
+            why.push_str(&format!("; use `additional_config.{key}`"));
+        }
+        return Some(why);
+    }
+    UNREAD_ENV
         .iter()
-        .find(|d| d.name == name && d.images.is_none_or(|imgs| imgs.contains(&image)))
+        .find(|(n, _)| *n == name)
+        .map(|(_, why)| (*why).to_owned())
 }
 
-/// Speculative methods known to vLLM (speculative_decoding.md @HEAD L12-24)
+/// Speculative methods known to vLLM (`SpeculativeMethod` in vLLM's
+/// vllm/config/speculative.py, L72 at 0.30.0; speculative_decoding.md)
 /// plus the deprecated alias `deepseek_mtp` (rewritten to `mtp` upstream).
 pub static SPECULATIVE_METHODS: &[&str] = &[
     "ngram",
@@ -1830,22 +1855,127 @@ mod tests {
         );
     }
 
+    fn img(tag: &str) -> &'static Image {
+        image(tag).unwrap_or_else(|| unreachable!("{tag} is a row of IMAGES"))
+    }
+
     #[test]
     fn eplb_keys_follow_the_image() {
-        let keys = |img| eplb_config_keys(img).collect::<Vec<_>>();
+        let keys = |tag| eplb_config_keys(img(tag));
         assert!(!keys("v0.22.1rc1").contains(&"eplb_heat_collection_stage"));
+        assert!(keys("v0.23.0rc1").contains(&"eplb_heat_collection_stage"));
         assert!(keys("v0.23.0").contains(&"eplb_heat_collection_stage"));
         assert_eq!(keys("v0.18.0").len(), 7);
+        // `load_collection_phase` arrives in v0.27.1rc1 (ascend_config.py).
+        assert!(!keys("v0.26.0rc1").contains(&"load_collection_phase"));
+        assert!(keys("v0.27.1rc1").contains(&"load_collection_phase"));
         assert_eq!(dsv4_block_sizes("v0.20.2rc1"), &[128]);
         assert_eq!(dsv4_block_sizes("v0.21.0rc1"), &[32, 64, 128]);
     }
 
+    /// The derived fields agree with what the hand-typed table said before
+    /// they were derived (each value was reviewed against the release notes
+    /// and the source then), and extend to the new releases.
     #[test]
-    fn key_and_env_history() {
-        let sc = config_key("scheduler_config");
-        assert!(sc.is_some_and(|k| k.images == Some(&["v0.25.1rc1"][..])));
-        assert!(dead_env("VLLM_ASCEND_ENABLE_CONTEXT_PARALLEL", "v0.20.2rc1").is_none());
-        assert!(dead_env("VLLM_ASCEND_ENABLE_CONTEXT_PARALLEL", "v0.21.0rc1").is_some());
-        assert!(dead_env("ASCEND_A3_ENABLE", "v0.18.0").is_some());
+    fn derived_image_fields_match_the_reviewed_history() {
+        let from = |first: &str, f: fn(&Image) -> bool| {
+            for i in &IMAGES {
+                assert_eq!(f(i), i.version() >= img(first).version(), "{}", i.tag);
+            }
+        };
+        from("v0.20.2rc1", Image::hybrid_connector);
+        from("v0.21.0rc1", Image::proxy_workers);
+        from("v0.25.1rc1", Image::nested_scheduler_config);
+        let cann: Vec<&str> = IMAGES.iter().map(Image::cann).collect();
+        assert_eq!(
+            cann,
+            [
+                "8.5.1", "8.5.1", "9.0.0", "9.0.0", "9.0.0", "9.0.1", "9.1.0", "9.0.1", "9.0.1",
+                "9.1.0", "9.1.0", "9.1.0", "9.1.0", "9.1.0", "9.2.0"
+            ]
+        );
+        // Each image installs the vLLM of its own version, except v0.21.0rc1,
+        // whose Dockerfile.a3 builds vLLM v0.22.1 (`ARG VLLM_TAG=v0.22.1`).
+        for i in &IMAGES {
+            let own = format!(
+                "{}.{}.{}",
+                i.version().major,
+                i.version().minor,
+                i.version().patch
+            );
+            let expected = if i.tag == "v0.21.0rc1" {
+                "0.22.1"
+            } else {
+                own.as_str()
+            };
+            assert_eq!(i.vllm(), expected, "{}", i.tag);
+        }
+    }
+
+    #[test]
+    fn key_history_comes_from_the_facts() {
+        let ignored = |key: &str, tag: &str| config_key_ignored(key, img(tag));
+        assert_eq!(ignored("enable_mlapo", "v0.20.2rc1"), None);
+        assert_eq!(
+            ignored("enable_mlapo", "v0.19.1rc1").as_deref(),
+            Some(
+                "it is read by v0.20.2rc1 to v0.30.0rc2; this image reads env `VLLM_ASCEND_ENABLE_MLAPO` instead"
+            )
+        );
+        // The C8 split lives on the v0.23.0 branch and on main from v0.26.0rc1.
+        assert_eq!(
+            ignored("enable_sparse_sfa_c8", "v0.25.1rc1").as_deref(),
+            Some(
+                "it is read by v0.23.0rc1, v0.23.0 and v0.26.0rc1 to v0.30.0rc2; this image reads `enable_sparse_c8` instead"
+            )
+        );
+        assert_eq!(ignored("enable_sparse_li_c8", "v0.23.0rc1"), None);
+        // Nested from v0.25.1rc1; a flat scheduler key there is read nested.
+        assert_eq!(ignored("scheduler_config", "v0.25.1rc1"), None);
+        assert!(ignored("scheduler_config", "v0.24.0rc1").is_some());
+        assert_eq!(
+            ignored("no_such_key", "v0.23.0").as_deref(),
+            Some("no image of the table reads it")
+        );
+        // An `eplb_config` sub-key written at the top level.
+        assert_eq!(
+            ignored("dynamic_eplb", "v0.23.0").as_deref(),
+            Some("no image of the table reads it; this image reads `eplb_config.dynamic_eplb`")
+        );
+        assert!(config_key_known("enable_cpu_binding"));
+        assert!(!config_key_known("enable_cpu_bindng"));
+    }
+
+    #[test]
+    fn env_is_dead_only_when_nothing_in_the_image_reads_it() {
+        let dead = |name: &str, tag: &str| dead_env(name, img(tag));
+        assert!(dead("VLLM_ASCEND_ENABLE_CONTEXT_PARALLEL", "v0.20.2rc1").is_none());
+        assert_eq!(
+            dead("VLLM_ASCEND_ENABLE_CONTEXT_PARALLEL", "v0.21.0rc1").as_deref(),
+            Some("vllm-ascend reads it only at v0.18.0 to v0.20.2rc1")
+        );
+        // Read by torch_npu and by Mooncake, never by vllm-ascend.
+        for tag in ["v0.18.0", "v0.23.0", "v0.30.0rc2"] {
+            assert!(dead("ACL_OP_INIT_MODE", tag).is_none(), "{tag}");
+            assert!(dead("ASCEND_BUFFER_POOL", tag).is_none(), "{tag}");
+            assert!(dead("ASCEND_A3_ENABLE", tag).is_some(), "{tag}");
+            // CANN's HCCL variables are not ours to judge.
+            assert!(dead("HCCL_BUFFSIZE", tag).is_none(), "{tag}");
+        }
+        // Balance scheduling: the env is gone, the flat key is still read.
+        assert_eq!(
+            dead("VLLM_ASCEND_BALANCE_SCHEDULING", "v0.30.0rc2").as_deref(),
+            Some(
+                "vllm-ascend reads it only at v0.18.0 to v0.26.0rc1; use `additional_config.enable_balance_scheduling`"
+            )
+        );
+        // The env migration completed in v0.27.1rc1 for MLAPO.
+        assert!(dead("VLLM_ASCEND_ENABLE_MLAPO", "v0.26.0rc1").is_none());
+        assert_eq!(
+            dead("VLLM_ASCEND_ENABLE_MLAPO", "v0.27.1rc1").as_deref(),
+            Some(
+                "vllm-ascend reads it only at v0.18.0 to v0.26.0rc1; use `additional_config.enable_mlapo`"
+            )
+        );
     }
 }

@@ -44,9 +44,21 @@ const V1_FIELDS: &[&str] = &[
 ];
 
 /// Images whose V1 connector also returns `remote_block_size` (present
-/// @v0.23.0rc1, @v0.23.0, @v0.24.0rc1, @v0.25.1rc1; absent @v0.22.1rc1 and
-/// earlier). A test classifies every image of the table.
-pub const V1_BLOCK_SIZE_IMAGES: &[&str] = &["v0.23.0rc1", "v0.23.0", "v0.24.0rc1", "v0.25.1rc1"];
+/// @v0.23.0rc1, @v0.23.0, @v0.24.0rc1, @v0.25.1rc1 and @v0.26.0rc1 to
+/// @v0.30.0rc2; absent @v0.22.1rc1 and earlier). A test classifies every
+/// image of the table.
+pub const V1_BLOCK_SIZE_IMAGES: &[&str] = &[
+    "v0.23.0rc1",
+    "v0.23.0",
+    "v0.24.0rc1",
+    "v0.25.1rc1",
+    "v0.26.0rc1",
+    "v0.27.1rc1",
+    "v0.28.0rc1",
+    "v0.29.0rc1",
+    "v0.30.0rc1",
+    "v0.30.0rc2",
+];
 
 /// Images whose V1 connector does not return `remote_block_size`.
 pub const V1_NO_BLOCK_SIZE_IMAGES: &[&str] = &[
@@ -98,7 +110,7 @@ pub fn prefill_fields(kind: ConnectorKind, image: &str) -> Option<Vec<&'static s
             Some(f)
         }
         ConnectorKind::MooncakeHybrid => pd_dsl::tables::image(image)
-            .is_some_and(|i| i.hybrid_connector)
+            .is_some_and(|i| i.hybrid_connector())
             .then(|| HYBRID_FIELDS.to_vec()),
         ConnectorKind::MooncakeLayerwise => None,
     }

@@ -10,7 +10,7 @@ pub fn imported() -> LayoutSpec {
         name: "imported/950dt-v31-1p1d-v1",
         model: deepseek_v3_1_w8a8c8_mxfp8,
         hardware: ascend_950dt,
-        image: "v0.23.0",
+        image: "v0.30.0rc2",
         topology: <prefill 1 x dp1tp8; decode 1 x dp8tp1;>,
         connector: mooncake_v1 { kv_port: { prefill: 36000, decode: 36100 }, extra: { "ascend_local_comm_res_path": "/etc/hccl_rootinfo.json" } },
         ports: { api: 7100, dp_rpc: 12321 },
@@ -51,7 +51,7 @@ pub fn imported() -> LayoutSpec {
                 HCCL_BUFFSIZE: "512",
             },
         },
-        provenance: { recorded: "2026-08-17", sources: ["imported from tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml"] },
+        provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml"] },
         deviate("model `Eco-Tech/DeepSeek-V3.1-w8a8c8-mxfp8` loaded from the hub (tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml:4)", "pd-dsl serves weights from a path; the model table's is `/weight/dsk_v3.1-T-w8a8c8_attn-0506-full/`"),
         deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-w8a8c8-mxfp8`) (tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml:4)", "pd-dsl passes the model table's `--served-model-name dsv3`: clients ask for that name"),
     }

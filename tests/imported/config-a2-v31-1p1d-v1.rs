@@ -10,7 +10,7 @@ pub fn imported() -> LayoutSpec {
         name: "imported/a2-v31-1p1d-v1",
         model: deepseek_v3_1_w8a8_mtp_quarot,
         hardware: a2,
-        image: "v0.25.1rc1",
+        image: "v0.30.0rc2",
         topology: <prefill 1 x dp2tp4; decode 1 x dp16tp1;>,
         connector: mooncake_v1 { kv_port: { prefill: 36000, decode: 36100 } },
         ports: { api: 7100, dp_rpc: 12321 },
@@ -51,7 +51,7 @@ pub fn imported() -> LayoutSpec {
                 HCCL_BUFFSIZE: "512",
             },
         },
-        provenance: { recorded: "2026-08-19", sources: ["imported from tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml"] },
+        provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml"] },
         deviate("model `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot` loaded from the hub (tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml:4)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot`"),
         deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot`) (tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml:4)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
     }

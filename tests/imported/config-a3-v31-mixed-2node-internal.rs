@@ -10,7 +10,7 @@ pub fn imported() -> LayoutSpec {
         name: "imported/a3-v31-mixed-2node-internal",
         model: deepseek_v3_1,
         hardware: a3,
-        image: "v0.25.1rc1",
+        image: "v0.30.0rc2",
         topology: <mixed 1 x dp4tp8;>,
         ports: { api: 8080, dp_rpc: 13399 },
         serve: {
@@ -32,7 +32,7 @@ pub fn imported() -> LayoutSpec {
                 HCCL_INTRA_ROCE_ENABLE: "0",
             },
         },
-        provenance: { recorded: "2026-08-19", sources: ["imported from tests/fixtures/import/configs/a3-v31-mixed-2node-internal.yaml"] },
+        provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/configs/a3-v31-mixed-2node-internal.yaml"] },
         deviate("model `unsloth/DeepSeek-V3.1-BF16` loaded from the hub (tests/fixtures/import/configs/a3-v31-mixed-2node-internal.yaml:22)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1`"),
         deviate("no `--served-model-name` (vLLM serves the model as `unsloth/DeepSeek-V3.1-BF16`) (tests/fixtures/import/configs/a3-v31-mixed-2node-internal.yaml:22)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
     }

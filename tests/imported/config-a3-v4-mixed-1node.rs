@@ -10,7 +10,7 @@ pub fn imported() -> LayoutSpec {
         name: "imported/a3-v4-mixed-1node",
         model: deepseek_v4_flash_w8a8_mtp,
         hardware: a3,
-        image: "v0.25.1rc1",
+        image: "v0.30.0rc2",
         topology: <mixed 1 x dp2tp8;>,
         ports: { api: 8000 },
         serve: {
@@ -26,7 +26,7 @@ pub fn imported() -> LayoutSpec {
                 LD_PRELOAD: prepend("/usr/lib/aarch64-linux-gnu/libjemalloc.so.2"),
             },
         },
-        provenance: { recorded: "2026-08-19", sources: ["imported from tests/fixtures/import/configs/a3-v4-mixed-1node.yaml"] },
+        provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/configs/a3-v4-mixed-1node.yaml"] },
         deviate("model `vllm-ascend/DeepSeek-V4-Flash-w8a8-mtp` loaded from the hub (tests/fixtures/import/configs/a3-v4-mixed-1node.yaml:11)", "pd-dsl serves weights from a path; the model table's is `/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V4-Flash-w8a8-mtp`"),
         deviate("no `--quantization` (vLLM's default) (tests/fixtures/import/configs/a3-v4-mixed-1node.yaml:11)", "pd-dsl passes the model table's `--quantization ascend` for `deepseek_v4_flash_w8a8_mtp`"),
         deviate("no `--tokenizer-mode` (vLLM's default) (tests/fixtures/import/configs/a3-v4-mixed-1node.yaml:11)", "pd-dsl passes the model table's `--tokenizer-mode deepseek_v4` for `deepseek_v4_flash_w8a8_mtp`"),

@@ -10,7 +10,7 @@ pub fn imported() -> LayoutSpec {
         name: "imported/950dt-v31-1p1d-layerwise",
         model: deepseek_v3_1_w8a8c8_mxfp8,
         hardware: ascend_950dt,
-        image: "v0.23.0",
+        image: "v0.30.0rc2",
         topology: <prefill 1 x dp1tp8; decode 1 x dp8tp1;>,
         connector: mooncake_layerwise { kv_port: { prefill: 36000, decode: 36100 }, extra: { "ascend_local_comm_res_path": "/etc/hccl_rootinfo.json" } },
         ports: { api: 7100, dp_rpc: 12321 },
@@ -32,6 +32,6 @@ pub fn imported() -> LayoutSpec {
             max_num_batched_tokens: 128,
             max_num_seqs: 32,
         },
-        provenance: { recorded: "2026-08-17", sources: ["imported from tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/launch.sh", "imported from tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/proxy.sh", "imported from tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/run_dp_template_decode.sh", "imported from tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/run_dp_template_prefill.sh"] },
+        provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/launch.sh", "imported from tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/proxy.sh", "imported from tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/run_dp_template_decode.sh", "imported from tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/run_dp_template_prefill.sh"] },
     }
 }

@@ -10,7 +10,7 @@ pub fn imported() -> LayoutSpec {
         name: "imported/a2-v31-mixed-2node",
         model: deepseek_v3_1_w8a8_mtp_quarot,
         hardware: a2,
-        image: "v0.25.1rc1",
+        image: "v0.30.0rc2",
         topology: <mixed 1 x dp4tp4;>,
         ports: { api: 8004, dp_rpc: 13389 },
         serve: {
@@ -33,6 +33,6 @@ pub fn imported() -> LayoutSpec {
                 HCCL_INTRA_ROCE_ENABLE: "0",
             },
         },
-        provenance: { recorded: "2026-08-19", sources: ["imported from tests/fixtures/import/scripts/a2-v31-mixed-2node/node0.sh", "imported from tests/fixtures/import/scripts/a2-v31-mixed-2node/node1.sh"] },
+        provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/scripts/a2-v31-mixed-2node/node0.sh", "imported from tests/fixtures/import/scripts/a2-v31-mixed-2node/node1.sh"] },
     }
 }

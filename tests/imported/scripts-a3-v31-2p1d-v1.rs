@@ -10,7 +10,7 @@ pub fn imported() -> LayoutSpec {
         name: "imported/a3-v31-2p1d-v1",
         model: deepseek_v3_1_w8a8_mtp_quarot,
         hardware: a3,
-        image: "v0.25.1rc1",
+        image: "v0.30.0rc2",
         topology: <prefill 2 x dp2tp8; decode 1 x dp32tp1;>,
         connector: mooncake_v1 { kv_port: { prefill: [36100, 36200], decode: 36300 } },
         ports: { api: 7100, dp_rpc: 12321 },
@@ -52,7 +52,7 @@ pub fn imported() -> LayoutSpec {
                 HCCL_BUFFSIZE: "600",
             },
         },
-        provenance: { recorded: "2026-08-19", sources: ["imported from tests/fixtures/import/scripts/a3-v31-2p1d-v1/launch.sh", "imported from tests/fixtures/import/scripts/a3-v31-2p1d-v1/proxy.sh", "imported from tests/fixtures/import/scripts/a3-v31-2p1d-v1/run_dp_template_d.sh", "imported from tests/fixtures/import/scripts/a3-v31-2p1d-v1/run_dp_template_p0.sh", "imported from tests/fixtures/import/scripts/a3-v31-2p1d-v1/run_dp_template_p1.sh"] },
+        provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/scripts/a3-v31-2p1d-v1/launch.sh", "imported from tests/fixtures/import/scripts/a3-v31-2p1d-v1/proxy.sh", "imported from tests/fixtures/import/scripts/a3-v31-2p1d-v1/run_dp_template_d.sh", "imported from tests/fixtures/import/scripts/a3-v31-2p1d-v1/run_dp_template_p0.sh", "imported from tests/fixtures/import/scripts/a3-v31-2p1d-v1/run_dp_template_p1.sh"] },
         allow(recompute_scheduler_on_prefill, "imported from tests/fixtures/import/scripts/a3-v31-2p1d-v1/run_dp_template_p0.sh:39"),
     }
 }

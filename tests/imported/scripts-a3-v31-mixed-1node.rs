@@ -10,7 +10,7 @@ pub fn imported() -> LayoutSpec {
         name: "imported/a3-v31-mixed-1node",
         model: deepseek_v3_1_w8a8_mtp_quarot,
         hardware: a3,
-        image: "v0.25.1rc1",
+        image: "v0.30.0rc2",
         topology: <mixed 1 x dp4tp4;>,
         ports: { api: 8015 },
         serve: {
@@ -31,6 +31,7 @@ pub fn imported() -> LayoutSpec {
                 VLLM_ASCEND_BALANCE_SCHEDULING: "1",
             },
         },
-        provenance: { recorded: "2026-08-19", sources: ["imported from tests/fixtures/import/scripts/a3-v31-mixed-1node/serve.sh"] },
+        provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/scripts/a3-v31-mixed-1node/serve.sh"] },
+        allow(dead_env_toggle, "imported from tests/fixtures/import/scripts/a3-v31-mixed-1node/serve.sh:5"),
     }
 }

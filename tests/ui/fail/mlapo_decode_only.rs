@@ -1,17 +1,18 @@
-//! MLAPO on a prefill engine on A3
+//! MLAPO on a prefill engine of an MLA model on A3: the MLA backend takes it
+//! only on pure decode instances there
 use pd_dsl::layout;
 
 fn main() {
     let _spec = layout! {
         name: "demo/a3-1p1d",
-        model: deepseek_v4_flash_w8a8_mtp,
+        model: deepseek_r1_0528_w8a8,
         hardware: a3,
-        image: "v0.21.0rc1",
-        topology: <prefill 1 x dp4tp4; decode 1 x dp16tp1;>,
-        connector: mooncake_hybrid { kv_port: { prefill: 36100, decode: 36200 } },
+        image: "v0.23.0",
+        topology: <prefill 1 x dp2tp8; decode 1 x dp4tp4;>,
+        connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36200 } },
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
-        provenance: { recorded: "2026-06-27" },
+        provenance: { recorded: "2026-08-20" },
         prefill: { additional_config: { "enable_mlapo": true } },
     };
 }

@@ -193,8 +193,8 @@ pub fn meta(layout: &Layout) -> Meta {
         image: MetaImage {
             tag: img.tag,
             reference: layout.image_ref.clone(),
-            vllm: img.vllm,
-            cann: img.cann,
+            vllm: img.vllm(),
+            cann: img.cann(),
             mooncake: img.mooncake,
         },
         verified: layout.verified,
