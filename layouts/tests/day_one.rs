@@ -359,3 +359,73 @@ fn readmes_say_status_stop_and_nothing_of_pd_for_mixed() {
         }
     }
 }
+
+/// Every preflight check of `dir`'s layout except `keep`, comma-joined (for
+/// `PD_SKIP_PREFLIGHT`).
+fn skip_all_but(dir: &Path, keep: &[&str]) -> String {
+    let text = std::fs::read_to_string(dir.join("preflight.sh")).unwrap();
+    let line = text.lines().find(|l| l.starts_with("CHECKS=(")).unwrap();
+    let names: Vec<&str> = line
+        .trim_start_matches("CHECKS=(")
+        .trim_end_matches(')')
+        .split_whitespace()
+        .collect();
+    for k in keep {
+        assert!(names.contains(k), "{k} is not a check of {line}");
+    }
+    names
+        .into_iter()
+        .filter(|n| !keep.contains(n))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A private bin directory holding `tools` from PATH (symlinked) plus
+/// `scripts` (name, text) as executables.
+fn bin_with(tools: &[&str], scripts: &[(&str, &str)]) -> tempfile::TempDir {
+    let bin = tempfile::tempdir().unwrap();
+    for tool in tools {
+        let p = which(tool).unwrap_or_else(|()| panic!("`{tool}` is not on PATH"));
+        std::os::unix::fs::symlink(p, bin.path().join(tool)).unwrap();
+    }
+    for (name, text) in scripts {
+        let p = bin.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    bin
+}
+
+/// `ldconfig -p` lists thousands of libraries on a real image; preflight's
+/// Mooncake check must still see one listed first (a `| grep -q` under
+/// `pipefail` reports the SIGPIPE of ldconfig as a miss).
+#[test]
+fn preflight_finds_mooncake_in_a_long_ldconfig_listing() {
+    let (_tmp, dir) = render(PD);
+    // 200,000 lines (several MB, far past a pipe buffer), the match first.
+    let ldconfig = "#!/usr/bin/env bash\necho '\tlibmooncake_transfer_engine.so (libc6,x86-64) => /usr/local/lib/libmooncake_transfer_engine.so'\nfor ((i = 0; i < 200000; i++)); do echo \"\tlibfiller$i.so (libc6,x86-64) => /usr/lib/libfiller$i.so\"; done\n";
+    let bin = bin_with(&[], &[("ldconfig", ldconfig)]);
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let skip = skip_all_but(&dir, &["mooncake"]);
+    let (code, out) = run(
+        &dir,
+        "preflight.sh",
+        &["0"],
+        &[
+            ("PATH", path.as_str()),
+            ("PD_SKIP_PREFLIGHT", skip.as_str()),
+            // No `import mooncake` and no library directory to find it in.
+            ("PYTHONPATH", "/nonexistent"),
+            ("LD_LIBRARY_PATH", "/nonexistent"),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("preflight: ok   mooncake: found by ldconfig"),
+        "{out}"
+    );
+}

@@ -180,7 +180,9 @@ check_mooncake() {
             return
         fi
     done
-    if ldconfig -p 2>/dev/null | grep -q -e mooncake -e ascend_transport -e transfer_engine; then
+    # Process substitution, not a pipe: grep -q stops at the first match, which would
+    # kill ldconfig with SIGPIPE and fail the pipeline under pipefail.
+    if grep -q -e mooncake -e ascend_transport -e transfer_engine <(ldconfig -p 2>/dev/null); then
         pass mooncake "found by ldconfig"
         return
     fi
