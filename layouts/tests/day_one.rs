@@ -429,3 +429,67 @@ fn preflight_finds_mooncake_in_a_long_ldconfig_listing() {
         "{out}"
     );
 }
+
+/// bench.sh takes a first argument as HOST only when it is not an option;
+/// every other argument reaches `vllm bench serve` (a recording stand-in).
+#[test]
+fn bench_sh_passes_options_through_and_takes_host_only_as_first_word() {
+    let (_tmp, dir) = render(PD);
+    let record = tempfile::tempdir().unwrap();
+    let calls = record.path().join("argv");
+    let vllm = format!(
+        "#!/usr/bin/env bash\nprintf '%s\\n' \"$@\" >{}\n",
+        calls.display()
+    );
+    let bin = bin_with(&[], &[("vllm", &vllm)]);
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let logs = empty.path().display().to_string();
+    let bench = |args: &[&str]| {
+        let (code, out) = run(
+            &dir,
+            "bench.sh",
+            args,
+            &[("PATH", path.as_str()), ("PD_LOG_DIR", logs.as_str())],
+        );
+        assert_eq!(code, 0, "{args:?}: {out}");
+        let argv: Vec<String> = std::fs::read_to_string(&calls)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        (argv, out)
+    };
+    let value = |argv: &[String], flag: &str| -> Vec<String> {
+        argv.windows(2)
+            .filter(|w| w[0] == flag)
+            .map(|w| w[1].clone())
+            .collect()
+    };
+    let (argv, out) = bench(&["--num-prompts", "10"]);
+    assert_eq!(argv[..2], ["bench", "serve"], "{argv:?}");
+    assert_eq!(
+        value(&argv, "--base-url"),
+        ["http://127.0.0.1:1999"],
+        "{out}"
+    );
+    assert!(out.contains("(from the default:"), "{out}");
+    // The layout's count, then the override: the last one wins in argparse.
+    let prompts = value(&argv, "--num-prompts");
+    assert_eq!(prompts.len(), 2, "{argv:?}");
+    assert_eq!(prompts[1], "10", "{argv:?}");
+    assert_eq!(argv[argv.len() - 2..], ["--num-prompts", "10"], "{argv:?}");
+    let (argv, out) = bench(&["10.1.2.3", "--request-rate", "4"]);
+    assert_eq!(
+        value(&argv, "--base-url"),
+        ["http://10.1.2.3:1999"],
+        "{out}"
+    );
+    assert!(out.contains("(from the HOST argument)"), "{out}");
+    assert_eq!(argv[argv.len() - 2..], ["--request-rate", "4"], "{argv:?}");
+    assert!(!argv.contains(&"10.1.2.3".to_owned()), "{argv:?}");
+}
