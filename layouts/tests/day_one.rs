@@ -124,36 +124,87 @@ fn a_node_index_that_is_not_this_host_is_an_error() {
     assert_eq!(code, 0, "{out}");
 }
 
+/// The image installs net-tools, not iproute2: without `ip` on PATH, run.sh
+/// finds the local IP (the source address towards the DP master), the NIC
+/// holding it and this host's addresses (the node index) through python3.
 #[test]
-fn a_missing_ip_command_is_named() {
+fn run_sh_finds_ip_and_nic_without_the_ip_command() {
     let (_tmp, dir) = render(PD);
-    // PATH without `ip`: only bash, coreutils and awk through a private bin.
-    let bin = tempfile::tempdir().unwrap();
-    for tool in [
-        "bash", "awk", "getent", "hostname", "tr", "dirname", "python3",
-    ] {
-        if let Ok(p) = which(tool) {
-            std::os::unix::fs::symlink(p, bin.path().join(tool)).unwrap();
+    let tools = [
+        "bash", "awk", "getent", "hostname", "tr", "dirname", "python3", "cat",
+    ];
+    assert!(
+        which("ip").is_ok(),
+        "this test compares with iproute2's `ip`: install iproute2"
+    );
+    let bin = bin_with(&tools, &[]);
+    assert!(!bin.path().join("ip").exists());
+    let path = bin.path().display().to_string();
+    let ips = "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4";
+    let go = |path: &str, index: Option<&str>| {
+        let mut env = vec![("PATH", path), ("PD_DRY_RUN", "1"), ("PD_NODE_IPS", ips)];
+        if let Some(i) = index {
+            env.push(("PD_NODE_INDEX", i));
         }
-    }
+        run(&dir, "run.sh", &[], &env)
+    };
+    let (code, out) = go(&path, Some("0"));
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("run.sh: node 0: local IP 127.0.0.1 (the route to the DP master 127.0.0.1, by python3 (no ip command)), NIC lo (the interface holding 127.0.0.1, by python3 (no ip command))"),
+        "{out}"
+    );
+    // No index given: this host's addresses (python3's listing; `hostname -I`
+    // has no loopback address) name node 0.
+    let (code, out) = go(&path, None);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("run.sh: node 0 would run:"), "{out}");
+    // With iproute2 the same IP and NIC.
+    let full = std::env::var("PATH").unwrap();
+    let (code, out) = go(&full, Some("0"));
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("run.sh: node 0: local IP 127.0.0.1 (the route to the DP master 127.0.0.1, by ip), NIC lo (the interface holding 127.0.0.1, by ip)"),
+        "{out}"
+    );
+    // Both listings of this host's addresses agree, line for line.
+    let list = |path: &str| {
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg("source <(sed -n '/^addr_table() {/,/^}/p' \"$1\") && addr_table | sort")
+            .arg("-")
+            .arg(dir.join("run.sh"))
+            .env("PATH", path)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let by_ip = list(&full);
+    let with_sed = bin_with(&["sed", "sort"], &[]);
+    let by_python = list(&format!("{}:{path}", with_sed.path().display()));
+    assert!(by_ip.contains("lo 127.0.0.1 8\n"), "{by_ip}");
+    assert_eq!(by_python, by_ip);
+    // preflight's `tools` check asks for python3 and curl, not ip.
+    let mut with_curl = tools.to_vec();
+    with_curl.push("curl");
+    let bin = bin_with(&with_curl, &[]);
+    let skip = skip_all_but(&dir, &["tools"]);
     let path = bin.path().display().to_string();
     let (code, out) = run(
         &dir,
-        "run.sh",
-        &[],
+        "preflight.sh",
+        &["0"],
         &[
             ("PATH", path.as_str()),
-            ("PD_DRY_RUN", "1"),
-            ("PD_NODE_IPS", "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4"),
-            ("PD_NODE_INDEX", "2"),
+            ("PD_SKIP_PREFLIGHT", skip.as_str()),
         ],
     );
-    assert_eq!(code, 1, "{out}");
+    assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("the 'ip' command (iproute2) is not installed"),
+        out.contains("preflight: ok   tools: python3, curl"),
         "{out}"
     );
-    assert!(!out.contains("no route to the DP master"), "{out}");
 }
 
 fn which(tool: &str) -> Result<PathBuf, ()> {
@@ -380,12 +431,26 @@ fn skip_all_but(dir: &Path, keep: &[&str]) -> String {
         .join(",")
 }
 
+/// The interpreter `python3` on PATH runs (not a version manager's shim,
+/// which needs its own tools on PATH).
+fn real_python() -> PathBuf {
+    let o = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
+}
+
 /// A private bin directory holding `tools` from PATH (symlinked) plus
 /// `scripts` (name, text) as executables.
 fn bin_with(tools: &[&str], scripts: &[(&str, &str)]) -> tempfile::TempDir {
     let bin = tempfile::tempdir().unwrap();
     for tool in tools {
-        let p = which(tool).unwrap_or_else(|()| panic!("`{tool}` is not on PATH"));
+        let p = if *tool == "python3" {
+            real_python()
+        } else {
+            which(tool).unwrap_or_else(|()| panic!("`{tool}` is not on PATH"))
+        };
         std::os::unix::fs::symlink(p, bin.path().join(tool)).unwrap();
     }
     for (name, text) in scripts {
