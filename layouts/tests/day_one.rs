@@ -735,3 +735,140 @@ fn preflight_reads_the_installed_vllm_ascend_version() {
         "{out}"
     );
 }
+
+/// A stand-in Ascend root: each of the image's environment scripts
+/// (`render::model::CANN_ENV_FILES`, a glob's `*` as `9.0.0`) records that it
+/// was sourced by run.sh itself (not run as a child) with `set -u` off, and
+/// the toolkit's exports what CANN's does. `skip`
+/// leaves files out.
+fn fake_ascend_root(root: &Path, record: &Path, skip: &[&str]) {
+    for (n, f) in pd_dsl::render::model::CANN_ENV_FILES.iter().enumerate() {
+        if skip.contains(&f.what) {
+            continue;
+        }
+        let path = root.join(f.path.replace('*', "9.0.0"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut text = format!(
+            "# stand-in of {what}\n# As vendor scripts do: an unset variable must not stop the caller.\nexport LD_LIBRARY_PATH=/stand-in/{n}:$LD_LIBRARY_PATH_UNSET_HERE\necho \"{what} sourced by ${{BASH_SOURCE[1]##*/}}\" >>{record}\n",
+            what = f.what,
+            record = record.display()
+        );
+        if f.required {
+            text.push_str(&format!(
+                "export {}={}/latest\n",
+                pd_dsl::render::model::CANN_ENV_MARKER,
+                path.parent().unwrap().display()
+            ));
+        }
+        std::fs::write(&path, text).unwrap();
+    }
+}
+
+/// run.sh sources the image's CANN, bisheng and ATB environment when no shell
+/// did (a non-interactive `docker exec` or pod), says what it sourced, and
+/// stops naming the toolkit's script when it is missing.
+#[test]
+fn run_sh_sources_the_cann_environment_or_names_what_is_missing() {
+    let (_tmp, dir) = render(PD);
+    let files = pd_dsl::render::model::CANN_ENV_FILES;
+    assert_eq!(files.iter().filter(|f| f.required).count(), 1);
+    let marker = pd_dsl::render::model::CANN_ENV_MARKER;
+    let ips = "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4";
+    let go = |root: &Path, dry: bool, extra: &[(&str, &str)]| {
+        let root = root.display().to_string();
+        let mut env = vec![
+            ("PD_NODE_IPS", ips),
+            ("PD_NODE_INDEX", "0"),
+            ("PD_LOCAL_IP", "127.0.0.1"),
+            ("PD_NIC", "lo"),
+            ("PD_ASCEND_ROOT", root.as_str()),
+        ];
+        if dry {
+            env.push(("PD_DRY_RUN", "1"));
+        }
+        env.extend_from_slice(extra);
+        let mut cmd = Command::new(dir.join("run.sh"));
+        cmd.current_dir(&dir).env_remove(marker);
+        for (k, _) in std::env::vars() {
+            if k.starts_with("PD_") {
+                cmd.env_remove(k);
+            }
+        }
+        let out = cmd.envs(env.iter().copied()).output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let ascend = tempfile::tempdir().unwrap();
+    let record = ascend.path().join("sourced");
+    fake_ascend_root(ascend.path(), &record, &[]);
+    let (code, out) = go(ascend.path(), true, &[]);
+    assert_eq!(code, 0, "{out}");
+    let sourced = std::fs::read_to_string(&record).unwrap();
+    let want: Vec<String> = files
+        .iter()
+        .map(|f| format!("{} sourced by run.sh", f.what))
+        .collect();
+    assert_eq!(sourced.lines().collect::<Vec<_>>(), want, "{out}");
+    let root = ascend.path().display();
+    assert!(
+        out.contains(&format!(
+            "run.sh: sourced the CANN environment: CANN toolkit {root}/ascend-toolkit/set_env.sh; bisheng (ascendnpu-ir) {root}/cann-9.0.0/share/info/ascendnpu-ir/bin/set_env.sh; ATB {root}/nnal/atb/set_env.sh;"
+        )),
+        "{out}"
+    );
+    // Already set up by a shell: nothing is sourced.
+    std::fs::remove_file(&record).unwrap();
+    let (code, out) = go(ascend.path(), true, &[(marker, "/opt/cann/latest")]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!record.exists(), "{out}");
+    assert!(
+        out.contains(&format!(
+            "CANN environment already set up ({marker}=/opt/cann/latest); sourcing nothing"
+        )),
+        "{out}"
+    );
+    // Only the toolkit: the optional ones are named and skipped.
+    let toolkit_only = tempfile::tempdir().unwrap();
+    let record2 = toolkit_only.path().join("sourced");
+    fake_ascend_root(
+        toolkit_only.path(),
+        &record2,
+        &["ATB", "bisheng (ascendnpu-ir)"],
+    );
+    let (code, out) = go(toolkit_only.path(), true, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(&record2).unwrap(),
+        "CANN toolkit sourced by run.sh\n"
+    );
+    assert!(
+        out.contains(&format!(
+            "no ATB environment ({}/nnal/atb/set_env.sh does not exist); going on without it",
+            toolkit_only.path().display()
+        )),
+        "{out}"
+    );
+    // No toolkit: a real start stops before anything runs, naming the file.
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out) = go(empty.path(), false, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "run.sh: error: no CANN toolkit environment: {}/ascend-toolkit/set_env.sh does not exist and {marker} is unset",
+            empty.path().display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("set PD_ASCEND_ROOT"), "{out}");
+    assert!(!out.contains("preflight"), "{out}");
+    // The dry run warns instead.
+    let (code, out) = go(empty.path(), true, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("a real start stops here"), "{out}");
+}

@@ -3,7 +3,7 @@
 # Per-node entry ("spine"): run it on every node from this directory.
 #   PD_NODE_INDEX=<i> PD_NODE_IPS=<ip0>,<ip1>,... ./run.sh
 # Node discovery alternatives: PD_HOSTFILE, RANK_TABLE_FILE, ModelArts, LeaderWorkerSet (see README.md).
-# Overrides: PD_LOCAL_IP, PD_NIC, PD_LOG_DIR, PD_WAIT_SECONDS, PD_POLL_SECONDS, PD_MODEL_PATH, PD_SKIP_PREFLIGHT.
+# Overrides: PD_ASCEND_ROOT (CANN's set_env.sh files), PD_LOCAL_IP, PD_NIC, PD_LOG_DIR, PD_WAIT_SECONDS, PD_POLL_SECONDS, PD_MODEL_PATH, PD_SKIP_PREFLIGHT.
 # PD_DRY_RUN=1 prints this node's commands (launcher, and the proxy on node 0) and starts nothing.
 set -euo pipefail
 
@@ -113,6 +113,48 @@ local_addresses() {
     addr_table 2>/dev/null | awk '{print $2}'
     hostname -I 2>/dev/null | tr ' ' '\n'
 }
+
+# 0. The image's CANN, bisheng and ATB environment. Only ~/.bashrc sources their
+#    set_env.sh in the image, and this script runs in a non-interactive shell
+#    (`docker exec NAME bash run.sh`, a pod's command): unless a shell set it up
+#    already (ASCEND_HOME_PATH set), source each that exists under
+#    PD_ASCEND_ROOT (default /usr/local/Ascend); the toolkit's is required.
+ASCEND_ROOT=${PD_ASCEND_ROOT:-/usr/local/Ascend}
+# Rows of: required (1|0), what, path under ASCEND_ROOT (a glob: its first match).
+CANN_ENV=(
+    1 'CANN toolkit' ascend-toolkit/set_env.sh
+    0 'bisheng (ascendnpu-ir)' 'cann-*/share/info/ascendnpu-ir/bin/set_env.sh'
+    0 ATB nnal/atb/set_env.sh
+)
+if [[ -n ${ASCEND_HOME_PATH:-} ]]; then
+    log "CANN environment already set up (ASCEND_HOME_PATH=$ASCEND_HOME_PATH); sourcing nothing"
+else
+    sourced=()
+    for ((c = 0; c < ${#CANN_ENV[@]}; c += 3)); do
+        mapfile -t found < <(compgen -G "$ASCEND_ROOT/${CANN_ENV[c + 2]}" || true)
+        if ((${#found[@]} == 0)); then
+            if ((CANN_ENV[c])); then
+                if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
+                    log "warning: no ${CANN_ENV[c + 1]} environment: $ASCEND_ROOT/${CANN_ENV[c + 2]} does not exist and ASCEND_HOME_PATH is unset; a real start stops here"
+                else
+                    die "no ${CANN_ENV[c + 1]} environment: $ASCEND_ROOT/${CANN_ENV[c + 2]} does not exist and ASCEND_HOME_PATH is unset (that script sets it); set PD_ASCEND_ROOT to the directory holding ascend-toolkit/, or source its set_env.sh before run.sh"
+                fi
+            else
+                log "no ${CANN_ENV[c + 1]} environment ($ASCEND_ROOT/${CANN_ENV[c + 2]} does not exist); going on without it"
+            fi
+            continue
+        fi
+        # Vendor scripts: not written for `set -euo pipefail` (upstream CI sources ATB's under `set +eu`).
+        set +euo pipefail
+        # shellcheck disable=SC1090
+        source "${found[0]}"
+        set -euo pipefail
+        sourced+=("${CANN_ENV[c + 1]} ${found[0]}")
+    done
+    if ((${#sourced[@]})); then
+        log "sourced the CANN environment: $(printf '%s; ' "${sourced[@]}")"
+    fi
+fi
 
 # Resolves a host name to an IP with getent (an IP resolves to itself).
 resolve_host() {
