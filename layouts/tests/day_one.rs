@@ -872,3 +872,122 @@ fn run_sh_sources_the_cann_environment_or_names_what_is_missing() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("a real start stops here"), "{out}");
 }
+
+/// A dead HTTP proxy in the environment, in every spelling curl, httpx and
+/// aiohttp read.
+const DEAD_PROXY: [(&str, &str); 5] = [
+    ("http_proxy", "http://127.0.0.1:9"),
+    ("https_proxy", "http://127.0.0.1:9"),
+    ("HTTP_PROXY", "http://127.0.0.1:9"),
+    ("HTTPS_PROXY", "http://127.0.0.1:9"),
+    ("all_proxy", "http://127.0.0.1:9"),
+];
+
+/// A one-request chat completions server on 127.0.0.1; returns its port.
+fn one_shot_chat_server() -> (std::process::Child, u16) {
+    let script = r#"
+import http.server, json, socket, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = json.dumps({"choices": [{"message": {"content": "ok"}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.handle_request()
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    (child, line.trim().parse().unwrap())
+}
+
+/// With http_proxy and friends pointing at a dead proxy, verify.sh still
+/// reaches the deployment; run.sh, proxy.sh and bench.sh put every node
+/// address on NO_PROXY/no_proxy and keep what the operator had there.
+#[test]
+fn scripts_bypass_http_proxies_for_the_deployment() {
+    let (_tmp, dir) = render(PD);
+    let (mut server, port) = one_shot_chat_server();
+    let url = format!("http://127.0.0.1:{port}");
+    let mut env: Vec<(&str, &str)> = DEAD_PROXY.to_vec();
+    env.push(("PD_PROXY_URL", url.as_str()));
+    let (code, out) = run(&dir, "verify.sh", &[], &env);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("verify.sh: ok: HTTP 200 with choices"),
+        "{out}"
+    );
+
+    // run.sh: every node by address and by the name it was given (a name
+    // that does not resolve is kept in a dry run).
+    let ips = "127.0.0.1,node1.cluster.example,127.0.0.3,127.0.0.4";
+    let mut env: Vec<(&str, &str)> = DEAD_PROXY.to_vec();
+    env.extend([
+        ("NO_PROXY", "corp.example, .internal"),
+        ("no_proxy", "corp.example,mirror.example"),
+    ]);
+    let (code, out) = dry_run(&dir, ips, "2", &env);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("run.sh: node 2 bypasses HTTP proxies for NO_PROXY=corp.example,.internal,mirror.example,127.0.0.1,localhost,::1,node1.cluster.example,127.0.0.3,127.0.0.4\n"),
+        "{out}"
+    );
+    // node 0 also dry-runs the proxy with the same list.
+    let (code, out) = dry_run(
+        &dir,
+        "127.0.0.1,127.0.0.2,127.0.0.3,10.0.0.4",
+        "0",
+        &[
+            ("PD_LOCAL_IP", "127.0.0.1"),
+            ("http_proxy", "http://127.0.0.1:9"),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("proxy.sh: bypasses HTTP proxies for NO_PROXY=127.0.0.1,localhost,::1,127.0.0.2,127.0.0.3,10.0.0.4\n"),
+        "{out}"
+    );
+
+    // bench.sh: vllm bench (aiohttp, trust_env) gets the target on NO_PROXY.
+    let record = tempfile::tempdir().unwrap();
+    let seen = record.path().join("env");
+    let vllm = format!(
+        "#!/usr/bin/env bash\nprintf 'NO_PROXY=%s\\nno_proxy=%s\\n' \"$NO_PROXY\" \"$no_proxy\" >{}\n",
+        seen.display()
+    );
+    let bin = bin_with(&[], &[("vllm", &vllm)]);
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    for (host, want) in [("10.1.2.3", "10.1.2.3"), ("[fd00::7]", "fd00::7")] {
+        let mut env: Vec<(&str, &str)> = DEAD_PROXY.to_vec();
+        env.extend([("PATH", path.as_str()), ("NO_PROXY", "corp.example")]);
+        let (code, out) = run(&dir, "bench.sh", &[host], &env);
+        assert_eq!(code, 0, "{out}");
+        let list = format!("corp.example,127.0.0.1,localhost,::1,{want}");
+        assert_eq!(
+            std::fs::read_to_string(&seen).unwrap(),
+            format!("NO_PROXY={list}\nno_proxy={list}\n"),
+            "{host}"
+        );
+    }
+}

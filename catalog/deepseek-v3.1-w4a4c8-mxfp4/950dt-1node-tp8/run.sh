@@ -155,6 +155,26 @@ else
     fi
 fi
 
+# The deployment's own addresses never go through an HTTP proxy: http_proxy,
+# https_proxy, all_proxy (and upper case) send curl, httpx (the proxy) and
+# aiohttp (vllm bench) to it. Adds each argument, 127.0.0.1, localhost and ::1
+# to NO_PROXY and no_proxy (both exported, merged), keeping the operator's
+# proxy for everything else, such as model downloads.
+bypass_proxy() {
+    local -A seen=()
+    local list=() h merged=''
+    IFS=',' read -r -a list <<<"${NO_PROXY:-},${no_proxy:-}"
+    for h in "${list[@]}" 127.0.0.1 localhost ::1 "$@"; do
+        h=${h//[[:space:]]/}
+        h=${h#[}
+        h=${h%]}
+        if [[ -z $h || -n ${seen[$h]:-} ]]; then continue; fi
+        seen[$h]=1
+        merged=${merged:+$merged,}$h
+    done
+    export NO_PROXY=$merged no_proxy=$merged
+}
+
 # Resolves a host name to an IP with getent (an IP resolves to itself).
 resolve_host() {
     local addr
@@ -181,6 +201,8 @@ find_own_index() {
 #    PD_NODE_IPS (+ PD_NODE_INDEX), PD_HOSTFILE, RANK_TABLE_FILE (HCCL rank table),
 #    ModelArts (VC_WORKER_HOSTS + VC_TASK_INDEX), LeaderWorkerSet (LWS_*).
 NODE_IPS=()
+# Node names as given (before resolution), for NO_PROXY.
+NODE_NAMES=()
 NODE_INDEX=${PD_NODE_INDEX:-}
 if [[ -n ${PD_NODE_IPS:-} ]]; then
     SOURCE="PD_NODE_IPS"
@@ -213,6 +235,7 @@ elif [[ -n ${VC_WORKER_HOSTS:-} ]]; then
     SOURCE="ModelArts VC_WORKER_HOSTS"
     IFS=',' read -r -a worker_hosts <<<"$VC_WORKER_HOSTS"
     for h in "${worker_hosts[@]}"; do
+        NODE_NAMES+=("$h")
         addr=$(resolve_host "$h") || exit 1
         NODE_IPS+=("$addr")
     done
@@ -237,6 +260,7 @@ elif [[ -n ${LWS_LEADER_ADDRESS:-} && -n ${PD_K8S_NODE_HOSTS:-} ]]; then
     [[ $dns_poll =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$dns_poll'"
     dns_deadline=$((SECONDS + dns_wait))
     for h in "${node_hosts[@]}"; do
+        NODE_NAMES+=("$h")
         # Other engines' pods may not exist yet: wait until their names resolve.
         until addr=$(getent hosts "$h" | awk 'NR == 1 {print $1}') && [[ -n $addr ]]; do
             ((SECONDS < dns_deadline)) || die "pod name '$h' did not resolve within ${dns_wait}s (getent hosts): is its LeaderWorkerSet applied and scheduled?"
@@ -256,6 +280,7 @@ elif [[ -n ${LWS_LEADER_ADDRESS:-} ]]; then
     for ((i = 0; i < LWS_GROUP_SIZE; i++)); do
         h=$LWS_LEADER_ADDRESS
         if ((i > 0)); then h="$leader-$i$domain"; fi
+        NODE_NAMES+=("$h")
         addr=$(resolve_host "$h") || exit 1
         NODE_IPS+=("$addr")
     done
@@ -273,6 +298,7 @@ for i in "${!NODE_IPS[@]}"; do
     entry=${entry#"${entry%%[![:space:]]*}"}
     entry=${entry%"${entry##*[![:space:]]}"}
     [[ -n $entry ]] || die "node $i has an empty address in $SOURCE"
+    NODE_NAMES+=("$entry")
     if is_ipv4 "$entry"; then
         :
     elif [[ $entry == *:* ]]; then
@@ -298,6 +324,9 @@ for i in "${!NODE_IPS[@]}"; do
         [[ ${NODE_IPS[$i]} != "${NODE_IPS[$j]}" ]] || die "nodes $i and $j have the same address ${NODE_IPS[$i]} in $SOURCE"
     done
 done
+# Every node by address and name: health polls, the proxy and vLLM's own HTTP
+# calls (the layerwise connector calls the proxy back) bypass HTTP proxies.
+bypass_proxy "${NODE_IPS[@]}" "${NODE_NAMES[@]}"
 if [[ -z $NODE_INDEX ]]; then
     NODE_INDEX=$(find_own_index) || die "this host is none of ${NODE_IPS[*]} ($SOURCE); set PD_NODE_INDEX"
 fi
@@ -372,6 +401,7 @@ if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
     if [[ -n ${ENGINE_ID:-} ]]; then
         echo "run.sh: node $NODE_INDEX exports ENGINE_ID=$ENGINE_ID KV_PORT=$KV_PORT"
     fi
+    echo "run.sh: node $NODE_INDEX bypasses HTTP proxies for NO_PROXY=$NO_PROXY"
     printf 'run.sh: node %s would run:' "$NODE_INDEX"
     printf ' %q' "${NODE_COMMAND[@]}"
     echo
@@ -425,7 +455,7 @@ trap 'stop INT 130' INT
 
 # Polls URL until it answers (CURL_OK: -f = HTTP 2xx only), the last started process exits, or WAIT_SECONDS pass.
 wait_http() {
-    local url=$1 what=$2 strict=$3 deadline=$((SECONDS + WAIT_SECONDS)) opts=(-sS -o /dev/null --connect-timeout 3 -m 5)
+    local url=$1 what=$2 strict=$3 deadline=$((SECONDS + WAIT_SECONDS)) opts=(--noproxy '*' -sS -o /dev/null --connect-timeout 3 -m 5)
     if ((strict)); then opts+=(-f); fi
     until curl "${opts[@]}" "$url" 2>/dev/null; do
         kill -0 "${PIDS[-1]}" 2>/dev/null || return 1

@@ -188,7 +188,7 @@ fn health_probe(ports: &[u32]) -> Option<Probe> {
     }
     let list: Vec<String> = ports.iter().map(u32::to_string).collect();
     let script = format!(
-        "for port in {}; do curl -fsS --connect-timeout 1 -m 2 -o /dev/null \"http://127.0.0.1:$port/health\" || exit 1; done",
+        "for port in {}; do curl --noproxy '*' -fsS --connect-timeout 1 -m 2 -o /dev/null \"http://127.0.0.1:$port/health\" || exit 1; done",
         list.join(" ")
     );
     let timeout = i32::try_from(2 * ports.len() + 5).unwrap_or(i32::MAX);
