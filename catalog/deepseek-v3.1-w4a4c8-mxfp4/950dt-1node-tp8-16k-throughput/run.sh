@@ -4,7 +4,8 @@
 #   PD_NODE_INDEX=<i> PD_NODE_IPS=<ip0>,<ip1>,... ./run.sh
 # Node discovery alternatives: PD_HOSTFILE, RANK_TABLE_FILE, ModelArts, LeaderWorkerSet (see README.md).
 # Overrides: PD_ASCEND_ROOT (CANN's set_env.sh files), PD_LOCAL_IP, PD_NIC, PD_LOG_DIR, PD_WAIT_SECONDS, PD_POLL_SECONDS, PD_MODEL_PATH, PD_SKIP_PREFLIGHT.
-# PD_DRY_RUN=1 prints this node's commands (launcher, and the proxy on node 0) and starts nothing.
+# PD_DRY_RUN=1 prints this node's commands (launcher, each rank's env and `vllm serve`, and the
+# proxy on node 0) and starts nothing.
 set -euo pipefail
 
 LAYOUT=deepseek-v3.1-w4a4c8-mxfp4/950dt-1node-tp8-16k-throughput
@@ -405,6 +406,7 @@ if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
     printf 'run.sh: node %s would run:' "$NODE_INDEX"
     printf ' %q' "${NODE_COMMAND[@]}"
     echo
+    PD_DRY_RUN=1 "${NODE_COMMAND[@]}" || die "the dry run of $HERE/run_mixed.sh failed"
     if ((NODE_INDEX == 0 && HAS_PROXY)); then
         PD_DRY_RUN=1 "$HERE/proxy.sh"
     fi
