@@ -185,6 +185,17 @@ fn run_sh_finds_ip_and_nic_without_the_ip_command() {
     let by_python = list(&format!("{}:{path}", with_sed.path().display()));
     assert!(by_ip.contains("lo 127.0.0.1 8\n"), "{by_ip}");
     assert_eq!(by_python, by_ip);
+    // Neither ip nor python3: named.
+    let bare = bin_with(
+        &["bash", "awk", "getent", "hostname", "tr", "dirname", "cat"],
+        &[],
+    );
+    let (code, out) = go(&bare.path().display().to_string(), Some("0"));
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("run.sh: error: neither ip (iproute2) nor python3 is installed: one of them finds this node's IP and NIC"),
+        "{out}"
+    );
     // preflight's `tools` check asks for python3 and curl, not ip.
     let mut with_curl = tools.to_vec();
     with_curl.push("curl");
