@@ -26,6 +26,11 @@ struct Run {
 
 /// `catalog rehearse ARGS...`, bounded; checks nothing of it is left.
 fn rehearse(args: &[&str]) -> Run {
+    rehearse_env(args, &[])
+}
+
+/// [`rehearse`] with `env` added to the rehearsal's environment.
+fn rehearse_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let started = Instant::now();
     let mut child = Command::new(CATALOG)
@@ -33,6 +38,7 @@ fn rehearse(args: &[&str]) -> Run {
         .args(args)
         .arg("--timeout")
         .arg("90")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -642,4 +648,26 @@ fn stop_sh_frees_each_nodes_own_per_role_ports() {
             assert!(out.contains(&needle), "missing {needle:?} in\n{out}");
         }
     }
+}
+
+/// An HTTP proxy in the environment (a dead one here) must not sit between
+/// the deployment's own parts: run.sh's health polls and verify.sh go
+/// straight to the ranks and the proxy.
+#[test]
+fn a_dead_http_proxy_in_the_environment_changes_nothing() {
+    let dead = "http://127.0.0.1:9";
+    let r = rehearse_env(
+        &[PD],
+        &[
+            ("http_proxy", dead),
+            ("https_proxy", dead),
+            ("HTTP_PROXY", dead),
+            ("HTTPS_PROXY", dead),
+            ("all_proxy", dead),
+            ("NO_PROXY", ""),
+            ("no_proxy", ""),
+        ],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.out);
+    assert!(r.out.contains(&format!("PASS {PD}:")), "{}", r.out);
 }

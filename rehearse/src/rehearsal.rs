@@ -1077,6 +1077,28 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     };
     let shim = bin.join("proxy_standin.py");
     write_file(&shim, PROXY_SHIM, true)?;
+    // The image's CANN environment scripts (render::model::CANN_ENV_FILES),
+    // which run.sh sources as it does in the image: the toolkit's exports
+    // what CANN's does; a glob's `*` becomes `standin`.
+    let ascend = root.join("ascend");
+    for f in pd_dsl::render::model::CANN_ENV_FILES {
+        let path = ascend.join(f.path.replace('*', "standin"));
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        let home = path.parent().unwrap_or(&ascend).join("latest");
+        let text = if f.required {
+            format!(
+                "# pd-rehearse stand-in of {}\nexport {m}={home}\nexport ASCEND_TOOLKIT_HOME=${m}\n",
+                f.what,
+                m = pd_dsl::render::model::CANN_ENV_MARKER,
+                home = home.display()
+            )
+        } else {
+            format!("# pd-rehearse stand-in of {}\n", f.what)
+        };
+        write_file(&path, &text, false)?;
+    }
     if !inj.no_model {
         fs::create_dir_all(&model).map_err(|e| e.to_string())?;
         write_file(
@@ -1114,7 +1136,9 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     let base_env = |cmd: &mut Command| {
         for (k, _) in std::env::vars_os() {
             if let Some(k) = k.to_str()
-                && (k.starts_with("PD_") || k == "ASCEND_RT_VISIBLE_DEVICES")
+                && (k.starts_with("PD_")
+                    || k == "ASCEND_RT_VISIBLE_DEVICES"
+                    || k == pd_dsl::render::model::CANN_ENV_MARKER)
             {
                 cmd.env_remove(k);
             }
@@ -1203,6 +1227,7 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         base_env(&mut cmd);
         cmd.current_dir(&scripts)
             .env("PD_NODE_INDEX", i.to_string())
+            .env("PD_ASCEND_ROOT", &ascend)
             .env("PD_LOCAL_IP", node_ip(i))
             .env("PD_NIC", "lo")
             .env("PD_LOG_DIR", &logs)
