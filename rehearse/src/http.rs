@@ -171,6 +171,36 @@ pub fn write_response<W: Write>(w: &mut W, resp: &Response) -> io::Result<()> {
     w.flush()
 }
 
+/// The accept backlog of the real servers: uvicorn's `Config(backlog=2048)`
+/// default (`uvicorn/config.py`, `backlog: int = 2048`, uvicorn 0.32.1 on
+/// PyPI), which both the upstream proxy (`uvicorn.run(app, …)`) and vLLM's
+/// API server (`serve_http` → `uvicorn.Config`, no `backlog` given) listen
+/// with. `std::net::TcpListener::bind` listens with 128, so a burst of more
+/// connections than that (a 64-node layout's request wave) overflowed the
+/// stand-ins' queue where the real proxy's would not. The kernel caps it at
+/// `net.core.somaxconn` (4096 by default since Linux 5.4), as for uvicorn.
+pub const BACKLOG: i32 = 2048;
+
+/// Binds `host:port` (`SO_REUSEADDR`, as `std` and uvicorn set it) and
+/// listens with [`BACKLOG`].
+pub fn listen(host: &str, port: u16) -> io::Result<TcpListener> {
+    use rustix::net::{AddressFamily, SocketType, sockopt};
+    let addr = host_port(host, port)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| bad("no address"))?;
+    let family = if addr.is_ipv4() {
+        AddressFamily::INET
+    } else {
+        AddressFamily::INET6
+    };
+    let fd = rustix::net::socket(family, SocketType::STREAM, None)?;
+    sockopt::set_socket_reuseaddr(&fd, true)?;
+    rustix::net::bind(&fd, &addr)?;
+    rustix::net::listen(&fd, BACKLOG)?;
+    Ok(TcpListener::from(fd))
+}
+
 /// Handler type of [`serve`].
 pub type Handler = Arc<dyn Fn(&Request) -> Response + Send + Sync>;
 

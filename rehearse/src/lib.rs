@@ -118,6 +118,7 @@
 //! enough.
 
 pub mod expect;
+pub mod facts;
 pub mod http;
 pub mod k8s_env;
 pub mod kv_params;

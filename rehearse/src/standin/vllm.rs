@@ -870,7 +870,15 @@ fn start_fault_timer() {
 
 fn serve(argv: &[String]) -> Result<(), Fail> {
     start_fault_timer();
-    let args = serve_flags::parse(argv).or_else(|e| fail(2, e))?;
+    let image = env_nonempty("PD_STANDIN_IMAGE").unwrap_or_else(|| {
+        pd_dsl::tables::IMAGES
+            .last()
+            .map_or_else(String::new, |i| i.tag.to_owned())
+    });
+    // The flags the image's vLLM accepts, from vLLM's own definitions.
+    let flags = serve_flags::Flags::of_image(&image)
+        .or_else(|e| fail(2, format!("PD_STANDIN_IMAGE={image}: {e}")))?;
+    let args = serve_flags::parse(flags, argv).or_else(|e| fail(2, e))?;
     let plan = plan(&args)?;
     let devs = devices(&plan)?;
     let ip = env_nonempty("PD_STANDIN_NODE_IP")
@@ -888,11 +896,6 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let node_name = node_name.unwrap_or_else(|| ip.clone());
     let first_rank = plan.ranks.first().copied().unwrap_or(0);
 
-    let image = env_nonempty("PD_STANDIN_IMAGE").unwrap_or_else(|| {
-        pd_dsl::tables::IMAGES
-            .last()
-            .map_or_else(String::new, |i| i.tag.to_owned())
-    });
     if let Some(kind) = plan.connector
         && kind != ConnectorKind::MooncakeLayerwise
         && kv_params::prefill_fields(kind, &image).is_none()
@@ -915,7 +918,13 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let api = if plan.headless {
         None
     } else {
-        Some(bind(&api_ip, plan.api_port, "API port")?)
+        // uvicorn's backlog, as vLLM's API server listens with it.
+        Some(http::listen(&api_ip, plan.api_port).or_else(|e| {
+            fail(
+                5,
+                format!("cannot bind {api_ip}:{} (API port): {e}", plan.api_port),
+            )
+        })?)
     };
     for l in master {
         drain(l);
