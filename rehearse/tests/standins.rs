@@ -207,6 +207,12 @@ fn rank_argv(port: u16, dp: u32, rank: u32, rpc: u16, tp: u32, kv: Option<String
     a
 }
 
+/// The vLLM version of the newest image (the stand-in's default image).
+fn newest_vllm() -> String {
+    let tag = pd_dsl::tables::IMAGES.last().map_or("", |i| i.tag);
+    pd_rehearse::facts::vllm_version_of_image(tag).unwrap()
+}
+
 #[test]
 fn unknown_flag_is_rejected_and_good_argv_accepted() {
     let (code, _, err) = run(
@@ -216,7 +222,10 @@ fn unknown_flag_is_rejected_and_good_argv_accepted() {
     );
     assert_eq!(code, Some(2));
     assert!(
-        err.contains("vllm stand-in: unknown flag --bogus-flag"),
+        err.contains(&format!(
+            "vllm stand-in: unrecognized argument --bogus-flag: vLLM {} has no such `vllm serve` flag",
+            newest_vllm()
+        )),
         "{err}"
     );
     let (code, _, err) = run(VLLM, &s(&["serve", "/m", "--port"]), &[]);
@@ -226,7 +235,7 @@ fn unknown_flag_is_rejected_and_good_argv_accepted() {
     let port = free_port();
     let mut argv = rank_argv(port, 1, 0, free_port(), 2, None);
     argv.extend(s(&[
-        "-O.level=3",
+        "-O3",
         "--no-disable-hybrid-kv-cache-manager",
         "--block-size",
         "128",
