@@ -44,13 +44,15 @@ need_pkg fc-list fontconfig
 # Fonts: the picture's monospace face, and CJK for the bilingual index (the
 # screenshots must show the text, not empty boxes).
 need_font() { # need_font FAMILY DEBIAN_PACKAGE
-  if fc-list | grep -q "$1"; then return 0; fi
+  # Not `fc-list | grep -q`: grep exits at the first match, fc-list dies of
+  # SIGPIPE with many fonts installed, and pipefail reports a miss.
+  if grep -q "$1" <(fc-list); then return 0; fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test.sh: installing $2 (font $1)" >&2
     apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
   fi
-  fc-list | grep -q "$1" || {
+  grep -q "$1" <(fc-list) || {
     echo "test.sh: the browser test needs the font \`$1\`; install the \`$2\` package" >&2
     exit 1
   }

@@ -359,3 +359,314 @@ fn readmes_say_status_stop_and_nothing_of_pd_for_mixed() {
         }
     }
 }
+
+/// Every preflight check of `dir`'s layout except `keep`, comma-joined (for
+/// `PD_SKIP_PREFLIGHT`).
+fn skip_all_but(dir: &Path, keep: &[&str]) -> String {
+    let text = std::fs::read_to_string(dir.join("preflight.sh")).unwrap();
+    let line = text.lines().find(|l| l.starts_with("CHECKS=(")).unwrap();
+    let names: Vec<&str> = line
+        .trim_start_matches("CHECKS=(")
+        .trim_end_matches(')')
+        .split_whitespace()
+        .collect();
+    for k in keep {
+        assert!(names.contains(k), "{k} is not a check of {line}");
+    }
+    names
+        .into_iter()
+        .filter(|n| !keep.contains(n))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A private bin directory holding `tools` from PATH (symlinked) plus
+/// `scripts` (name, text) as executables.
+fn bin_with(tools: &[&str], scripts: &[(&str, &str)]) -> tempfile::TempDir {
+    let bin = tempfile::tempdir().unwrap();
+    for tool in tools {
+        let p = which(tool).unwrap_or_else(|()| panic!("`{tool}` is not on PATH"));
+        std::os::unix::fs::symlink(p, bin.path().join(tool)).unwrap();
+    }
+    for (name, text) in scripts {
+        let p = bin.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    bin
+}
+
+/// `ldconfig -p` lists thousands of libraries on a real image; preflight's
+/// Mooncake check must still see one listed first (a `| grep -q` under
+/// `pipefail` reports the SIGPIPE of ldconfig as a miss).
+#[test]
+fn preflight_finds_mooncake_in_a_long_ldconfig_listing() {
+    let (_tmp, dir) = render(PD);
+    // 200,000 lines (several MB, far past a pipe buffer), the match first.
+    let ldconfig = "#!/usr/bin/env bash\necho '\tlibmooncake_transfer_engine.so (libc6,x86-64) => /usr/local/lib/libmooncake_transfer_engine.so'\nfor ((i = 0; i < 200000; i++)); do echo \"\tlibfiller$i.so (libc6,x86-64) => /usr/lib/libfiller$i.so\"; done\n";
+    let bin = bin_with(&[], &[("ldconfig", ldconfig)]);
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let skip = skip_all_but(&dir, &["mooncake"]);
+    let (code, out) = run(
+        &dir,
+        "preflight.sh",
+        &["0"],
+        &[
+            ("PATH", path.as_str()),
+            ("PD_SKIP_PREFLIGHT", skip.as_str()),
+            // No `import mooncake` and no library directory to find it in.
+            ("PYTHONPATH", "/nonexistent"),
+            ("LD_LIBRARY_PATH", "/nonexistent"),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("preflight: ok   mooncake: found by ldconfig"),
+        "{out}"
+    );
+}
+
+/// bench.sh takes a first argument as HOST only when it is not an option;
+/// every other argument reaches `vllm bench serve` (a recording stand-in).
+#[test]
+fn bench_sh_passes_options_through_and_takes_host_only_as_first_word() {
+    let (_tmp, dir) = render(PD);
+    let record = tempfile::tempdir().unwrap();
+    let calls = record.path().join("argv");
+    let vllm = format!(
+        "#!/usr/bin/env bash\nprintf '%s\\n' \"$@\" >{}\n",
+        calls.display()
+    );
+    let bin = bin_with(&[], &[("vllm", &vllm)]);
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let logs = empty.path().display().to_string();
+    let bench = |args: &[&str]| {
+        let (code, out) = run(
+            &dir,
+            "bench.sh",
+            args,
+            &[("PATH", path.as_str()), ("PD_LOG_DIR", logs.as_str())],
+        );
+        assert_eq!(code, 0, "{args:?}: {out}");
+        let argv: Vec<String> = std::fs::read_to_string(&calls)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        (argv, out)
+    };
+    let value = |argv: &[String], flag: &str| -> Vec<String> {
+        argv.windows(2)
+            .filter(|w| w[0] == flag)
+            .map(|w| w[1].clone())
+            .collect()
+    };
+    let (argv, out) = bench(&["--num-prompts", "10"]);
+    assert_eq!(argv[..2], ["bench", "serve"], "{argv:?}");
+    assert_eq!(
+        value(&argv, "--base-url"),
+        ["http://127.0.0.1:1999"],
+        "{out}"
+    );
+    assert!(out.contains("(from the default:"), "{out}");
+    // The layout's count, then the override: the last one wins in argparse.
+    let prompts = value(&argv, "--num-prompts");
+    assert_eq!(prompts.len(), 2, "{argv:?}");
+    assert_eq!(prompts[1], "10", "{argv:?}");
+    assert_eq!(argv[argv.len() - 2..], ["--num-prompts", "10"], "{argv:?}");
+    let (argv, out) = bench(&["10.1.2.3", "--request-rate", "4"]);
+    assert_eq!(
+        value(&argv, "--base-url"),
+        ["http://10.1.2.3:1999"],
+        "{out}"
+    );
+    assert!(out.contains("(from the HOST argument)"), "{out}");
+    assert_eq!(argv[argv.len() - 2..], ["--request-rate", "4"], "{argv:?}");
+    assert!(!argv.contains(&"10.1.2.3".to_owned()), "{argv:?}");
+}
+
+/// The unpacked source distribution `spec` (`NAME==VERSION`) of the upstream
+/// corpus (`scripts/upstream/corpus.py`, fetched and sha256-checked on first
+/// use); fails naming the command when it cannot be had.
+fn corpus_tree(spec: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new("python3")
+        .arg(root.join("scripts/upstream/corpus.py"))
+        .args(["path", spec])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run python3 scripts/upstream/corpus.py: {e}"));
+    assert!(
+        out.status.success(),
+        "`python3 scripts/upstream/corpus.py path {spec}` failed (the upstream corpus is needed, never skipped): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// A stand-in of an installed vllm-ascend release: the package as the sdist
+/// ships it (`__init__.py` imports vLLM and defines no `__version__`;
+/// setuptools-scm writes `_version.py`), and optionally pip's `.dist-info`.
+fn fake_vllm_ascend(root: &Path, version_py: Option<&str>, metadata: Option<&str>) {
+    let pkg = root.join("vllm_ascend");
+    std::fs::create_dir_all(&pkg).unwrap();
+    // As the release's: importing it needs vLLM, which is not here.
+    std::fs::write(
+        pkg.join("__init__.py"),
+        "import vllm_ascend.logger  # noqa: F401\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("logger.py"),
+        "from vllm.logger import init_logger\n",
+    )
+    .unwrap();
+    if let Some(v) = version_py {
+        std::fs::write(
+            pkg.join("_version.py"),
+            format!("__version__ = version = {v:?}\n__version_tuple__ = version_tuple = (0, 21, 0, 'rc1')\n"),
+        )
+        .unwrap();
+    }
+    if let Some(v) = metadata {
+        let info = root.join(format!("vllm_ascend-{v}.dist-info"));
+        std::fs::create_dir_all(&info).unwrap();
+        std::fs::write(
+            info.join("METADATA"),
+            format!("Metadata-Version: 2.1\nName: vllm_ascend\nVersion: {v}\n"),
+        )
+        .unwrap();
+    }
+}
+
+/// preflight's `vllm_ascend_version` reads the version the way an installed
+/// release has it (no release defines `vllm_ascend.__version__`), compares it
+/// with the layout's image tag without its `v`, and names both on a mismatch.
+#[test]
+fn preflight_reads_the_installed_vllm_ascend_version() {
+    let (_tmp, dir) = render(PD);
+    let layout = layouts::catalog()
+        .unwrap()
+        .iter()
+        .find(|l| l.name() == PD)
+        .unwrap();
+    let tag = layout.image.tag;
+    let want = tag.trim_start_matches('v');
+    assert_ne!(want, tag, "image tags start with v: {tag}");
+    let skip = skip_all_but(&dir, &["vllm_ascend_version"]);
+    let check = |pythonpath: &Path| {
+        let pp = pythonpath.display().to_string();
+        run(
+            &dir,
+            "preflight.sh",
+            &["0"],
+            &[
+                ("PD_SKIP_PREFLIGHT", skip.as_str()),
+                ("PYTHONPATH", pp.as_str()),
+            ],
+        )
+    };
+    // The release itself (its sdist, through scripts/upstream/corpus.py): its
+    // `__init__.py` and `_version.py`, then its PKG-INFO as pip's METADATA.
+    let release = corpus_tree(&format!("vllm-ascend=={want}"));
+    let site = tempfile::tempdir().unwrap();
+    let pkg = site.path().join("vllm_ascend");
+    std::fs::create_dir_all(&pkg).unwrap();
+    for f in ["__init__.py", "_version.py"] {
+        std::fs::copy(release.join("vllm_ascend").join(f), pkg.join(f)).unwrap();
+    }
+    let (code, out) = check(site.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!(
+            "preflight: ok   vllm_ascend_version: {want} ({}/vllm_ascend/_version.py)",
+            site.path().display()
+        )),
+        "{out}"
+    );
+    let info = site.path().join(format!("vllm_ascend-{want}.dist-info"));
+    std::fs::create_dir_all(&info).unwrap();
+    std::fs::copy(release.join("PKG-INFO"), info.join("METADATA")).unwrap();
+    let (code, out) = check(site.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!(
+            "ok   vllm_ascend_version: {want} (package metadata)"
+        )),
+        "{out}"
+    );
+    // A stand-in shaped like it, without metadata.
+    let site = tempfile::tempdir().unwrap();
+    fake_vllm_ascend(site.path(), Some(want), None);
+    let (code, out) = check(site.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("vllm_ascend/_version.py)"), "{out}");
+    // A wrong version names both.
+    let site = tempfile::tempdir().unwrap();
+    fake_vllm_ascend(site.path(), Some("0.18.0"), None);
+    let (code, out) = check(site.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "FAIL vllm_ascend_version: found vllm_ascend 0.18.0 ({}/vllm_ascend/_version.py), but the layout's image is {} (expects {want})",
+            site.path().display(),
+            layout.image_ref
+        )),
+        "{out}"
+    );
+    // pip's metadata wins over the file.
+    let site = tempfile::tempdir().unwrap();
+    fake_vllm_ascend(site.path(), Some("0.18.0"), Some(want));
+    let (code, out) = check(site.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!(
+            "ok   vllm_ascend_version: {want} (package metadata)"
+        )),
+        "{out}"
+    );
+    // A source build: at the tag with a local part passes, saying so; past
+    // the tag (`.devN`) fails, saying what it found.
+    let site = tempfile::tempdir().unwrap();
+    fake_vllm_ascend(
+        site.path(),
+        Some(&format!("{want}+g35d600725.d20260101")),
+        None,
+    );
+    let (code, out) = check(site.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("a source build (local part +g35d600725.d20260101)"),
+        "{out}"
+    );
+    let site = tempfile::tempdir().unwrap();
+    fake_vllm_ascend(site.path(), Some(&format!("{want}.dev3+g35d600725")), None);
+    let (code, out) = check(site.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "found vllm_ascend {want}.dev3+g35d600725 ({}/vllm_ascend/_version.py), a source build past a release (dev3), but the layout's image is {} (expects {want})",
+            site.path().display(),
+            layout.image_ref
+        )),
+        "{out}"
+    );
+    // Nothing installed: said, not a traceback.
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out) = check(empty.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "cannot read the installed vllm_ascend version: vllm_ascend is not installed in"
+        ),
+        "{out}"
+    );
+}

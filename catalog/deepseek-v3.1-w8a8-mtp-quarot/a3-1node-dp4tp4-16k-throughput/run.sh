@@ -49,7 +49,7 @@ local_addresses() {
 # Resolves a host name to an IP with getent (an IP resolves to itself).
 resolve_host() {
     local addr
-    addr=$(getent hosts "$1" | awk '{print $1; exit}') || true
+    addr=$(getent hosts "$1" | awk 'NR == 1 {print $1}') || true
     [[ -n $addr ]] || die "cannot resolve host '$1' (getent hosts)"
     printf '%s\n' "$addr"
 }
@@ -129,7 +129,7 @@ elif [[ -n ${LWS_LEADER_ADDRESS:-} && -n ${PD_K8S_NODE_HOSTS:-} ]]; then
     dns_deadline=$((SECONDS + dns_wait))
     for h in "${node_hosts[@]}"; do
         # Other engines' pods may not exist yet: wait until their names resolve.
-        until addr=$(getent hosts "$h" | awk '{print $1; exit}') && [[ -n $addr ]]; do
+        until addr=$(getent hosts "$h" | awk 'NR == 1 {print $1}') && [[ -n $addr ]]; do
             ((SECONDS < dns_deadline)) || die "pod name '$h' did not resolve within ${dns_wait}s (getent hosts): is its LeaderWorkerSet applied and scheduled?"
             sleep "$dns_poll"
         done
@@ -171,7 +171,7 @@ for i in "${!NODE_IPS[@]}"; do
     elif [[ $entry =~ ^[0-9.]+$ ]]; then
         die "node $i's address '$entry' in $SOURCE is not an IPv4 address (four numbers 0-255)"
     elif [[ $entry =~ ^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$ ]]; then
-        addr=$(getent hosts "$entry" | awk '{print $1; exit}') || true
+        addr=$(getent hosts "$entry" | awk 'NR == 1 {print $1}') || true
         if [[ -n $addr ]]; then
             entry=$addr
         elif [[ ${PD_DRY_RUN:-0} == 1 ]]; then
@@ -222,7 +222,7 @@ fi
 if [[ -n ${PD_NIC:-} ]]; then
     NIC=$PD_NIC
 else
-    NIC=$(ip -o addr show 2>/dev/null | awk -v want="$LOCAL_IP" '{split($4, a, "/"); if (a[1] == want) {print $2; exit}}')
+    NIC=$(ip -o addr show 2>/dev/null | awk -v want="$LOCAL_IP" '{split($4, a, "/"); if (a[1] == want && nic == "") nic = $2} END {print nic}')
     [[ -n $NIC ]] || die "cannot find the interface holding $LOCAL_IP; set PD_NIC"
 fi
 # The node index must name this host: a wrong index starts the wrong ranks.

@@ -43,7 +43,8 @@ pub struct LayoutModel {
     pub model_path: String,
     /// `--served-model-name`.
     pub served_model_name: String,
-    /// Full image tag without the leading `v` (what `vllm_ascend.__version__` reports).
+    /// Full image tag without the leading `v`: the version the installed
+    /// vllm-ascend package reports (its metadata, or `vllm_ascend/_version.py`).
     pub image_version: String,
     /// API port base (the mixed engine's API port).
     pub api_port: u32,
