@@ -90,9 +90,11 @@ pub struct ImageFacts {
     /// Its base image.
     #[serde(default)]
     pub from: String,
-    /// Tool name → found on a non-interactive shell's `PATH`.
+    /// Tool name → found on a non-interactive shell's `PATH` (`None`: not
+    /// decided by the image; `npu-smi` and `hccn_tool` come from the host's
+    /// driver, mounted at run time).
     #[serde(default)]
-    pub tools: BTreeMap<String, bool>,
+    pub tools: BTreeMap<String, Option<bool>>,
     /// `ENV` of the final stage.
     #[serde(default)]
     pub env: BTreeMap<String, String>,

@@ -297,7 +297,7 @@ const GRACE: Duration = Duration::from_secs(5);
 /// Longest wait for the layout's ports to become bindable before start.
 const PORT_WAIT: Duration = Duration::from_secs(65);
 /// Checks skipped on a machine without Ascend software (see module docs).
-const SKIPPED_CHECKS: &[&str] = &["host_paths", "mooncake", "vllm_ascend_version"];
+const SKIPPED_CHECKS: &[&str] = &["host_paths", "mooncake"];
 /// The environment marker every process of one rehearsal carries.
 const MARKER: &str = "PD_REHEARSAL_ID";
 
@@ -1095,11 +1095,10 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         root.file_name().and_then(|n| n.to_str()).unwrap_or("x")
     );
     let ips: Vec<String> = (0..nodes.len()).map(node_ip).collect();
-    let path_env = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
-    );
+    // The image's shell: its tools only, its ENV, CANN after set_env.sh.
+    let host_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
+    let shell = crate::image::build(layout, &root, &bin, &host_path)?;
+    let path_env = shell.path.clone();
     let mut skip: Vec<&str> = SKIPPED_CHECKS
         .iter()
         .copied()
@@ -1112,12 +1111,10 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     }
     let wait_s = opts.timeout.as_secs().max(1);
     let base_env = |cmd: &mut Command| {
-        for (k, _) in std::env::vars_os() {
-            if let Some(k) = k.to_str()
-                && (k.starts_with("PD_") || k == "ASCEND_RT_VISIBLE_DEVICES")
-            {
-                cmd.env_remove(k);
-            }
+        // Nothing of this machine's environment: the image's only.
+        cmd.env_clear();
+        for (k, v) in &shell.env {
+            cmd.env(k, v);
         }
         cmd.env("PATH", &path_env)
             .env(MARKER, &marker)
@@ -1142,6 +1139,22 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         out,
         "preflight skips (no Ascend software here): {}",
         skip.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "image contract (upstream/facts/vllm-ascend/{}.json, {} image): not on PATH: {}; CANN only after sourcing {}",
+        shell.release,
+        crate::facts::image_key(layout.hardware),
+        if shell.absent.is_empty() {
+            "nothing".to_owned()
+        } else {
+            shell.absent.join(", ")
+        },
+        if shell.set_env_scripts.is_empty() {
+            "nothing (the image sources no set_env.sh)".to_owned()
+        } else {
+            shell.set_env_scripts.join(" and ")
+        }
     );
     if let Some(n) = &inj.note {
         let _ = writeln!(out, "fault {}: {n}", opts.fault.map_or("", Fault::name));
@@ -1199,7 +1212,13 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         let i = n.index;
         let log = fs::File::create(logs.join(format!("node{i}.log"))).map_err(|e| e.to_string())?;
         let log2 = log.try_clone().map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(scripts.join("run.sh"));
+        // `docker exec NAME bash run.sh`, or the pod's `bash /opt/pd-dsl/run.sh`.
+        let mut cmd = Command::new(&shell.bash);
+        if k8s.is_some() {
+            cmd.arg(scripts.join("run.sh"));
+        } else {
+            cmd.arg("run.sh");
+        }
         base_env(&mut cmd);
         cmd.current_dir(&scripts)
             .env("PD_NODE_INDEX", i.to_string())
@@ -1256,7 +1275,8 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     if let Some(env) = k8s.as_ref().and_then(|k| k.proxy_env.as_ref()) {
         let log = fs::File::create(logs.join("proxy.log")).map_err(|e| e.to_string())?;
         let log2 = log.try_clone().map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(scripts.join("proxy.sh"));
+        let mut cmd = Command::new(&shell.bash);
+        cmd.arg(scripts.join("proxy.sh"));
         base_env(&mut cmd);
         cmd.current_dir(&scripts).env(
             "PD_PROXY_SCRIPT",
@@ -1403,6 +1423,7 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             act(
                 layout,
                 action,
+                &shell.bash,
                 &mut cluster,
                 &scripts,
                 &logs,
@@ -1492,7 +1513,8 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             }
             // verify.sh as in a fresh shell on node 0: no PD_NODE_IPS, only
             // the log directory run.sh used (its default on a cluster).
-            let mut cmd = Command::new(scripts.join("verify.sh"));
+            let mut cmd = Command::new(&shell.bash);
+            cmd.arg("verify.sh");
             base_env(&mut cmd);
             cmd.current_dir(&scripts)
                 .env_remove("PD_NODE_IPS")
@@ -1683,6 +1705,7 @@ const STOP_BOUND: Duration = Duration::from_secs(40);
 fn act(
     layout: &Layout,
     action: Action,
+    bash: &Path,
     cluster: &mut Cluster,
     scripts: &Path,
     logs: &Path,
@@ -1703,7 +1726,8 @@ fn act(
             }
         }
         Action::Stop(_) => {
-            let mut cmd = Command::new(scripts.join("stop.sh"));
+            let mut cmd = Command::new(bash);
+            cmd.arg(scripts.join("stop.sh"));
             env(&mut cmd);
             cmd.arg(i.to_string());
             match run_bounded(cmd, STOP_BOUND) {
@@ -1771,7 +1795,8 @@ fn act(
     }
     if let Action::Stop(_) = action {
         // Idempotent: a second stop finds nothing and succeeds.
-        let mut cmd = Command::new(scripts.join("stop.sh"));
+        let mut cmd = Command::new(bash);
+        cmd.arg(scripts.join("stop.sh"));
         env(&mut cmd);
         cmd.arg(i.to_string());
         match run_bounded(cmd, STOP_BOUND) {

@@ -868,8 +868,34 @@ fn start_fault_timer() {
     }
 }
 
+/// The CANN runtime libraries must be loadable, as the real `vllm` loads
+/// `libascendcl.so` (through `torch_npu` and the vllm-ascend platform
+/// plugin) before it reads its arguments: each of `PD_STANDIN_CANN_LIBS`
+/// (comma separated; unset: `libascendcl.so`) must be a file in a directory
+/// of `LD_LIBRARY_PATH`, which only the image's `set_env.sh` puts there.
+fn check_cann() -> Result<(), Fail> {
+    let wanted = env::var(crate::image::CANN_LIBS_ENV).unwrap_or_else(|_| "libascendcl.so".into());
+    let ld = env::var("LD_LIBRARY_PATH").unwrap_or_default();
+    for lib in wanted.split(',').map(str::trim).filter(|l| !l.is_empty()) {
+        let found = ld
+            .split(':')
+            .filter(|d| !d.is_empty())
+            .any(|d| std::path::Path::new(d).join(lib).is_file());
+        if !found {
+            return fail(
+                7,
+                format!(
+                    "ImportError: {lib}: cannot open shared object file: No such file or directory (LD_LIBRARY_PATH={ld:?} has no {lib}; the CANN environment exists only after sourcing the image's set_env.sh)"
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 fn serve(argv: &[String]) -> Result<(), Fail> {
     start_fault_timer();
+    check_cann()?;
     let image = env_nonempty("PD_STANDIN_IMAGE").unwrap_or_else(|| {
         pd_dsl::tables::IMAGES
             .last()
