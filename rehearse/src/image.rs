@@ -72,6 +72,9 @@ pub struct ImageShell {
     pub env: Vec<(String, String)>,
     /// Tools the image lacks (said in the rehearsal's output).
     pub absent: Vec<String>,
+    /// Tools the table leaves undecided (`null`): absent too, since a
+    /// stand-in is never looser than the image.
+    pub undecided: Vec<String>,
     /// The `set_env.sh` files (image paths) a script must source.
     pub set_env_scripts: Vec<String>,
 }
@@ -248,6 +251,7 @@ pub fn build(
         .map_err(|e| format!("cannot create {}: {e}", image_bin.display()))?;
     let named: BTreeSet<&str> = img.tools.keys().map(String::as_str).collect();
     let mut absent = Vec::new();
+    let mut undecided = Vec::new();
     // The base system, except what the table decides.
     for (name, path) in essential_programs()? {
         if !named.contains(name.as_str()) {
@@ -258,9 +262,16 @@ pub fn build(
         if DRIVER_TOOLS.contains(&tool.as_str()) {
             continue;
         }
-        if *has != Some(true) {
-            absent.push(tool.clone());
-            continue;
+        match has {
+            Some(true) => {}
+            Some(false) => {
+                absent.push(tool.clone());
+                continue;
+            }
+            None => {
+                undecided.push(tool.clone());
+                continue;
+            }
         }
         if tool == "python3" {
             let exe = python_interpreter(host_path)?;
@@ -357,6 +368,7 @@ pub fn build(
         bash,
         env,
         absent,
+        undecided,
         set_env_scripts: img.set_env_scripts.clone(),
     })
 }
