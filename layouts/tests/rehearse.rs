@@ -859,15 +859,17 @@ fn synthetic_pd(n: u64) -> pd_dsl::Layout {
 
 /// A large layout comes up and serves every wave without a reset: the
 /// stand-ins listen with uvicorn's backlog (2048), not `std`'s 128. The
-/// size is `PD_REHEARSE_LARGE_N` engines per role (default 16: 32 nodes,
-/// 1,280/4 = 320 ranks, 256 requests at once, within the suite's time;
-/// `PD_REHEARSE_LARGE_N=64` is the 128-node layout).
+/// size is `PD_REHEARSE_LARGE_N` engines per role, default 32: 64 nodes,
+/// 640 ranks, waves of 512 requests at once, about 50 s; with a backlog of
+/// 128 it loses about 90 of its 1,536 requests to resets. `64` is the
+/// 128-node, 1,280-rank layout (about 110 s and 9 GB here; 312 of 3,072
+/// requests reset with a backlog of 128).
 #[test]
 fn a_large_synthetic_layout_rehearses_green() {
     let n: u64 = std::env::var("PD_REHEARSE_LARGE_N")
         .ok()
         .map(|v| v.parse().expect("PD_REHEARSE_LARGE_N must be a number"))
-        .unwrap_or(16);
+        .unwrap_or(32);
     let l = synthetic_pd(n);
     assert_eq!(l.node_count() as u64, 2 * n);
     let (outcome, out) = rehearse_layout(&l, |o| o.timeout = Duration::from_secs(240));
