@@ -1,0 +1,352 @@
+"""Self-check of `facts_vllm.py` on the cached upstream corpus.
+
+    python3 -m unittest scripts/upstream/test_facts_vllm.py
+
+Every test reads the real vLLM sdists through `corpus.py`; a missing one fails
+with the package to fetch. The facts asserted by name were read by hand in the
+vLLM 0.21.0 sdist (file:line cited); the rest are properties of any correct
+extraction, and mutations of upstream's code that must change the result.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+import unittest
+from functools import lru_cache
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+import facts_vllm as fv  # noqa: E402
+
+KINDS = {"switch", "value", "many", "json"}
+
+
+@lru_cache(maxsize=None)
+def corpus(name: str, version: str) -> Path:
+    out = subprocess.run(
+        [sys.executable, str(HERE / "corpus.py"), "path", f"{name}=={version}"],
+        capture_output=True, text=True,
+    )
+    if out.returncode != 0 or not out.stdout.strip():
+        raise AssertionError(
+            f"the upstream corpus has no `{name}=={version}` ({out.stderr.strip()}); "
+            f"run `python3 scripts/upstream/corpus.py fetch {name}=={version}` (needs pip's index) "
+            "or point `PD_UPSTREAM_CACHE` at a filled cache"
+        )
+    return Path(out.stdout.strip())
+
+
+@lru_cache(maxsize=None)
+def facts(version: str) -> dict:
+    return fv.vllm_facts(corpus("vllm", version), version)
+
+
+def flags(version: str) -> dict[str, dict]:
+    return {f["name"]: f for f in facts(version)["serve_flags"]}
+
+
+def version_key(v: str) -> tuple:
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+
+PINNED = fv.pinned_versions()
+
+
+class WellFormed(unittest.TestCase):
+    def test_the_lock_pins_vllm(self):
+        self.assertGreaterEqual(len(PINNED), 1, "upstream/corpus.lock.json pins no vllm")
+
+    def test_every_pinned_version_reads_and_follows_the_schema(self):
+        for v in PINNED:
+            with self.subTest(vllm=v):
+                f = facts(v)
+                self.assertEqual(list(f), ["package", "version", "serve_flags"])
+                self.assertEqual((f["package"], f["version"]), ("vllm", v))
+                names = [x["name"] for x in f["serve_flags"]]
+                self.assertEqual(names, sorted(names), "serve_flags not sorted by name")
+                self.assertEqual(len(names), len(set(names)), "a flag listed twice")
+                spellings: set[str] = set()
+                src = corpus("vllm", v)
+                for x in f["serve_flags"]:
+                    self.assertEqual(list(x), ["name", "kind", "aliases", "negatable", "source"], x)
+                    self.assertRegex(x["name"], r"^[a-z0-9][a-z0-9-]*$", "a long name as written after `--`")
+                    self.assertIn(x["kind"], KINDS, x)
+                    if x["negatable"]:
+                        self.assertEqual(x["kind"], "switch", f"only a switch has a `--no-` form: {x}")
+                    self.assertEqual(x["aliases"], sorted(x["aliases"]), x)
+                    for a in x["aliases"]:
+                        self.assertTrue(a.startswith("-"), x)
+                    for s in ["--" + x["name"], *x["aliases"]]:
+                        self.assertNotIn(s, spellings, f"`{s}` names two options at vllm {v}")
+                        spellings.add(s)
+                    self.assertTrue((src / x["source"]).is_file(), f"source `{x['source']}` not in the sdist")
+
+    def test_every_kind_is_seen(self):
+        # a broken type reading collapses kinds (e.g. every switch read as a
+        # value); a real release has many of each
+        for v in PINNED:
+            with self.subTest(vllm=v):
+                fl = facts(v)["serve_flags"]
+                count = {k: sum(1 for x in fl if x["kind"] == k) for k in KINDS}
+                self.assertGreater(len(fl), 200, "vLLM's serve takes more than 200 options")
+                self.assertGreater(sum(1 for x in fl if x["negatable"]), 40, count)
+                self.assertGreater(sum(1 for x in fl if x["kind"] == "switch" and not x["negatable"]), 2, count)
+                self.assertGreater(count["json"], 10, count)
+                self.assertGreater(count["many"], 5, count)
+                self.assertGreater(count["value"], 80, count)
+
+    def test_committed_facts_are_fresh(self):
+        committed = sorted(p.stem for p in fv.FACTS_DIR.glob("*.json"))
+        self.assertEqual(committed, sorted(PINNED),
+                         "upstream/facts/vllm/ holds one file per vllm the lock pins")
+        for v in PINNED:
+            with self.subTest(vllm=v):
+                text = (fv.FACTS_DIR / f"{v}.json").read_text(encoding="utf-8")
+                self.assertEqual(text, fv.dumps(facts(v)),
+                                 f"upstream/facts/vllm/{v}.json is stale: run `python3 scripts/upstream/facts_vllm.py --write`")
+
+    def test_reading_is_deterministic(self):
+        v = PINNED[-1]
+        self.assertEqual(fv.dumps(fv.vllm_facts(corpus("vllm", v), v)), fv.dumps(facts(v)))
+
+
+# Read by hand in the vLLM 0.21.0 sdist.
+# (kind, negatable, aliases)
+HAND_READ_0_21_0 = {
+    # vllm/engine/arg_utils.py:943 `("--tensor-parallel-size", "-tp", **parallel_kwargs[...])`,
+    # ParallelConfig.tensor_parallel_size is an int
+    "tensor-parallel-size": ("value", False, ["-tp"]),
+    # arg_utils.py:792; vllm/config/model.py:215 `enforce_eager: bool = False`
+    # -> argparse.BooleanOptionalAction (`_compute_kwargs`, contains_type(bool))
+    "enforce-eager": ("switch", True, []),
+    # arg_utils.py:1093; vllm/config/cache.py:91 `enable_prefix_caching: bool = True`
+    "enable-prefix-caching": ("switch", True, []),
+    # arg_utils.py:815; model.py:271 `hf_token: bool | str | None` ->
+    # nargs="?" const=True (arg_utils.py:338): a value or nothing; read as `value`
+    "hf-token": ("value", False, []),
+    # arg_utils.py:812; model.py:256 `str | list[str] | None` -> nargs="+"
+    "served-model-name": ("many", False, []),
+    # arg_utils.py:867; vllm/config/load.py:106 `str | dict[str, str]` -> union_dict_and_str (arg_utils.py:373)
+    "pt-load-map-location": ("json", False, []),
+    # arg_utils.py:1286; vllm/config/observability.py:39 `list[DetailedTraceModules] | None`
+    "collect-detailed-traces": ("many", False, []),
+    # arg_utils.py:1417, type set to optional_type(json.loads) just above
+    "speculative-config": ("json", False, ["-sc"]),
+    # arg_utils.py:1420; vllm/config/vllm.py:323 `KVTransferConfig | None`, a `@config` dataclass
+    "kv-transfer-config": ("json", False, []),
+    # arg_utils.py:1427; vllm.py:312 `compilation_config: CompilationConfig`
+    "compilation-config": ("json", False, ["-cc"]),
+    # arg_utils.py:1435; vllm.py:334 `dict | SupportsHash` -> union_dict_and_str
+    "additional-config": ("json", False, []),
+    # arg_utils.py:1440; vllm.py:321 `profiler_config: ProfilerConfig`
+    "profiler-config": ("json", False, []),
+    # arg_utils.py:1451 `action="store_true"`: no `--no-` form
+    "disable-log-stats": ("switch", False, []),
+    # arg_utils.py:971 `("--data-parallel-rank", "-dpn", type=int)`
+    "data-parallel-rank": ("value", False, ["-dpn"]),
+    # vllm/entrypoints/openai/cli_args.py:342 `"--headless", action="store_true"`
+    "headless": ("switch", False, []),
+    # cli_args.py:349 `"--api-server-count", "-asc", type=int`
+    "api-server-count": ("value", False, ["-asc"]),
+    # cli_args.py:315-318: action "append", nargs deleted: one value per use
+    "middleware": ("value", False, []),
+    # cli_args.py:307,310: type json.loads, nargs deleted
+    "allowed-origins": ("json", False, []),
+    # cli_args.py:78 `list[LoRAModulePath] | None` -> nargs="+", :188 LoRAParserAction
+    "lora-modules": ("many", False, []),
+    # cli_args.py:357 `"--config"` with no type: one value
+    "config": ("value", False, []),
+}
+
+# gone by 0.21.0: none of these is added by serve.py, cli_args.py or arg_utils.py
+ABSENT_0_21_0 = ["disable-log-requests", "swap-space", "task", "rope-scaling", "guided-decoding-backend"]
+
+
+class HandRead(unittest.TestCase):
+    def test_flags_read_by_hand_at_0_21_0(self):
+        fl = flags("0.21.0")
+        for name, (kind, neg, aliases) in HAND_READ_0_21_0.items():
+            with self.subTest(flag=name):
+                self.assertIn(name, fl, f"--{name} missing at vllm 0.21.0")
+                got = fl[name]
+                self.assertEqual((got["kind"], got["negatable"], got["aliases"]), (kind, neg, aliases))
+        for name in ABSENT_0_21_0:
+            self.assertNotIn(name, fl, f"--{name} is not defined by vllm 0.21.0")
+
+    def test_profiler_config_from_0_21_on(self):
+        for v in PINNED:
+            if version_key(v) >= (0, 21, 0):
+                with self.subTest(vllm=v):
+                    self.assertEqual(flags(v).get("profiler-config", {}).get("kind"), "json")
+
+    def test_frontend_file_moved_by_0_30(self):
+        # the frontend flags come from vllm/entrypoints/launchers/cli_args.py at 0.30.0
+        self.assertEqual(flags("0.30.0")["port"]["source"], "vllm/entrypoints/launchers/cli_args.py")
+        self.assertEqual(flags("0.21.0")["port"]["source"], "vllm/entrypoints/openai/cli_args.py")
+
+
+# -- the catalog's `vllm serve` command lines --------------------------------
+
+def serve_words(script: Path) -> list[list[str]]:
+    """The argument words of the script's `vllm serve` command and of its
+    `DP_ARGS=(...)` arrays (spliced into that command)."""
+    text = script.read_text(encoding="utf-8")
+    joined = re.sub(r"\\\n", " ", text)
+    seqs = []
+    for line in joined.splitlines():
+        s = line.strip()
+        if "vllm serve" in s and not s.startswith("#"):
+            words = shlex.split(s.split("vllm serve", 1)[1])
+            seqs.append([w for w in words[1:] if w != "${DP_ARGS[@]}"])  # [0] is the model
+        m = re.match(r"^DP_ARGS=\((.*)\)$", s)
+        if m:
+            seqs.append([w for w in shlex.split(m.group(1)) if w != "${DP_ARGS[@]}"])
+    if not seqs:
+        raise AssertionError(f"no `vllm serve` command in {script}")
+    return seqs
+
+
+def layout_vllm_versions(meta: Path) -> dict[str, str]:
+    """vLLM version(s) of a layout's image: the one its vllm-ascend release's
+    Dockerfiles build (`ARG VLLM_TAG=`), and the one meta.yaml states."""
+    text = meta.read_text(encoding="utf-8")
+    block = re.search(r"^image:\n((?:  .*\n)+)", text, re.M)
+    if not block:
+        raise AssertionError(f"{meta}: no `image:` block")
+    tag = re.search(r"^  tag: \"?v([^\"\s]+)", block.group(1), re.M)
+    stated = re.search(r"^  vllm: \"?([^\"\s]+)", block.group(1), re.M)
+    if not tag:
+        raise AssertionError(f"{meta}: no `image.tag`")
+    tree = corpus("vllm-ascend", tag.group(1))
+    tags = set()
+    for df in sorted(tree.glob("Dockerfile*")):
+        tags |= set(re.findall(r"^ARG VLLM_TAG=v(\S+)", df.read_text(encoding="utf-8"), re.M))
+    if len(tags) != 1:
+        raise AssertionError(f"vllm-ascend {tag.group(1)}: its Dockerfiles pin vLLM {sorted(tags)}, expected one")
+    out = {"Dockerfile": tags.pop()}
+    if stated:
+        out["meta.yaml"] = stated.group(1)
+    return out
+
+
+class Catalog(unittest.TestCase):
+    def test_every_flag_the_catalog_passes_exists_at_the_layouts_vllm(self):
+        scripts = sorted(ROOT.glob("catalog/*/*/run_dp_template*.sh")) + sorted(ROOT.glob("catalog/*/*/run_mixed.sh"))
+        self.assertGreater(len(scripts), 10, "the committed catalog has no serve scripts")
+        checked = 0
+        for script in scripts:
+            versions = layout_vllm_versions(script.parent / "meta.yaml")
+            for origin, v in versions.items():
+                if v not in PINNED:
+                    self.fail(f"{script.parent.name}: vLLM {v} ({origin}) is not pinned in upstream/corpus.lock.json")
+                fl = flags(v)
+                by_spelling = {"--" + n: f for n, f in fl.items()}
+                for f in fl.values():
+                    for a in f["aliases"]:
+                        by_spelling[a] = f
+                for words in serve_words(script):
+                    for i, w in enumerate(words):
+                        if not w.startswith("-"):
+                            continue
+                        flag = w.split("=", 1)[0]
+                        rel = script.relative_to(ROOT)
+                        with self.subTest(script=str(rel), flag=flag, vllm=f"{v} ({origin})"):
+                            f = by_spelling.get(flag)
+                            if f is None and flag.startswith("--no-"):
+                                base = fl.get(flag[5:])
+                                self.assertTrue(base and base["negatable"],
+                                                f"{rel}: `{flag}` but `--{flag[5:]}` has no `--no-` form at vllm {v}")
+                                checked += 1
+                                continue
+                            self.assertIsNotNone(f, f"{rel}: `{flag}` is not a `vllm serve` option at vllm {v} ({origin})")
+                            nxt = words[i + 1] if i + 1 < len(words) else None
+                            takes_value = "=" in w or (nxt is not None and not nxt.startswith("--"))
+                            if f["kind"] == "switch":
+                                self.assertNotIn("=", w, f"{rel}: switch `{flag}` given a value")
+                                self.assertFalse(nxt is not None and not nxt.startswith("-"),
+                                                 f"{rel}: switch `{flag}` followed by `{nxt}`")
+                            else:
+                                self.assertTrue(takes_value, f"{rel}: `{flag}` ({f['kind']}) without a value")
+                            if f["kind"] == "json" and nxt and nxt.startswith("{"):
+                                json.loads(nxt)
+                            checked += 1
+        self.assertGreater(checked, 200)
+
+
+# -- mutations of upstream's code must change the result ---------------------
+
+def mutate(version: str, rel: str, old: str, new: str) -> dict[str, str]:
+    path = corpus("vllm", version) / rel
+    text = path.read_text(encoding="utf-8")
+    if text.count(old) != 1:
+        raise AssertionError(f"the mutation expects `{old}` once in vllm {version}'s `{rel}`")
+    return {rel: text.replace(old, new)}
+
+
+class Mutations(unittest.TestCase):
+    V = "0.21.0"
+    CLI = "vllm/entrypoints/openai/cli_args.py"
+
+    def run_mutated(self, overrides: dict[str, str]) -> dict[str, dict]:
+        out = fv.vllm_facts(corpus("vllm", self.V), self.V, overrides=overrides)
+        return {f["name"]: f for f in out["serve_flags"]}
+
+    def test_the_field_type_decides_the_kind(self):
+        fl = self.run_mutated(mutate(self.V, "vllm/config/model.py",
+                                     "    enforce_eager: bool = False\n", "    enforce_eager: int = 0\n"))
+        self.assertEqual((fl["enforce-eager"]["kind"], fl["enforce-eager"]["negatable"]), ("value", False))
+
+    def test_a_kwargs_override_decides_the_kind(self):
+        fl = self.run_mutated(mutate(self.V, self.CLI,
+                                     'frontend_kwargs["allowed_origins"]["type"] = json.loads',
+                                     'frontend_kwargs["allowed_origins"]["type"] = str'))
+        self.assertEqual(fl["allowed-origins"]["kind"], "value")
+
+    def test_a_removed_add_argument_removes_the_flag(self):
+        fl = self.run_mutated(mutate(self.V, self.CLI, '"--headless",', '"--headless-mode",'))
+        self.assertNotIn("headless", fl)
+        self.assertEqual(fl["headless-mode"]["kind"], "switch")
+
+    def test_a_second_long_name_is_an_alias_and_deprecated_flags_stay(self):
+        ov = mutate(self.V, self.CLI, '"--api-server-count",\n        "-asc",',
+                    '"--api-server-count",\n        "--api-servers",\n        "-asc",')
+        text = ov[self.CLI].replace('"--headless",\n        action="store_true",',
+                                    '"--headless",\n        deprecated=True,\n        action="store_true",')
+        self.assertNotEqual(text, ov[self.CLI], "the mutation expects `--headless` with `action=` on the next line")
+        fl = self.run_mutated({self.CLI: text})
+        self.assertEqual(fl["api-server-count"]["aliases"], ["--api-servers", "-asc"])
+        self.assertNotIn("api-servers", fl)
+        self.assertEqual(fl["headless"]["kind"], "switch")
+
+    def test_an_unreadable_option_name_fails_naming_file_and_line(self):
+        ov = mutate(self.V, self.CLI, "    parser = FrontendArgs.add_cli_args(parser)\n",
+                    '    parser.add_argument("--" + ToolParserManager.list_registered()[0])\n'
+                    "    parser = FrontendArgs.add_cli_args(parser)\n")
+        with self.assertRaisesRegex(fv.FactsError, r"`vllm/entrypoints/openai/cli_args\.py:\d+`.*cannot be read statically"):
+            self.run_mutated(ov)
+
+    def test_an_undecidable_condition_fails_naming_file_and_line(self):
+        ov = mutate(self.V, self.CLI, "    parser = FrontendArgs.add_cli_args(parser)\n",
+                    "    if ToolParserManager.list_registered():\n"
+                    '        parser.add_argument("--extra")\n'
+                    "    parser = FrontendArgs.add_cli_args(parser)\n")
+        with self.assertRaisesRegex(fv.FactsError, r"at `vllm/entrypoints/openai/cli_args\.py:\d+` cannot be decided statically"):
+            self.run_mutated(ov)
+
+    def test_a_changed_type_helper_stops_the_reading(self):
+        ov = mutate(self.V, "vllm/engine/arg_utils.py",
+                    "return any(is_type(type_hint, type) for type_hint in type_hints)",
+                    "return all(is_type(type_hint, type) for type_hint in type_hints)")
+        with self.assertRaisesRegex(fv.FactsError, r"`contains_type` at `vllm/engine/arg_utils\.py:\d+` changed"):
+            self.run_mutated(ov)
+
+
+if __name__ == "__main__":
+    unittest.main()
