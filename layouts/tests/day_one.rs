@@ -124,36 +124,87 @@ fn a_node_index_that_is_not_this_host_is_an_error() {
     assert_eq!(code, 0, "{out}");
 }
 
+/// The image installs net-tools, not iproute2: without `ip` on PATH, run.sh
+/// finds the local IP (the source address towards the DP master), the NIC
+/// holding it and this host's addresses (the node index) through python3.
 #[test]
-fn a_missing_ip_command_is_named() {
+fn run_sh_finds_ip_and_nic_without_the_ip_command() {
     let (_tmp, dir) = render(PD);
-    // PATH without `ip`: only bash, coreutils and awk through a private bin.
-    let bin = tempfile::tempdir().unwrap();
-    for tool in [
-        "bash", "awk", "getent", "hostname", "tr", "dirname", "python3",
-    ] {
-        if let Ok(p) = which(tool) {
-            std::os::unix::fs::symlink(p, bin.path().join(tool)).unwrap();
+    let tools = [
+        "bash", "awk", "getent", "hostname", "tr", "dirname", "python3", "cat",
+    ];
+    assert!(
+        which("ip").is_ok(),
+        "this test compares with iproute2's `ip`: install iproute2"
+    );
+    let bin = bin_with(&tools, &[]);
+    assert!(!bin.path().join("ip").exists());
+    let path = bin.path().display().to_string();
+    let ips = "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4";
+    let go = |path: &str, index: Option<&str>| {
+        let mut env = vec![("PATH", path), ("PD_DRY_RUN", "1"), ("PD_NODE_IPS", ips)];
+        if let Some(i) = index {
+            env.push(("PD_NODE_INDEX", i));
         }
-    }
+        run(&dir, "run.sh", &[], &env)
+    };
+    let (code, out) = go(&path, Some("0"));
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("run.sh: node 0: local IP 127.0.0.1 (the route to the DP master 127.0.0.1, by python3 (no ip command)), NIC lo (the interface holding 127.0.0.1, by python3 (no ip command))"),
+        "{out}"
+    );
+    // No index given: this host's addresses (python3's listing; `hostname -I`
+    // has no loopback address) name node 0.
+    let (code, out) = go(&path, None);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("run.sh: node 0 would run:"), "{out}");
+    // With iproute2 the same IP and NIC.
+    let full = std::env::var("PATH").unwrap();
+    let (code, out) = go(&full, Some("0"));
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("run.sh: node 0: local IP 127.0.0.1 (the route to the DP master 127.0.0.1, by ip), NIC lo (the interface holding 127.0.0.1, by ip)"),
+        "{out}"
+    );
+    // Both listings of this host's addresses agree, line for line.
+    let list = |path: &str| {
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg("source <(sed -n '/^addr_table() {/,/^}/p' \"$1\") && addr_table | sort")
+            .arg("-")
+            .arg(dir.join("run.sh"))
+            .env("PATH", path)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let by_ip = list(&full);
+    let with_sed = bin_with(&["sed", "sort"], &[]);
+    let by_python = list(&format!("{}:{path}", with_sed.path().display()));
+    assert!(by_ip.contains("lo 127.0.0.1 8\n"), "{by_ip}");
+    assert_eq!(by_python, by_ip);
+    // preflight's `tools` check asks for python3 and curl, not ip.
+    let mut with_curl = tools.to_vec();
+    with_curl.push("curl");
+    let bin = bin_with(&with_curl, &[]);
+    let skip = skip_all_but(&dir, &["tools"]);
     let path = bin.path().display().to_string();
     let (code, out) = run(
         &dir,
-        "run.sh",
-        &[],
+        "preflight.sh",
+        &["0"],
         &[
             ("PATH", path.as_str()),
-            ("PD_DRY_RUN", "1"),
-            ("PD_NODE_IPS", "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4"),
-            ("PD_NODE_INDEX", "2"),
+            ("PD_SKIP_PREFLIGHT", skip.as_str()),
         ],
     );
-    assert_eq!(code, 1, "{out}");
+    assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("the 'ip' command (iproute2) is not installed"),
+        out.contains("preflight: ok   tools: python3, curl"),
         "{out}"
     );
-    assert!(!out.contains("no route to the DP master"), "{out}");
 }
 
 fn which(tool: &str) -> Result<PathBuf, ()> {
@@ -380,12 +431,26 @@ fn skip_all_but(dir: &Path, keep: &[&str]) -> String {
         .join(",")
 }
 
+/// The interpreter `python3` on PATH runs (not a version manager's shim,
+/// which needs its own tools on PATH).
+fn real_python() -> PathBuf {
+    let o = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
+}
+
 /// A private bin directory holding `tools` from PATH (symlinked) plus
 /// `scripts` (name, text) as executables.
 fn bin_with(tools: &[&str], scripts: &[(&str, &str)]) -> tempfile::TempDir {
     let bin = tempfile::tempdir().unwrap();
     for tool in tools {
-        let p = which(tool).unwrap_or_else(|()| panic!("`{tool}` is not on PATH"));
+        let p = if *tool == "python3" {
+            real_python()
+        } else {
+            which(tool).unwrap_or_else(|()| panic!("`{tool}` is not on PATH"))
+        };
         std::os::unix::fs::symlink(p, bin.path().join(tool)).unwrap();
     }
     for (name, text) in scripts {
@@ -669,4 +734,260 @@ fn preflight_reads_the_installed_vllm_ascend_version() {
         ),
         "{out}"
     );
+}
+
+/// A stand-in Ascend root: each of the image's environment scripts
+/// (`render::model::CANN_ENV_FILES`, a glob's `*` as `9.0.0`) records that it
+/// was sourced by run.sh itself (not run as a child) with `set -u` off, and
+/// the toolkit's exports what CANN's does. `skip`
+/// leaves files out.
+fn fake_ascend_root(root: &Path, record: &Path, skip: &[&str]) {
+    for (n, f) in pd_dsl::render::model::CANN_ENV_FILES.iter().enumerate() {
+        if skip.contains(&f.what) {
+            continue;
+        }
+        let path = root.join(f.path.replace('*', "9.0.0"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut text = format!(
+            "# stand-in of {what}\n# As vendor scripts do: an unset variable must not stop the caller.\nexport LD_LIBRARY_PATH=/stand-in/{n}:$LD_LIBRARY_PATH_UNSET_HERE\necho \"{what} sourced by ${{BASH_SOURCE[1]##*/}}\" >>{record}\n",
+            what = f.what,
+            record = record.display()
+        );
+        if f.required {
+            text.push_str(&format!(
+                "export {}={}/latest\n",
+                pd_dsl::render::model::CANN_ENV_MARKER,
+                path.parent().unwrap().display()
+            ));
+        }
+        std::fs::write(&path, text).unwrap();
+    }
+}
+
+/// run.sh sources the image's CANN, bisheng and ATB environment when no shell
+/// did (a non-interactive `docker exec` or pod), says what it sourced, and
+/// stops naming the toolkit's script when it is missing.
+#[test]
+fn run_sh_sources_the_cann_environment_or_names_what_is_missing() {
+    let (_tmp, dir) = render(PD);
+    let files = pd_dsl::render::model::CANN_ENV_FILES;
+    assert_eq!(files.iter().filter(|f| f.required).count(), 1);
+    let marker = pd_dsl::render::model::CANN_ENV_MARKER;
+    let ips = "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4";
+    let go = |root: &Path, dry: bool, extra: &[(&str, &str)]| {
+        let root = root.display().to_string();
+        let mut env = vec![
+            ("PD_NODE_IPS", ips),
+            ("PD_NODE_INDEX", "0"),
+            ("PD_LOCAL_IP", "127.0.0.1"),
+            ("PD_NIC", "lo"),
+            ("PD_ASCEND_ROOT", root.as_str()),
+        ];
+        if dry {
+            env.push(("PD_DRY_RUN", "1"));
+        }
+        env.extend_from_slice(extra);
+        let mut cmd = Command::new(dir.join("run.sh"));
+        cmd.current_dir(&dir).env_remove(marker);
+        for (k, _) in std::env::vars() {
+            if k.starts_with("PD_") {
+                cmd.env_remove(k);
+            }
+        }
+        let out = cmd.envs(env.iter().copied()).output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let ascend = tempfile::tempdir().unwrap();
+    let record = ascend.path().join("sourced");
+    fake_ascend_root(ascend.path(), &record, &[]);
+    let (code, out) = go(ascend.path(), true, &[]);
+    assert_eq!(code, 0, "{out}");
+    let sourced = std::fs::read_to_string(&record).unwrap();
+    let want: Vec<String> = files
+        .iter()
+        .map(|f| format!("{} sourced by run.sh", f.what))
+        .collect();
+    assert_eq!(sourced.lines().collect::<Vec<_>>(), want, "{out}");
+    let root = ascend.path().display();
+    assert!(
+        out.contains(&format!(
+            "run.sh: sourced the CANN environment: CANN toolkit {root}/ascend-toolkit/set_env.sh; bisheng (ascendnpu-ir) {root}/cann-9.0.0/share/info/ascendnpu-ir/bin/set_env.sh; ATB {root}/nnal/atb/set_env.sh;"
+        )),
+        "{out}"
+    );
+    // Already set up by a shell: nothing is sourced.
+    std::fs::remove_file(&record).unwrap();
+    let (code, out) = go(ascend.path(), true, &[(marker, "/opt/cann/latest")]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!record.exists(), "{out}");
+    assert!(
+        out.contains(&format!(
+            "CANN environment already set up ({marker}=/opt/cann/latest); sourcing nothing"
+        )),
+        "{out}"
+    );
+    // Only the toolkit: the optional ones are named and skipped.
+    let toolkit_only = tempfile::tempdir().unwrap();
+    let record2 = toolkit_only.path().join("sourced");
+    fake_ascend_root(
+        toolkit_only.path(),
+        &record2,
+        &["ATB", "bisheng (ascendnpu-ir)"],
+    );
+    let (code, out) = go(toolkit_only.path(), true, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(&record2).unwrap(),
+        "CANN toolkit sourced by run.sh\n"
+    );
+    assert!(
+        out.contains(&format!(
+            "no ATB environment ({}/nnal/atb/set_env.sh does not exist); going on without it",
+            toolkit_only.path().display()
+        )),
+        "{out}"
+    );
+    // No toolkit: a real start stops before anything runs, naming the file.
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out) = go(empty.path(), false, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "run.sh: error: no CANN toolkit environment: {}/ascend-toolkit/set_env.sh does not exist and {marker} is unset",
+            empty.path().display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("set PD_ASCEND_ROOT"), "{out}");
+    assert!(!out.contains("preflight"), "{out}");
+    // The dry run warns instead.
+    let (code, out) = go(empty.path(), true, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("a real start stops here"), "{out}");
+}
+
+/// A dead HTTP proxy in the environment, in every spelling curl, httpx and
+/// aiohttp read.
+const DEAD_PROXY: [(&str, &str); 5] = [
+    ("http_proxy", "http://127.0.0.1:9"),
+    ("https_proxy", "http://127.0.0.1:9"),
+    ("HTTP_PROXY", "http://127.0.0.1:9"),
+    ("HTTPS_PROXY", "http://127.0.0.1:9"),
+    ("all_proxy", "http://127.0.0.1:9"),
+];
+
+/// A one-request chat completions server on 127.0.0.1; returns its port.
+fn one_shot_chat_server() -> (std::process::Child, u16) {
+    let script = r#"
+import http.server, json, socket, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = json.dumps({"choices": [{"message": {"content": "ok"}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.handle_request()
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    (child, line.trim().parse().unwrap())
+}
+
+/// With http_proxy and friends pointing at a dead proxy, verify.sh still
+/// reaches the deployment; run.sh, proxy.sh and bench.sh put every node
+/// address on NO_PROXY/no_proxy and keep what the operator had there.
+#[test]
+fn scripts_bypass_http_proxies_for_the_deployment() {
+    let (_tmp, dir) = render(PD);
+    let (mut server, port) = one_shot_chat_server();
+    let url = format!("http://127.0.0.1:{port}");
+    let mut env: Vec<(&str, &str)> = DEAD_PROXY.to_vec();
+    env.push(("PD_PROXY_URL", url.as_str()));
+    let (code, out) = run(&dir, "verify.sh", &[], &env);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("verify.sh: ok: HTTP 200 with choices"),
+        "{out}"
+    );
+
+    // run.sh: every node by address and by the name it was given (a name
+    // that does not resolve is kept in a dry run).
+    let ips = "127.0.0.1,node1.cluster.example,127.0.0.3,127.0.0.4";
+    let mut env: Vec<(&str, &str)> = DEAD_PROXY.to_vec();
+    env.extend([
+        ("NO_PROXY", "corp.example, .internal"),
+        ("no_proxy", "corp.example,mirror.example"),
+    ]);
+    let (code, out) = dry_run(&dir, ips, "2", &env);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("run.sh: node 2 bypasses HTTP proxies for NO_PROXY=corp.example,.internal,mirror.example,127.0.0.1,localhost,::1,node1.cluster.example,127.0.0.3,127.0.0.4\n"),
+        "{out}"
+    );
+    // node 0 also dry-runs the proxy with the same list.
+    let (code, out) = dry_run(
+        &dir,
+        "127.0.0.1,127.0.0.2,127.0.0.3,10.0.0.4",
+        "0",
+        &[
+            ("PD_LOCAL_IP", "127.0.0.1"),
+            ("http_proxy", "http://127.0.0.1:9"),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("proxy.sh: bypasses HTTP proxies for NO_PROXY=127.0.0.1,localhost,::1,127.0.0.2,127.0.0.3,10.0.0.4\n"),
+        "{out}"
+    );
+
+    // bench.sh: vllm bench (aiohttp, trust_env) gets the target on NO_PROXY.
+    let record = tempfile::tempdir().unwrap();
+    let seen = record.path().join("env");
+    let vllm = format!(
+        "#!/usr/bin/env bash\nprintf 'NO_PROXY=%s\\nno_proxy=%s\\n' \"$NO_PROXY\" \"$no_proxy\" >{}\n",
+        seen.display()
+    );
+    let bin = bin_with(&[], &[("vllm", &vllm)]);
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    for (host, want) in [("10.1.2.3", "10.1.2.3"), ("[fd00::7]", "fd00::7")] {
+        let mut env: Vec<(&str, &str)> = DEAD_PROXY.to_vec();
+        env.extend([("PATH", path.as_str()), ("NO_PROXY", "corp.example")]);
+        let (code, out) = run(&dir, "bench.sh", &[host], &env);
+        assert_eq!(code, 0, "{out}");
+        let list = format!("corp.example,127.0.0.1,localhost,::1,{want}");
+        assert_eq!(
+            std::fs::read_to_string(&seen).unwrap(),
+            format!("NO_PROXY={list}\nno_proxy={list}\n"),
+            "{host}"
+        );
+    }
 }

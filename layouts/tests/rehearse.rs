@@ -26,23 +26,29 @@ struct Run {
 
 /// `catalog rehearse ARGS...`, bounded; checks nothing of it is left.
 fn rehearse(args: &[&str]) -> Run {
-    rehearse_with_path(args, None)
+    rehearse_env(args, &[])
 }
 
 /// [`rehearse`] with `dir` first on `PATH` (a venv's `bin/`).
-fn rehearse_with_path(args: &[&str], dir: Option<&Path>) -> Run {
+fn rehearse_with_path(args: &[&str], dir: &Path) -> Run {
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    rehearse_env(args, &[("PATH", &path)])
+}
+
+/// [`rehearse`] with `env` added to the rehearsal's environment.
+fn rehearse_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let started = Instant::now();
-    let mut cmd = Command::new(CATALOG);
-    if let Some(dir) = dir {
-        let path = std::env::var("PATH").unwrap_or_default();
-        cmd.env("PATH", format!("{}:{path}", dir.display()));
-    }
-    let mut child = cmd
+    let mut child = Command::new(CATALOG)
         .arg("rehearse")
         .args(args)
         .arg("--timeout")
         .arg("90")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -767,7 +773,7 @@ fn every_pd_layout_rehearses_with_its_releases_real_proxy() {
     for l in layouts::catalog().unwrap().iter().filter(|l| l.is_pd()) {
         let (script, venv) = real_proxy(l);
         let script_arg = script.display().to_string();
-        let run = rehearse_with_path(&[l.name(), "--proxy-script", &script_arg], Some(&venv));
+        let run = rehearse_with_path(&[l.name(), "--proxy-script", &script_arg], &venv);
         assert_eq!(run.code, Some(0), "{}", run.out);
         for needle in [
             format!("PASS {}", l.name()),
@@ -811,7 +817,7 @@ fn every_fault_injects_with_a_real_proxy() {
     for fault in pd_rehearse::rehearsal::Fault::ALL {
         let run = rehearse_with_path(
             &[PD, "--fault", fault.name(), "--proxy-script", &script_arg],
-            Some(&venv),
+            &venv,
         );
         use pd_rehearse::rehearsal::Fault;
         let needles: &[&str] = match fault {
@@ -879,4 +885,26 @@ fn a_large_synthetic_layout_rehearses_green() {
         "{out}"
     );
     assert_eq!(outcome.requests, 3 * 16 * n as usize, "{out}");
+}
+
+/// An HTTP proxy in the environment (a dead one here) must not sit between
+/// the deployment's own parts: run.sh's health polls and verify.sh go
+/// straight to the ranks and the proxy.
+#[test]
+fn a_dead_http_proxy_in_the_environment_changes_nothing() {
+    let dead = "http://127.0.0.1:9";
+    let r = rehearse_env(
+        &[PD],
+        &[
+            ("http_proxy", dead),
+            ("https_proxy", dead),
+            ("HTTP_PROXY", dead),
+            ("HTTPS_PROXY", dead),
+            ("all_proxy", dead),
+            ("NO_PROXY", ""),
+            ("no_proxy", ""),
+        ],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.out);
+    assert!(r.out.contains(&format!("PASS {PD}:")), "{}", r.out);
 }

@@ -47,7 +47,7 @@ use std::path::{Path, PathBuf};
 pub const ASCEND_ROOT_ENV: &str = "PD_ASCEND_ROOT";
 
 /// The image's Ascend install prefix.
-pub const ASCEND_ROOT: &str = "/usr/local/Ascend";
+pub const ASCEND_ROOT: &str = pd_dsl::render::model::ASCEND_ROOT;
 
 /// Comma-separated libraries the stand-in `vllm` must find on
 /// `LD_LIBRARY_PATH` before it starts (unset: `libascendcl.so`).
@@ -316,9 +316,25 @@ pub fn build(
         let home = ascend.join(dir).join("latest");
         let lib_dir = home.join("lib64");
         write(&lib_dir.join(&lib), "")?;
+        let home_q = pd_dsl::render::shell::quote(&home.to_string_lossy());
+        // The toolkit's exports what CANN's does, among them the variable
+        // run.sh reads as "already set up"; ATB's its own home.
+        let homes = if lib == "libascendcl.so" {
+            format!(
+                "export {m}={home_q}\nexport ASCEND_TOOLKIT_HOME={home_q}\n",
+                m = pd_dsl::render::model::CANN_ENV_MARKER
+            )
+        } else {
+            let var = dir
+                .rsplit('/')
+                .next()
+                .unwrap_or(dir)
+                .to_ascii_uppercase()
+                .replace('-', "_");
+            format!("export {var}_HOME_PATH={home_q}\n")
+        };
         let text = format!(
-            "# Stand-in of the image's {script}: puts this component's library on\n# LD_LIBRARY_PATH, as the real one does (rehearsal only).\nexport ASCEND_HOME_PATH={home}\nexport LD_LIBRARY_PATH={lib_dir}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\n",
-            home = pd_dsl::render::shell::quote(&home.to_string_lossy()),
+            "# Stand-in of the image's {script}: puts this component's library on\n# LD_LIBRARY_PATH, as the real one does (rehearsal only).\n{homes}export LD_LIBRARY_PATH={lib_dir}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\n",
             lib_dir = pd_dsl::render::shell::quote(&lib_dir.to_string_lossy()),
         );
         write(&ascend.join(rel), &text)?;

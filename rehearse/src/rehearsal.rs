@@ -305,6 +305,18 @@ const GRACE: Duration = Duration::from_secs(5);
 const PORT_WAIT: Duration = Duration::from_secs(65);
 /// Checks skipped on a machine without Ascend software (see module docs).
 const SKIPPED_CHECKS: &[&str] = &["host_paths", "mooncake"];
+/// The HTTP proxy variables the caller's environment passes on to the
+/// scripts (as a container gets them).
+const PROXY_VARS: &[&str] = &[
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+];
 /// The environment marker every process of one rehearsal carries.
 const MARKER: &str = "PD_REHEARSAL_ID";
 
@@ -1154,10 +1166,17 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     }
     let wait_s = opts.timeout.as_secs().max(1);
     let base_env = |cmd: &mut Command| {
-        // Nothing of this machine's environment: the image's only.
+        // Nothing of this machine's environment: the image's only, and the
+        // operator's HTTP proxy settings, which Docker (the client's
+        // `proxies` config) and most pod specs hand to the container.
         cmd.env_clear();
         for (k, v) in &shell.env {
             cmd.env(k, v);
+        }
+        for (k, v) in std::env::vars_os() {
+            if k.to_str().is_some_and(|k| PROXY_VARS.contains(&k)) {
+                cmd.env(k, v);
+            }
         }
         cmd.env("PATH", &path_env)
             .env(MARKER, &marker)

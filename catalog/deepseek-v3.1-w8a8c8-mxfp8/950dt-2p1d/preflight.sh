@@ -143,13 +143,10 @@ check_tools() {
     for t in python3 curl; do
         command -v "$t" >/dev/null 2>&1 || missing+=("$t")
     done
-    if [[ -z ${PD_LOCAL_IP:-} || -z ${PD_NIC:-} ]] && ! command -v ip >/dev/null 2>&1; then
-        missing+=("ip (iproute2; or set PD_LOCAL_IP and PD_NIC)")
-    fi
     if ((${#missing[@]})); then
-        fail tools "missing $(printf '%s, ' "${missing[@]}" | sed 's/, $//'): run.sh needs python3 (launcher), curl (health polls) and ip (local IP and NIC)"
+        fail tools "missing ${missing[*]}: run.sh needs python3 (launcher; local IP and NIC where iproute2's ip is not installed) and curl (health polls)"
     else
-        pass tools "python3, curl$([[ -n ${PD_LOCAL_IP:-} && -n ${PD_NIC:-} ]] || echo ', ip')"
+        pass tools "python3, curl"
     fi
 }
 

@@ -20,6 +20,12 @@ if [[ $# -gt 0 && $1 != -* ]]; then
 fi
 resolve_url "$HOST"
 echo "bench.sh: against $BASE (from $FROM)" >&2
+{% include "sh/no_proxy.sh" %}
+# vllm bench's aiohttp honours the proxy variables (trust_env): not for the deployment.
+host=${BASE#*://}
+host=${host%%/*}
+if [[ $host == \[* ]]; then host=${host%%]*}; else host=${host%:*}; fi
+bypass_proxy "$host"
 
 exec vllm bench serve \
     --model "${PD_MODEL_PATH:-{{ m.model_path }}}" \
