@@ -804,42 +804,76 @@ fn every_pd_layout_rehearses_with_its_releases_real_proxy() {
 
 /// Every fault injects with a real proxy (none is refused, none passes):
 /// the proxy faults go through the shim, which injects and then runs the
-/// real script.
+/// real script. The layout is a V1 one with prefill and decode on several
+/// nodes; what each failure names is read from its placement.
 #[test]
 fn every_fault_injects_with_a_real_proxy() {
+    use pd_rehearse::rehearsal::{Fault, node_ip};
+    const LAYOUT: &str = "deepseek-v4-flash-w8a8-mtp/a3-2p2d";
     let l = layouts::catalog()
         .unwrap()
         .iter()
-        .find(|l| l.name() == PD)
-        .expect("the PD layout");
+        .find(|l| l.name() == LAYOUT)
+        .expect("the layout");
     let (script, venv) = real_proxy(l);
     let script_arg = script.display().to_string();
-    for fault in pd_rehearse::rehearsal::Fault::ALL {
+    let nodes = &l.placement.nodes;
+    // port-in-use holds the first API port of the last node that has one.
+    let held = nodes
+        .iter()
+        .rev()
+        .find_map(|n| n.ranks.iter().find_map(|r| r.api_port))
+        .expect("an API port");
+    let npus = l.hardware.npus_per_node / 2;
+    let last = l.placement.proxy.decode.last().expect("a decode rank");
+    let served = l
+        .placement
+        .nodes
+        .iter()
+        .flat_map(|n| &n.ranks)
+        .filter(|r| r.api_port.is_some())
+        .count();
+    for fault in Fault::ALL {
         let run = rehearse_with_path(
-            &[PD, "--fault", fault.name(), "--proxy-script", &script_arg],
+            &[
+                LAYOUT,
+                "--fault",
+                fault.name(),
+                "--proxy-script",
+                &script_arg,
+            ],
             &venv,
         );
-        use pd_rehearse::rehearsal::Fault;
-        let needles: &[&str] = match fault {
-            Fault::PortInUse => &["preflight: FAIL ports: already in use: 7100"],
-            Fault::MissingModel => &["preflight: FAIL model_dir: weights directory"],
-            Fault::WrongNpuCount => &["preflight: FAIL npu_count: npu-smi info -l reports 8 NPUs"],
-            Fault::UnreachableMaster => &["launch_online_dp.py: error: rank 16 exited with code 4"],
-            Fault::ProxyMissesRank => &[
-                "1 of 36 rank(s) got no request",
-                "1. the running proxy's lists miss 127.0.0.4:7115 (its command line has 4 prefill and 31 decode entries",
+        let needles: Vec<String> = match fault {
+            Fault::PortInUse => vec![format!("preflight: FAIL ports: already in use: {held}")],
+            Fault::MissingModel => vec!["preflight: FAIL model_dir: weights directory".into()],
+            Fault::WrongNpuCount => vec![format!(
+                "preflight: FAIL npu_count: npu-smi info -l reports {npus} NPUs"
+            )],
+            Fault::UnreachableMaster => vec![
+                "exited with code 4".into(),
+                "unreachable after 3s".into(),
             ],
-            Fault::MissingProxyScript => &[
-                "preflight: FAIL proxy_script: /nonexistent/load_balance_proxy_server_example.py not found",
+            Fault::ProxyMissesRank => vec![
+                format!("1 of {served} rank(s) got no request"),
+                format!(
+                    "1. the running proxy's lists miss {}:{}",
+                    node_ip(last.node),
+                    last.port
+                ),
+            ],
+            Fault::MissingProxyScript => vec![
+                "preflight: FAIL proxy_script: /nonexistent/load_balance_proxy_server_example.py not found".into(),
             ],
             // The real proxy's own argparse refuses the option and exits 2.
-            Fault::ProxyExits => &[
-                "an option it does not define",
-                "run.sh: error: the proxy exited with code 2, restarted 1 time(s); stopping node 0. Its last output:",
-                "load_balance_proxy_server_example.py: erro",
+            Fault::ProxyExits => vec![
+                "an option it does not define".into(),
+                "run.sh: error: the proxy exited with code 2, restarted 1 time(s); stopping node 0. Its last output:".into(),
+                "load_balance_proxy_server_example.py: erro".into(),
             ],
         };
-        assert_fails(&run, needles);
+        let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
+        assert_fails(&run, &needles);
     }
 }
 
