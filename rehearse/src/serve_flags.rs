@@ -387,6 +387,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic)]
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
