@@ -396,8 +396,10 @@ fn set_executable(path: &Path) -> Result<(), String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic, clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     #[test]
     fn env_values_expand_known_names_only() {
@@ -405,5 +407,83 @@ mod tests {
         assert_eq!(expand("$A:${A}/b:$B:${C}", &env), "x:x/b:$B:${C}");
         assert_eq!(library_of("ascend-toolkit"), "libascendcl.so");
         assert_eq!(library_of("nnal/atb"), "libatb.so");
+    }
+
+    fn layout() -> Layout {
+        let spec = pd_dsl::layout! {
+            name: "rehearsal/a3-1p1d-image",
+            model: deepseek_v3_1_w8a8_mtp_quarot,
+            hardware: a3,
+            image: "v0.21.0rc1",
+            topology: <prefill 1 x dp2tp8; decode 1 x dp16tp1;>,
+            connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36300 } },
+            ports: { api: 7100, dp_rpc: 12321 },
+            proxy: { port: 1999 },
+            provenance: { recorded: "2026-12-01" },
+        };
+        pd_dsl::check(&spec).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A shell with the image's PATH and environment finds exactly the tools
+    /// the release table gives that image, gets CANN only from its
+    /// set_env.sh, and reads the stand-in vllm_ascend's version as preflight
+    /// does.
+    #[test]
+    fn the_shell_has_what_the_image_has_and_nothing_else() {
+        let l = layout();
+        let (f, img) = image_facts(&l).unwrap();
+        let root = std::env::temp_dir().join(format!("pd-image-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let bin = root.join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        let host = std::env::var("PATH").unwrap_or_default();
+        let shell = build(&l, &root, &bin, &host).unwrap_or_else(|e| panic!("{e}"));
+        let run = |script: &str| {
+            let out = Command::new(&shell.bash)
+                .args(["-c", script])
+                .env_clear()
+                .envs(shell.env.iter().map(|(k, v)| (k, v)))
+                .env("PATH", &shell.path)
+                .output()
+                .unwrap();
+            (
+                out.status.success(),
+                String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+            )
+        };
+        let mut absent = 0;
+        for (tool, has) in &img.tools {
+            // `kill` is also a bash builtin: `command -v` finds it anyway.
+            if DRIVER_TOOLS.contains(&tool.as_str()) || tool == "kill" {
+                continue;
+            }
+            let (found, at) = run(&format!("command -v {tool}"));
+            assert_eq!(found, *has == Some(true), "{tool}: {at:?}");
+            absent += usize::from(!found);
+        }
+        assert!(absent > 0, "the image of {} lacks no tool", f.version);
+        // The base system is there.
+        assert!(run("command -v cat && command -v mkdir && command -v sleep").0);
+        // CANN only after sourcing.
+        let (_, before) = run("echo \"${LD_LIBRARY_PATH:-}|${ASCEND_HOME_PATH:-}\"");
+        assert_eq!(before, "|");
+        let (ok, after) = run(
+            "source \"$PD_ASCEND_ROOT/ascend-toolkit/set_env.sh\" && source \"$PD_ASCEND_ROOT/nnal/atb/set_env.sh\" && echo \"$LD_LIBRARY_PATH\"",
+        );
+        assert!(ok, "{after}");
+        for lib in ["libascendcl.so", "libatb.so"] {
+            assert!(
+                after.split(':').any(|d| Path::new(d).join(lib).is_file()),
+                "{lib} not on {after}"
+            );
+        }
+        // vllm_ascend: no __version__ in __init__.py, metadata and _version.py
+        // say the release.
+        let (ok, v) = run(
+            "python3 -c 'import importlib.metadata as m, vllm_ascend, vllm_ascend._version as v; print(m.version(\"vllm_ascend\"), v.__version__, hasattr(vllm_ascend, \"__version__\"))'",
+        );
+        assert!(ok, "{v}");
+        assert_eq!(v, format!("{0} {0} False", f.version));
+        let _ = fs::remove_dir_all(&root);
     }
 }
