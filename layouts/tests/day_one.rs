@@ -185,6 +185,17 @@ fn run_sh_finds_ip_and_nic_without_the_ip_command() {
     let by_python = list(&format!("{}:{path}", with_sed.path().display()));
     assert!(by_ip.contains("lo 127.0.0.1 8\n"), "{by_ip}");
     assert_eq!(by_python, by_ip);
+    // Neither ip nor python3: named.
+    let bare = bin_with(
+        &["bash", "awk", "getent", "hostname", "tr", "dirname", "cat"],
+        &[],
+    );
+    let (code, out) = go(&bare.path().display().to_string(), Some("0"));
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("run.sh: error: neither ip (iproute2) nor python3 is installed: one of them finds this node's IP and NIC"),
+        "{out}"
+    );
     // preflight's `tools` check asks for python3 and curl, not ip.
     let mut with_curl = tools.to_vec();
     with_curl.push("curl");
@@ -990,4 +1001,78 @@ fn scripts_bypass_http_proxies_for_the_deployment() {
             "{host}"
         );
     }
+}
+
+/// On Kubernetes run.sh puts every node's pod DNS name (as well as its
+/// address) on NO_PROXY, and takes its local IP from PD_LOCAL_IP (the
+/// downward API's pod IP), finding the NIC holding it.
+#[test]
+fn a_pod_bypasses_http_proxies_for_every_pod_name() {
+    let (_tmp, dir) = render(PD);
+    let layout = layouts::catalog()
+        .unwrap()
+        .iter()
+        .find(|l| l.name() == PD)
+        .unwrap();
+    let names = pd_dsl::render::k8s::names(layout).unwrap();
+    // The leader of the first engine, node 0: its pod IP 127.0.0.1 is held by
+    // `lo` (the other loopback addresses are routed to it, not held).
+    let set = names.sets.iter().find(|s| s.nodes[0] == 0).unwrap();
+    // Pod names resolve to 127.0.0.(node + 1), the way cluster DNS would.
+    let mut getent = String::from("#!/usr/bin/env bash\ncase $2 in\n");
+    for (i, h) in names.node_hosts.iter().enumerate() {
+        getent.push_str(&format!("    {h}) echo \"127.0.0.{} {h}\" ;;\n", i + 1));
+    }
+    getent.push_str("    *) exit 2 ;;\nesac\n");
+    let bin = bin_with(&[], &[("getent", &getent)]);
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let hosts = names.node_hosts.join(",");
+    let node = set.nodes[0];
+    let pod_ip = format!("127.0.0.{}", node + 1);
+    let size = set.nodes.len().to_string();
+    let first = node.to_string();
+    let leader = format!("{}-0.{}.vllm", set.name, set.name);
+    let (code, out) = run(
+        &dir,
+        "run.sh",
+        &[],
+        &[
+            ("PATH", path.as_str()),
+            ("PD_DRY_RUN", "1"),
+            ("LWS_LEADER_ADDRESS", leader.as_str()),
+            ("LWS_GROUP_SIZE", size.as_str()),
+            ("LWS_WORKER_INDEX", "0"),
+            (pd_dsl::render::k8s::ENV_NODE_HOSTS, hosts.as_str()),
+            (pd_dsl::render::k8s::ENV_FIRST_NODE, first.as_str()),
+            (pd_dsl::render::k8s::ENV_ENGINE_NODES, size.as_str()),
+            (pd_dsl::render::k8s::ENV_LOCAL_IP, pod_ip.as_str()),
+            ("PD_FORCE_NODE_INDEX", "1"),
+            ("http_proxy", "http://127.0.0.1:9"),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let line = out
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(&format!(
+                "run.sh: node {node} bypasses HTTP proxies for NO_PROXY="
+            ))
+        })
+        .unwrap_or_else(|| panic!("no NO_PROXY line for node {node}:\n{out}"));
+    let entries: Vec<&str> = line.split(',').collect();
+    for (i, h) in names.node_hosts.iter().enumerate() {
+        let ip = format!("127.0.0.{}", i + 1);
+        assert!(entries.contains(&h.as_str()), "{h} not in {line}");
+        assert!(entries.contains(&ip.as_str()), "{ip} not in {line}");
+    }
+    assert!(
+        out.contains(&format!(
+            "run.sh: node {node}: local IP {pod_ip} (PD_LOCAL_IP), NIC"
+        )),
+        "{out}"
+    );
 }

@@ -349,6 +349,9 @@ define_commands() {
 # 2. Local IP and NIC: the route to this engine's DP master (overridable; on
 #    Kubernetes PD_LOCAL_IP is the pod IP, from the downward API).
 MASTER_IP=${NODE_IPS[$DP_MASTER_NODE]}
+if [[ -z ${PD_LOCAL_IP:-} || -z ${PD_NIC:-} ]] && ! command -v ip >/dev/null 2>&1 && ! command -v python3 >/dev/null 2>&1; then
+    die "neither ip (iproute2) nor python3 is installed: one of them finds this node's IP and NIC; install python3, or set PD_LOCAL_IP and PD_NIC"
+fi
 if [[ -n ${PD_LOCAL_IP:-} ]]; then
     LOCAL_IP=$PD_LOCAL_IP
     ip_from="PD_LOCAL_IP"
