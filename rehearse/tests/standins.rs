@@ -262,6 +262,61 @@ fn vllm_refuses_to_start_without_the_cann_environment() {
     assert!(err.contains("ImportError: libatb.so"), "{err}");
 }
 
+/// The stand-in takes its flags from the image's vLLM: a flag one image's
+/// vLLM defines and another's does not is accepted under the first
+/// (whatever fails later, not the argv) and refused under the second,
+/// naming the flag and that version.
+#[test]
+fn vllm_accepts_the_flags_of_its_images_vllm_only() {
+    use pd_rehearse::facts;
+    use pd_rehearse::serve_flags::{Flags, Kind};
+    let images: Vec<&str> = pd_dsl::tables::IMAGES.iter().map(|i| i.tag).collect();
+    let mut checked = 0;
+    // One flag per image that lacks some other image's flag.
+    for lacks in &images {
+        for has in &images {
+            let (a, b) = (
+                Flags::of_image(has).unwrap(),
+                Flags::of_image(lacks).unwrap(),
+            );
+            let Some(f) = a
+                .flags()
+                .iter()
+                .find(|f| b.lookup(&format!("--{}", f.name)).is_none())
+            else {
+                continue;
+            };
+            let mut argv = s(&["serve", "/m", &format!("--{}", f.name)]);
+            match f.kind {
+                Kind::Switch => {}
+                Kind::Json => argv.push("{}".into()),
+                _ => argv.push("1".into()),
+            }
+            let (code, _, err) = run(VLLM, &argv, &[("PD_STANDIN_IMAGE", lacks.to_string())]);
+            let v = facts::vllm_version_of_image(lacks).unwrap();
+            assert_eq!(code, Some(2), "{lacks}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "unrecognized argument --{}: vLLM {v} has no such",
+                    f.name
+                )),
+                "{lacks}: {err}"
+            );
+            // Under its own image it gets past the argv: it serves, or fails
+            // for another reason.
+            argv.extend(s(&["--port", &free_port().to_string()]));
+            let mut g = spawn(VLLM, &argv, &[("PD_STANDIN_IMAGE", has.to_string())]);
+            if g.wait_exit(Duration::from_millis(1500)).is_some() {
+                let err = g.stderr();
+                assert!(!err.contains("unrecognized argument"), "{has}: {err}");
+            }
+            checked += 1;
+            break;
+        }
+    }
+    assert!(checked > 0, "every image's vLLM has the same flags");
+}
+
 #[test]
 fn unknown_flag_is_rejected_and_good_argv_accepted() {
     let (code, _, err) = run(
