@@ -448,7 +448,13 @@ fn the_catalog_binary_is_every_stand_in_by_name() {
             String::from_utf8_lossy(&out.stdout).into_owned(),
         )
     };
-    assert_eq!(run("vllm", &["--version"]).1.trim(), "0.21.0+standin");
+    // The vLLM version of the newest image (PD_STANDIN_IMAGE unset).
+    let newest = pd_dsl::tables::IMAGES.last().map_or("", |i| i.tag);
+    let vllm = pd_rehearse::facts::vllm_version_of_image(newest).unwrap();
+    assert_eq!(
+        run("vllm", &["--version"]).1.trim(),
+        format!("{vllm}+standin")
+    );
     assert!(
         run("npu-smi", &["info", "-l"])
             .1

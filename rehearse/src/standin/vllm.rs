@@ -16,7 +16,22 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-const VERSION: &str = "0.21.0+standin";
+/// `vllm --version` and `/version`: the vLLM version of the image
+/// (`PD_STANDIN_IMAGE`, else the newest of the table), marked as a stand-in.
+fn version() -> String {
+    let image = image_tag();
+    let v = crate::facts::vllm_version_of_image(&image).unwrap_or_else(|_| "unknown".into());
+    format!("{v}+standin")
+}
+
+/// `PD_STANDIN_IMAGE`, else the newest image of the table.
+fn image_tag() -> String {
+    env_nonempty("PD_STANDIN_IMAGE").unwrap_or_else(|| {
+        pd_dsl::tables::IMAGES
+            .last()
+            .map_or_else(String::new, |i| i.tag.to_owned())
+    })
+}
 
 /// A failure: exit code and message.
 struct Fail(i32, String);
@@ -31,7 +46,7 @@ pub fn main(args: Vec<String>) {
         Some("serve") => serve(&args[1..]),
         Some("bench") if args.get(1).map(String::as_str) == Some("serve") => bench(&args[2..]),
         Some("--version" | "-v") => {
-            println!("{VERSION}");
+            println!("{}", version());
             Ok(())
         }
         _ => fail(
@@ -840,7 +855,7 @@ fn handle(state: &State, req: &Request) -> Response {
             content_type: "text/plain".into(),
             body: Vec::new(),
         },
-        ("GET", "/version") => Response::json(200, &json!({"version": VERSION})),
+        ("GET", "/version") => Response::json(200, &json!({"version": version()})),
         ("GET", "/v1/models") => Response::json(
             200,
             &json!({"object": "list", "data": [{
@@ -896,11 +911,7 @@ fn check_cann() -> Result<(), Fail> {
 fn serve(argv: &[String]) -> Result<(), Fail> {
     start_fault_timer();
     check_cann()?;
-    let image = env_nonempty("PD_STANDIN_IMAGE").unwrap_or_else(|| {
-        pd_dsl::tables::IMAGES
-            .last()
-            .map_or_else(String::new, |i| i.tag.to_owned())
-    });
+    let image = image_tag();
     // The flags the image's vLLM accepts, from vLLM's own definitions.
     let flags = serve_flags::Flags::of_image(&image)
         .or_else(|e| fail(2, format!("PD_STANDIN_IMAGE={image}: {e}")))?;
