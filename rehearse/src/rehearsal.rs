@@ -1695,6 +1695,27 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             strays
         ));
     }
+    // A tool the release table leaves undecided is absent here; when a
+    // script missed it, say that the table, not the image, is the cause.
+    let missed: Vec<&str> = shell
+        .undecided
+        .iter()
+        .map(String::as_str)
+        .filter(|t| {
+            failures.iter().any(|f| {
+                f.contains(&format!("missing {t}"))
+                    || f.contains(&format!("{t}: command not found"))
+            })
+        })
+        .collect();
+    if !missed.is_empty() {
+        failures.push(format!(
+            "upstream/facts/vllm-ascend/{}.json leaves `{}` undecided (null) for the {} image, so the rehearsal's PATH lacks it: decide it in the table (scripts/upstream/facts.py), or make the scripts work without it",
+            shell.release,
+            missed.join("`, `"),
+            crate::facts::image_key(layout.hardware)
+        ));
+    }
     drop(inj);
     let elapsed = started.elapsed();
     let passed = failures.is_empty();
