@@ -20,6 +20,10 @@ need_pkg() { # need_pkg COMMAND DEBIAN_PACKAGE
 need_pkg shellcheck shellcheck
 need_pkg python3 python3
 need_pkg curl curl   # run.sh polls /health with it; the rehearsal tests run run.sh
+# The rehearsal puts this machine's copy of every tool the layout's image has on
+# the scripts' PATH (upstream/facts/vllm-ascend/<release>.json `tools`).
+need_pkg numactl numactl
+need_pkg ifconfig net-tools
 # tests/tests/k8s.rs: `kubectl kustomize` builds every layout's k8s/ (Debian's
 # kubectl is the `kubernetes-client` package), and tests/k8s/validate.py checks
 # the manifests against the schemas shipped by PyPI's kubernetes-validate.

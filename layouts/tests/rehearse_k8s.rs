@@ -81,3 +81,37 @@ fn a_wrong_group_size_or_a_missing_variable_fails_naming_it() {
         );
     }
 }
+
+/// A proxy fault lands on the proxy Deployment's pod: its lists miss the
+/// last decode rank, and the coverage check names it. (`proxy-exits` and
+/// `missing-proxy-script` are about node 0's run.sh and are refused with
+/// `--k8s-env`: layouts/tests/rehearse.rs.)
+#[test]
+fn a_rank_missing_from_the_proxy_deployments_lists_fails_naming_it() {
+    let l = layouts::catalog()
+        .unwrap()
+        .iter()
+        .find(|l| l.is_pd())
+        .expect("a PD layout");
+    let last = l.placement.proxy.decode.last().expect("a decode rank");
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut opts = Options::new(CATALOG);
+    opts.k8s_env = true;
+    opts.timeout = Duration::from_secs(90);
+    opts.fault = Some(rehearsal::Fault::ProxyMissesRank);
+    let mut out = Vec::new();
+    let outcome = rehearsal::rehearse(l, &opts, &mut out)
+        .unwrap_or_else(|e| panic!("{}: rehearsal could not run: {e}", l.name()));
+    let out = String::from_utf8_lossy(&out);
+    assert!(!outcome.passed, "{out}");
+    let failures = outcome.failures.join("\n");
+    let missing = format!(
+        "the running proxy's lists miss {}:{}",
+        rehearsal::node_ip(last.node),
+        last.port
+    );
+    assert!(
+        failures.contains(&missing),
+        "expected `{missing}` in:\n{failures}\n{out}"
+    );
+}

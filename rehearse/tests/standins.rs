@@ -81,6 +81,8 @@ fn tmpdir(name: &str) -> PathBuf {
 fn spawn(bin: &str, args: &[String], env: &[(&str, String)]) -> Guard {
     let mut c = Command::new(bin);
     c.args(args)
+        .env("LD_LIBRARY_PATH", cann_lib_dir())
+        .env_remove("PD_STANDIN_CANN_LIBS")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -95,10 +97,24 @@ fn spawn(bin: &str, args: &[String], env: &[(&str, String)]) -> Guard {
     Guard(c.spawn().unwrap())
 }
 
+/// A directory holding a stand-in `libascendcl.so`, as the image's CANN
+/// `set_env.sh` puts one on `LD_LIBRARY_PATH`.
+fn cann_lib_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = tmpdir("cann");
+        std::fs::write(d.join("libascendcl.so"), "").unwrap();
+        d
+    })
+    .clone()
+}
+
 /// Runs to completion (bounded): (exit code, stdout, stderr).
 fn run(bin: &str, args: &[String], env: &[(&str, String)]) -> (Option<i32>, String, String) {
     let mut c = Command::new(bin);
     c.args(args)
+        .env("LD_LIBRARY_PATH", cann_lib_dir())
+        .env_remove("PD_STANDIN_CANN_LIBS")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -207,6 +223,100 @@ fn rank_argv(port: u16, dp: u32, rank: u32, rpc: u16, tp: u32, kv: Option<String
     a
 }
 
+/// The vLLM version of the newest image (the stand-in's default image).
+fn newest_vllm() -> String {
+    let tag = pd_dsl::tables::IMAGES.last().map_or("", |i| i.tag);
+    pd_rehearse::facts::vllm_version_of_image(tag).unwrap()
+}
+
+/// Without the CANN environment (the image's set_env.sh not sourced) the
+/// stand-in does not start, as the real vllm fails to load libascendcl.so.
+#[test]
+fn vllm_refuses_to_start_without_the_cann_environment() {
+    let argv = s(&["serve", "/m", "--port", "1"]);
+    for (ld, libs, missing) in [
+        ("", None, "libascendcl.so"),
+        ("/nonexistent", None, "libascendcl.so"),
+        ("", Some("libascendcl.so,libatb.so"), "libascendcl.so"),
+    ] {
+        let mut env = vec![("LD_LIBRARY_PATH", ld.to_string())];
+        if let Some(l) = libs {
+            env.push(("PD_STANDIN_CANN_LIBS", l.to_string()));
+        }
+        let (code, _, err) = run(VLLM, &argv, &env);
+        assert_eq!(code, Some(7), "{err}");
+        assert!(
+            err.contains(&format!(
+                "ImportError: {missing}: cannot open shared object file"
+            )),
+            "{err}"
+        );
+    }
+    // One library found, the other not: the missing one is named.
+    let (code, _, err) = run(
+        VLLM,
+        &argv,
+        &[("PD_STANDIN_CANN_LIBS", "libascendcl.so,libatb.so".into())],
+    );
+    assert_eq!(code, Some(7), "{err}");
+    assert!(err.contains("ImportError: libatb.so"), "{err}");
+}
+
+/// The stand-in takes its flags from the image's vLLM: a flag one image's
+/// vLLM defines and another's does not is accepted under the first
+/// (whatever fails later, not the argv) and refused under the second,
+/// naming the flag and that version.
+#[test]
+fn vllm_accepts_the_flags_of_its_images_vllm_only() {
+    use pd_rehearse::facts;
+    use pd_rehearse::serve_flags::{Flags, Kind};
+    let images: Vec<&str> = pd_dsl::tables::IMAGES.iter().map(|i| i.tag).collect();
+    let mut checked = 0;
+    // One flag per image that lacks some other image's flag.
+    for lacks in &images {
+        for has in &images {
+            let (a, b) = (
+                Flags::of_image(has).unwrap(),
+                Flags::of_image(lacks).unwrap(),
+            );
+            let Some(f) = a
+                .flags()
+                .iter()
+                .find(|f| b.lookup(&format!("--{}", f.name)).is_none())
+            else {
+                continue;
+            };
+            let mut argv = s(&["serve", "/m", &format!("--{}", f.name)]);
+            match f.kind {
+                Kind::Switch => {}
+                Kind::Json => argv.push("{}".into()),
+                _ => argv.push("1".into()),
+            }
+            let (code, _, err) = run(VLLM, &argv, &[("PD_STANDIN_IMAGE", lacks.to_string())]);
+            let v = facts::vllm_version_of_image(lacks).unwrap();
+            assert_eq!(code, Some(2), "{lacks}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "unrecognized argument --{}: vLLM {v} has no such",
+                    f.name
+                )),
+                "{lacks}: {err}"
+            );
+            // Under its own image it gets past the argv: it serves, or fails
+            // for another reason.
+            argv.extend(s(&["--port", &free_port().to_string()]));
+            let mut g = spawn(VLLM, &argv, &[("PD_STANDIN_IMAGE", has.to_string())]);
+            if g.wait_exit(Duration::from_millis(1500)).is_some() {
+                let err = g.stderr();
+                assert!(!err.contains("unrecognized argument"), "{has}: {err}");
+            }
+            checked += 1;
+            break;
+        }
+    }
+    assert!(checked > 0, "every image's vLLM has the same flags");
+}
+
 #[test]
 fn unknown_flag_is_rejected_and_good_argv_accepted() {
     let (code, _, err) = run(
@@ -216,7 +326,10 @@ fn unknown_flag_is_rejected_and_good_argv_accepted() {
     );
     assert_eq!(code, Some(2));
     assert!(
-        err.contains("vllm stand-in: unknown flag --bogus-flag"),
+        err.contains(&format!(
+            "vllm stand-in: unrecognized argument --bogus-flag: vLLM {} has no such `vllm serve` flag",
+            newest_vllm()
+        )),
         "{err}"
     );
     let (code, _, err) = run(VLLM, &s(&["serve", "/m", "--port"]), &[]);
@@ -226,7 +339,7 @@ fn unknown_flag_is_rejected_and_good_argv_accepted() {
     let port = free_port();
     let mut argv = rank_argv(port, 1, 0, free_port(), 2, None);
     argv.extend(s(&[
-        "-O.level=3",
+        "-O3",
         "--no-disable-hybrid-kv-cache-manager",
         "--block-size",
         "128",

@@ -16,7 +16,22 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-const VERSION: &str = "0.21.0+standin";
+/// `vllm --version` and `/version`: the vLLM version of the image
+/// (`PD_STANDIN_IMAGE`, else the newest of the table), marked as a stand-in.
+fn version() -> String {
+    let image = image_tag();
+    let v = crate::facts::vllm_version_of_image(&image).unwrap_or_else(|_| "unknown".into());
+    format!("{v}+standin")
+}
+
+/// `PD_STANDIN_IMAGE`, else the newest image of the table.
+fn image_tag() -> String {
+    env_nonempty("PD_STANDIN_IMAGE").unwrap_or_else(|| {
+        pd_dsl::tables::IMAGES
+            .last()
+            .map_or_else(String::new, |i| i.tag.to_owned())
+    })
+}
 
 /// A failure: exit code and message.
 struct Fail(i32, String);
@@ -31,7 +46,7 @@ pub fn main(args: Vec<String>) {
         Some("serve") => serve(&args[1..]),
         Some("bench") if args.get(1).map(String::as_str) == Some("serve") => bench(&args[2..]),
         Some("--version" | "-v") => {
-            println!("{VERSION}");
+            println!("{}", version());
             Ok(())
         }
         _ => fail(
@@ -840,7 +855,7 @@ fn handle(state: &State, req: &Request) -> Response {
             content_type: "text/plain".into(),
             body: Vec::new(),
         },
-        ("GET", "/version") => Response::json(200, &json!({"version": VERSION})),
+        ("GET", "/version") => Response::json(200, &json!({"version": version()})),
         ("GET", "/v1/models") => Response::json(
             200,
             &json!({"object": "list", "data": [{
@@ -868,9 +883,39 @@ fn start_fault_timer() {
     }
 }
 
+/// The CANN runtime libraries must be loadable, as the real `vllm` loads
+/// `libascendcl.so` (through `torch_npu` and the vllm-ascend platform
+/// plugin) before it reads its arguments: each of `PD_STANDIN_CANN_LIBS`
+/// (comma separated; unset: `libascendcl.so`) must be a file in a directory
+/// of `LD_LIBRARY_PATH`, which only the image's `set_env.sh` puts there.
+fn check_cann() -> Result<(), Fail> {
+    let wanted = env::var(crate::image::CANN_LIBS_ENV).unwrap_or_else(|_| "libascendcl.so".into());
+    let ld = env::var("LD_LIBRARY_PATH").unwrap_or_default();
+    for lib in wanted.split(',').map(str::trim).filter(|l| !l.is_empty()) {
+        let found = ld
+            .split(':')
+            .filter(|d| !d.is_empty())
+            .any(|d| std::path::Path::new(d).join(lib).is_file());
+        if !found {
+            return fail(
+                7,
+                format!(
+                    "ImportError: {lib}: cannot open shared object file: No such file or directory (LD_LIBRARY_PATH={ld:?} has no {lib}; the CANN environment exists only after sourcing the image's set_env.sh)"
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 fn serve(argv: &[String]) -> Result<(), Fail> {
     start_fault_timer();
-    let args = serve_flags::parse(argv).or_else(|e| fail(2, e))?;
+    check_cann()?;
+    let image = image_tag();
+    // The flags the image's vLLM accepts, from vLLM's own definitions.
+    let flags = serve_flags::Flags::of_image(&image)
+        .or_else(|e| fail(2, format!("PD_STANDIN_IMAGE={image}: {e}")))?;
+    let args = serve_flags::parse(flags, argv).or_else(|e| fail(2, e))?;
     let plan = plan(&args)?;
     let devs = devices(&plan)?;
     let ip = env_nonempty("PD_STANDIN_NODE_IP")
@@ -888,11 +933,6 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let node_name = node_name.unwrap_or_else(|| ip.clone());
     let first_rank = plan.ranks.first().copied().unwrap_or(0);
 
-    let image = env_nonempty("PD_STANDIN_IMAGE").unwrap_or_else(|| {
-        pd_dsl::tables::IMAGES
-            .last()
-            .map_or_else(String::new, |i| i.tag.to_owned())
-    });
     if let Some(kind) = plan.connector
         && kind != ConnectorKind::MooncakeLayerwise
         && kv_params::prefill_fields(kind, &image).is_none()
@@ -915,7 +955,13 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let api = if plan.headless {
         None
     } else {
-        Some(bind(&api_ip, plan.api_port, "API port")?)
+        // uvicorn's backlog, as vLLM's API server listens with it.
+        Some(http::listen(&api_ip, plan.api_port).or_else(|e| {
+            fail(
+                5,
+                format!("cannot bind {api_ip}:{} (API port): {e}", plan.api_port),
+            )
+        })?)
     };
     for l in master {
         drain(l);
