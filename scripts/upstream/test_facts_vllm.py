@@ -202,6 +202,11 @@ def serve_words(script: Path) -> list[list[str]]:
     seqs = []
     for line in joined.splitlines():
         s = line.strip()
+        # `SERVE=(vllm serve ...)`: the command kept as an array (run under
+        # PD_DRY_RUN it is printed, else exec'd); read the array's words.
+        m = re.match(r"^[A-Z_]+=\((vllm serve .*)\)$", s)
+        if m:
+            s = m.group(1)
         if "vllm serve" in s and not s.startswith("#"):
             words = shlex.split(s.split("vllm serve", 1)[1])
             seqs.append([w for w in words[1:] if w != "${DP_ARGS[@]}"])  # [0] is the model
