@@ -21,7 +21,7 @@ if [ ${#TARGETS[@]} -eq 0 ]; then
 fi
 CARGO_FUZZ_VERSION=0.13.2
 
-if ! cargo fuzz --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then
+if ! grep -q "$CARGO_FUZZ_VERSION" <(cargo fuzz --version 2>/dev/null); then
     echo "fuzz/run.sh: installing cargo-fuzz $CARGO_FUZZ_VERSION" >&2
     cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --quiet
 fi

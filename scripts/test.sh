@@ -20,6 +20,10 @@ need_pkg() { # need_pkg COMMAND DEBIAN_PACKAGE
 need_pkg shellcheck shellcheck
 need_pkg python3 python3
 need_pkg curl curl   # run.sh polls /health with it; the rehearsal tests run run.sh
+# The rehearsal puts this machine's copy of every tool the layout's image has on
+# the scripts' PATH (upstream/facts/vllm-ascend/<release>.json `tools`).
+need_pkg numactl numactl
+need_pkg ifconfig net-tools
 # tests/tests/k8s.rs: `kubectl kustomize` builds every layout's k8s/ (Debian's
 # kubectl is the `kubernetes-client` package), and tests/k8s/validate.py checks
 # the manifests against the schemas shipped by PyPI's kubernetes-validate.
@@ -48,13 +52,15 @@ need_pkg fc-list fontconfig
 # Fonts: the picture's monospace face, and CJK for the bilingual index (the
 # screenshots must show the text, not empty boxes).
 need_font() { # need_font FAMILY DEBIAN_PACKAGE
-  if fc-list | grep -q "$1"; then return 0; fi
+  # Not `fc-list | grep -q`: grep exits at the first match, fc-list dies of
+  # SIGPIPE with many fonts installed, and pipefail reports a miss.
+  if grep -q "$1" <(fc-list); then return 0; fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test.sh: installing $2 (font $1)" >&2
     apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
   fi
-  fc-list | grep -q "$1" || {
+  grep -q "$1" <(fc-list) || {
     echo "test.sh: the browser test needs the font \`$1\`; install the \`$2\` package" >&2
     exit 1
   }

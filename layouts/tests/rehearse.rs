@@ -26,6 +26,21 @@ struct Run {
 
 /// `catalog rehearse ARGS...`, bounded; checks nothing of it is left.
 fn rehearse(args: &[&str]) -> Run {
+    rehearse_env(args, &[])
+}
+
+/// [`rehearse`] with `dir` first on `PATH` (a venv's `bin/`).
+fn rehearse_with_path(args: &[&str], dir: &Path) -> Run {
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    rehearse_env(args, &[("PATH", &path)])
+}
+
+/// [`rehearse`] with `env` added to the rehearsal's environment.
+fn rehearse_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let started = Instant::now();
     let mut child = Command::new(CATALOG)
@@ -33,6 +48,7 @@ fn rehearse(args: &[&str]) -> Run {
         .args(args)
         .arg("--timeout")
         .arg("90")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -387,18 +403,20 @@ fn options_that_do_not_apply_are_usage_errors() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no proxy (mixed layout)"));
-    let out = Command::new(CATALOG)
-        .args([
-            "rehearse",
-            PD,
-            "--fault",
-            "proxy-misses-rank",
-            "--proxy-script",
-            CATALOG,
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    // On Kubernetes the proxy is its own Deployment: node 0's run.sh neither
+    // checks its script nor restarts it.
+    for fault in ["proxy-exits", "missing-proxy-script"] {
+        let out = Command::new(CATALOG)
+            .args(["rehearse", PD, "--fault", fault, "--k8s-env"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{fault}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("fault {fault} does not apply with --k8s-env")),
+            "{fault}: {err}"
+        );
+    }
     let out = Command::new(CATALOG)
         .args(["rehearse", PD, "--proxy-policy", "random"])
         .output()
@@ -642,4 +660,285 @@ fn stop_sh_frees_each_nodes_own_per_role_ports() {
             assert!(out.contains(&needle), "missing {needle:?} in\n{out}");
         }
     }
+}
+
+/// The upstream proxy's Python packages, pinned: fastapi below 0.124 as
+/// vllm-ascend's `requirements.txt` and `pyproject.toml` require
+/// (`fastapi<0.124.0`), httpx and uvicorn as the proxy imports them.
+const PROXY_PACKAGES: [&str; 3] = ["fastapi==0.123.10", "httpx==0.28.1", "uvicorn==0.32.1"];
+
+/// The unpacked source of vllm-ascend `release` (without `v`), from the
+/// upstream corpus (`scripts/upstream/corpus.py`, which fetches and
+/// verifies it on first use); fails naming the cause.
+fn corpus_tree(release: &str) -> std::path::PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new("python3")
+        .arg(root.join("scripts/upstream/corpus.py"))
+        .args(["path", &format!("vllm-ascend=={release}")])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run python3 scripts/upstream/corpus.py: {e}"));
+    assert!(
+        out.status.success(),
+        "the upstream corpus has no vllm-ascend=={release} (scripts/upstream/corpus.py path failed): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tree = std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    assert!(
+        tree.is_dir(),
+        "corpus.py printed {}, not a directory",
+        tree.display()
+    );
+    tree
+}
+
+/// A venv with [`PROXY_PACKAGES`], created once under the corpus cache and
+/// reused (`<cache>/venv/proxy-<pins>/`); fails with the pip output when it
+/// cannot be made.
+fn proxy_venv(tree: &Path) -> std::path::PathBuf {
+    // `<cache>/src/vllm-ascend-X` → `<cache>`.
+    let cache = tree
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or_else(|| panic!("{} is not in a corpus cache", tree.display()));
+    let name: String = PROXY_PACKAGES
+        .iter()
+        .map(|p| p.replace("==", ""))
+        .collect::<Vec<_>>()
+        .join("-");
+    let venv = cache.join("venv").join(format!("proxy-{name}"));
+    let python = venv.join("bin/python3");
+    let ok = || {
+        Command::new(&python)
+            .args(["-c", "import fastapi, httpx, uvicorn"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !ok() {
+        let _ = std::fs::remove_dir_all(&venv);
+        let out = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run python3 -m venv: {e}"));
+        assert!(
+            out.status.success(),
+            "python3 -m venv {} failed (install python3-venv): {}",
+            venv.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = Command::new(&python)
+            .args(["-m", "pip", "install", "-q"])
+            .args(PROXY_PACKAGES)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run pip: {e}"));
+        assert!(
+            out.status.success() && ok(),
+            "cannot install the upstream proxy's packages {PROXY_PACKAGES:?} into {} (PyPI must be reachable): {}{}",
+            venv.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    venv.join("bin")
+}
+
+/// The proxy upstream ships for `l`'s image and connector: the layerwise
+/// one for `MooncakeLayerwiseConnector` (push mode), else the load-balance
+/// proxy, from the release's `examples/disaggregated_prefill_v1/`.
+fn real_proxy(l: &pd_dsl::Layout) -> (std::path::PathBuf, std::path::PathBuf) {
+    let release = l.image.tag.strip_prefix('v').unwrap_or(l.image.tag);
+    let tree = corpus_tree(release);
+    let file = match l.connector {
+        Some(pd_dsl::ConnectorKind::MooncakeLayerwise) => {
+            "load_balance_proxy_layerwise_server_example.py"
+        }
+        _ => "load_balance_proxy_server_example.py",
+    };
+    let script = tree.join("examples/disaggregated_prefill_v1").join(file);
+    assert!(
+        script.is_file(),
+        "vllm-ascend {release} has no {}",
+        script.display()
+    );
+    let venv = proxy_venv(&tree);
+    (script, venv)
+}
+
+/// Every PD layout with the real proxy of its image's release: up,
+/// verify.sh through it, every prefill and decode rank served.
+#[test]
+fn every_pd_layout_rehearses_with_its_releases_real_proxy() {
+    let started = Instant::now();
+    let mut times = Vec::new();
+    for l in layouts::catalog().unwrap().iter().filter(|l| l.is_pd()) {
+        let (script, venv) = real_proxy(l);
+        let script_arg = script.display().to_string();
+        let run = rehearse_with_path(&[l.name(), "--proxy-script", &script_arg], &venv);
+        assert_eq!(run.code, Some(0), "{}", run.out);
+        for needle in [
+            format!("PASS {}", l.name()),
+            "every prefill and decode rank served".into(),
+            "verify.sh: ok".into(),
+        ] {
+            assert!(
+                run.out.contains(&needle),
+                "missing {needle:?} in\n{}",
+                run.out
+            );
+        }
+        // Preflight checked the real proxy's packages rather than skip them.
+        let skips = run
+            .out
+            .lines()
+            .find(|l| l.starts_with("preflight skips"))
+            .unwrap_or_default();
+        assert!(!skips.contains("proxy_deps"), "{skips}");
+        times.push(format!("{} {:.1}s", l.name(), run.took.as_secs_f64()));
+    }
+    eprintln!(
+        "{}\nreal proxies: {:.1}s in all",
+        times.join("\n"),
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Every fault injects with a real proxy (none is refused, none passes):
+/// the proxy faults go through the shim, which injects and then runs the
+/// real script. The layout is a V1 one with prefill and decode on several
+/// nodes; what each failure names is read from its placement.
+#[test]
+fn every_fault_injects_with_a_real_proxy() {
+    use pd_rehearse::rehearsal::{Fault, node_ip};
+    const LAYOUT: &str = "deepseek-v4-flash-w8a8-mtp/a3-2p2d";
+    let l = layouts::catalog()
+        .unwrap()
+        .iter()
+        .find(|l| l.name() == LAYOUT)
+        .expect("the layout");
+    let (script, venv) = real_proxy(l);
+    let script_arg = script.display().to_string();
+    let nodes = &l.placement.nodes;
+    // port-in-use holds the first API port of the last node that has one.
+    let held = nodes
+        .iter()
+        .rev()
+        .find_map(|n| n.ranks.iter().find_map(|r| r.api_port))
+        .expect("an API port");
+    let npus = l.hardware.npus_per_node / 2;
+    let last = l.placement.proxy.decode.last().expect("a decode rank");
+    let served = l
+        .placement
+        .nodes
+        .iter()
+        .flat_map(|n| &n.ranks)
+        .filter(|r| r.api_port.is_some())
+        .count();
+    for fault in Fault::ALL {
+        let run = rehearse_with_path(
+            &[
+                LAYOUT,
+                "--fault",
+                fault.name(),
+                "--proxy-script",
+                &script_arg,
+            ],
+            &venv,
+        );
+        let needles: Vec<String> = match fault {
+            Fault::PortInUse => vec![format!("preflight: FAIL ports: already in use: {held}")],
+            Fault::MissingModel => vec!["preflight: FAIL model_dir: weights directory".into()],
+            Fault::WrongNpuCount => vec![format!(
+                "preflight: FAIL npu_count: npu-smi info -l reports {npus} NPUs"
+            )],
+            Fault::UnreachableMaster => vec![
+                "exited with code 4".into(),
+                "unreachable after 3s".into(),
+            ],
+            Fault::ProxyMissesRank => vec![
+                format!("1 of {served} rank(s) got no request"),
+                format!(
+                    "1. the running proxy's lists miss {}:{}",
+                    node_ip(last.node),
+                    last.port
+                ),
+            ],
+            Fault::MissingProxyScript => vec![
+                "preflight: FAIL proxy_script: /nonexistent/load_balance_proxy_server_example.py not found".into(),
+            ],
+            // The real proxy's own argparse refuses the option and exits 2.
+            Fault::ProxyExits => vec![
+                "an option it does not define".into(),
+                "run.sh: error: the proxy exited with code 2, restarted 1 time(s); stopping node 0. Its last output:".into(),
+                "load_balance_proxy_server_example.py: erro".into(),
+            ],
+        };
+        let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
+        assert_fails(&run, &needles);
+    }
+}
+
+/// `prefill N x dp4tp4; decode N x dp16tp1` on A3 (each engine one node):
+/// `2N` nodes, `80N` ranks, from the V4-Flash 1P1D layout. `N = 64` is the
+/// 128-node, 1,280-rank layout whose request waves (1,024 at once) the
+/// stand-in proxy's accept backlog must take like uvicorn's.
+fn synthetic_pd(n: u64) -> pd_dsl::Layout {
+    use pd_dsl::{EngineGroup, Role, Spanned};
+    let group = |role: Role, count: u64, dp: u64, tp: u64| EngineGroup {
+        role: Spanned::bare(role),
+        count: Spanned::bare(count),
+        dp: Spanned::bare(dp),
+        tp: Spanned::bare(tp),
+        ..EngineGroup::default()
+    };
+    let mut spec = layouts::deepseek_v4_flash::a3_1p1d();
+    spec.name = Spanned::bare(format!("synthetic/a3-{n}p{n}d"));
+    spec.provenance.derived_from = None;
+    spec.topology = vec![group(Role::Prefill, n, 4, 4), group(Role::Decode, n, 16, 1)];
+    pd_dsl::check(&spec).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A large layout comes up and serves every wave without a reset: the
+/// stand-ins listen with uvicorn's backlog (2048), not `std`'s 128. The
+/// size is `PD_REHEARSE_LARGE_N` engines per role, default 32: 64 nodes,
+/// 640 ranks, waves of 512 requests at once, about 50 s; with a backlog of
+/// 128 it loses about 90 of its 1,536 requests to resets. `64` is the
+/// 128-node, 1,280-rank layout (about 110 s and 9 GB here; 312 of 3,072
+/// requests reset with a backlog of 128).
+#[test]
+fn a_large_synthetic_layout_rehearses_green() {
+    let n: u64 = std::env::var("PD_REHEARSE_LARGE_N")
+        .ok()
+        .map(|v| v.parse().expect("PD_REHEARSE_LARGE_N must be a number"))
+        .unwrap_or(32);
+    let l = synthetic_pd(n);
+    assert_eq!(l.node_count() as u64, 2 * n);
+    let (outcome, out) = rehearse_layout(&l, |o| o.timeout = Duration::from_secs(240));
+    assert!(outcome.passed, "{out}\n{:?}", outcome.failures);
+    assert!(
+        out.contains("every prefill and decode rank served"),
+        "{out}"
+    );
+    assert_eq!(outcome.requests, 3 * 16 * n as usize, "{out}");
+}
+
+/// An HTTP proxy in the environment (a dead one here) must not sit between
+/// the deployment's own parts: run.sh's health polls and verify.sh go
+/// straight to the ranks and the proxy.
+#[test]
+fn a_dead_http_proxy_in_the_environment_changes_nothing() {
+    let dead = "http://127.0.0.1:9";
+    let r = rehearse_env(
+        &[PD],
+        &[
+            ("http_proxy", dead),
+            ("https_proxy", dead),
+            ("HTTP_PROXY", dead),
+            ("HTTPS_PROXY", dead),
+            ("all_proxy", dead),
+            ("NO_PROXY", ""),
+            ("no_proxy", ""),
+        ],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.out);
+    assert!(r.out.contains(&format!("PASS {PD}:")), "{}", r.out);
 }

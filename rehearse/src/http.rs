@@ -67,16 +67,31 @@ fn bad(msg: &str) -> io::Error {
 /// First line, lowercased headers, body.
 type Message = (String, Vec<(String, String)>, Vec<u8>);
 
-fn read_message<R: BufRead>(r: &mut R) -> io::Result<Message> {
+/// The largest request head (request line and headers) the real servers
+/// take: uvicorn's h11 protocol (its default without `httptools`) builds
+/// `h11.Connection(h11.SERVER, DEFAULT_MAX_INCOMPLETE_EVENT_SIZE)`
+/// (`uvicorn/protocols/http/h11_impl.py`; `h11/_connection.py`:
+/// `DEFAULT_MAX_INCOMPLETE_EVENT_SIZE = 16 * 1024`, h11 0.16.0) and answers a
+/// larger head with 400.
+pub const MAX_REQUEST_HEAD: usize = 16 * 1024;
+
+fn read_message<R: BufRead>(r: &mut R, max_head: Option<usize>) -> io::Result<Message> {
     let mut first = String::new();
     if r.read_line(&mut first)? == 0 {
         return Err(bad("connection closed before a message"));
     }
+    let mut head = first.len();
     let mut headers = Vec::new();
     loop {
         let mut line = String::new();
         if r.read_line(&mut line)? == 0 {
             break;
+        }
+        head += line.len();
+        if let Some(max) = max_head.filter(|m| head > *m) {
+            return Err(bad(&format!(
+                "request head larger than {max} bytes (uvicorn's h11 limit)"
+            )));
         }
         let line = line.trim_end();
         if line.is_empty() {
@@ -131,7 +146,7 @@ fn read_message<R: BufRead>(r: &mut R) -> io::Result<Message> {
 
 /// Reads one request.
 pub fn read_request<R: BufRead>(r: &mut R) -> io::Result<Request> {
-    let (first, headers, body) = read_message(r)?;
+    let (first, headers, body) = read_message(r, Some(MAX_REQUEST_HEAD))?;
     let mut parts = first.split_whitespace();
     let method = parts.next().unwrap_or("").to_string();
     let target = parts.next().unwrap_or("/");
@@ -169,6 +184,36 @@ pub fn write_response<W: Write>(w: &mut W, resp: &Response) -> io::Result<()> {
     w.write_all(head.as_bytes())?;
     w.write_all(&resp.body)?;
     w.flush()
+}
+
+/// The accept backlog of the real servers: uvicorn's `Config(backlog=2048)`
+/// default (`uvicorn/config.py`, `backlog: int = 2048`, uvicorn 0.32.1 on
+/// PyPI), which both the upstream proxy (`uvicorn.run(app, …)`) and vLLM's
+/// API server (`serve_http` → `uvicorn.Config`, no `backlog` given) listen
+/// with. `std::net::TcpListener::bind` listens with 128, so a burst of more
+/// connections than that (a 64-node layout's request wave) overflowed the
+/// stand-ins' queue where the real proxy's would not. The kernel caps it at
+/// `net.core.somaxconn` (4096 by default since Linux 5.4), as for uvicorn.
+pub const BACKLOG: i32 = 2048;
+
+/// Binds `host:port` (`SO_REUSEADDR`, as `std` and uvicorn set it) and
+/// listens with [`BACKLOG`].
+pub fn listen(host: &str, port: u16) -> io::Result<TcpListener> {
+    use rustix::net::{AddressFamily, SocketType, sockopt};
+    let addr = host_port(host, port)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| bad("no address"))?;
+    let family = if addr.is_ipv4() {
+        AddressFamily::INET
+    } else {
+        AddressFamily::INET6
+    };
+    let fd = rustix::net::socket(family, SocketType::STREAM, None)?;
+    sockopt::set_socket_reuseaddr(&fd, true)?;
+    rustix::net::bind(&fd, &addr)?;
+    rustix::net::listen(&fd, BACKLOG)?;
+    Ok(TcpListener::from(fd))
 }
 
 /// Handler type of [`serve`].
@@ -257,7 +302,7 @@ pub fn request(
     stream.write_all(body)?;
     stream.flush()?;
     let mut reader = BufReader::new(stream);
-    let (first, headers, mut body) = read_message(&mut reader)?;
+    let (first, headers, mut body) = read_message(&mut reader, None)?;
     let has_len = headers
         .iter()
         .any(|(k, _)| k == "content-length" || k == "transfer-encoding");
@@ -299,4 +344,48 @@ pub fn post_json(
 /// `GET`.
 pub fn get(host: &str, port: u16, path: &str, timeout: Duration) -> io::Result<Response> {
     request("GET", host, port, path, None, timeout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// More pending connections than `std`'s backlog (128) all complete
+    /// their handshake before any is accepted, as with uvicorn's 2048.
+    #[test]
+    fn the_accept_backlog_is_uvicorns() {
+        let Ok(l) = listen("127.0.0.1", 0) else {
+            return assert!(listen("127.0.0.1", 0).is_ok());
+        };
+        let Ok(addr) = l.local_addr() else {
+            return assert!(l.local_addr().is_ok());
+        };
+        let mut held = Vec::new();
+        let failed = (0..600).find_map(|i| {
+            TcpStream::connect_timeout(&addr, Duration::from_secs(2))
+                .map(|s| held.push(s))
+                .err()
+                .map(|e| format!("connection {i} not queued: {e}"))
+        });
+        assert_eq!(failed, None);
+        assert_eq!(held.len(), 600);
+    }
+
+    /// A request head over h11's 16 KiB is refused (400), as uvicorn does.
+    #[test]
+    fn a_request_head_over_16_kib_is_refused() {
+        let small = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(100));
+        let large = format!(
+            "GET / HTTP/1.1\r\nX: {}\r\n\r\n",
+            "a".repeat(MAX_REQUEST_HEAD)
+        );
+        assert!(read_request(&mut small.as_bytes()).is_ok());
+        let err = read_request(&mut large.as_bytes())
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("request head larger than 16384 bytes (uvicorn's h11 limit)")
+        );
+    }
 }

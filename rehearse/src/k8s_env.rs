@@ -50,18 +50,43 @@ fn parse<T: serde::de::DeserializeOwned>(a: &Artifact) -> Result<T, String> {
     serde_saphyr::from_str(&a.contents).map_err(|e| format!("{}: {e}", a.path.display()))
 }
 
-fn container_env(template: &k8s_openapi::api::core::v1::PodTemplateSpec) -> Vec<(String, String)> {
-    template
+/// The container's `env`, as the kubelet fills it in for a pod whose IP is
+/// `pod_ip`: a plain value as is, the downward API's `status.podIP` as the
+/// pod's IP; any other source is refused (the stand-in cluster has no other).
+fn container_env(
+    template: &k8s_openapi::api::core::v1::PodTemplateSpec,
+    pod_ip: Option<&str>,
+) -> Result<Vec<(String, String)>, String> {
+    let Some(env) = template
         .spec
         .as_ref()
         .and_then(|s| s.containers.first())
         .and_then(|c| c.env.as_ref())
-        .map(|env| {
-            env.iter()
-                .map(|e| (e.name.clone(), e.value.clone().unwrap_or_default()))
-                .collect()
+    else {
+        return Ok(Vec::new());
+    };
+    env.iter()
+        .map(|e| {
+            let field = e
+                .value_from
+                .as_ref()
+                .and_then(|v| v.field_ref.as_ref())
+                .map(|f| f.field_path.as_str());
+            match (&e.value, &e.value_from, field, pod_ip) {
+                (Some(v), None, _, _) => Ok((e.name.clone(), v.clone())),
+                (None, Some(_), Some(k8s::POD_IP_FIELD), Some(ip)) => {
+                    Ok((e.name.clone(), ip.to_owned()))
+                }
+                (None, None, _, _) => Ok((e.name.clone(), String::new())),
+                _ => Err(format!(
+                    "env `{}` takes its value from {}, expected a value or the downward API's `{}` on an engine pod",
+                    e.name,
+                    field.map_or_else(|| "a source other than a field".to_owned(), |f| format!("field `{f}`")),
+                    k8s::POD_IP_FIELD
+                )),
+            }
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// Reads the layout's rendered `k8s/` manifests; `node_ip(i)` is the address
@@ -119,12 +144,16 @@ pub fn cluster(
                     ("LWS_WORKER_INDEX".to_owned(), w.to_string()),
                     ("LWS_NAME".to_owned(), name.clone()),
                 ];
-                env.extend(container_env(template));
+                env.extend(container_env(template, Some(&node_ip(node)))?);
                 pods[node] = Some(Pod { node, env });
             }
         } else if a.contents.contains("\nkind: Deployment\n") {
             let d: k8s_openapi::api::apps::v1::Deployment = parse(a)?;
-            proxy_env = d.spec.as_ref().map(|s| container_env(&s.template));
+            proxy_env = d
+                .spec
+                .as_ref()
+                .map(|s| container_env(&s.template, None))
+                .transpose()?;
         }
     }
     let pods = pods

@@ -33,6 +33,7 @@
 //! | `PD_STANDIN_IMAGE` | `vllm` | the vllm-ascend image tag whose connector field set `kv_transfer_params` follow ([`kv_params`]); unset = the newest image of the table; an unknown tag exits 2. |
 //! | `PD_STANDIN_LATENCY_MS` | `vllm` | milliseconds each completion takes (0), so that concurrent requests overlap at a least-loaded proxy. |
 //! | `PD_STANDIN_PROXY_POLICY` | `pd-proxy` | `round-robin` (default) or upstream's `least-loaded` (ties to list order), see [`standin::proxy`]. |
+//! | `PD_STANDIN_CANN_LIBS` | `vllm` | comma separated libraries that must be files in a directory of `LD_LIBRARY_PATH` before `vllm serve` starts (`libascendcl.so`); the image's `set_env.sh` puts them there ([`image`]). |
 //! | `PD_STANDIN_LINK_DOWN` | `hccn_tool` | comma/space separated device ids whose link reports `DOWN`. |
 //!
 //! # Counter files
@@ -55,6 +56,7 @@
 //! | 4 | `DP master <addr>:<port> unreachable` within `PD_STANDIN_MASTER_TIMEOUT` |
 //! | 5 | a bind failed (`cannot bind <ip>:<port> (<what>)`): API port, DP RPC port or kv handshake port |
 //! | 6 | `ASCEND_RT_VISIBLE_DEVICES` wrong (count ≠ TP × local ranks, duplicate, or id ≥ `PD_STANDIN_NPUS`) |
+//! | 7 | a CANN library of `PD_STANDIN_CANN_LIBS` is not on `LD_LIBRARY_PATH` (the image's `set_env.sh` was not sourced), as the real `vllm` fails to load `libascendcl.so` |
 //! | 9 | `PD_STANDIN_FAIL_AFTER_MS` elapsed |
 //!
 //! SIGTERM/SIGINT keep their default action (immediate termination), so a stand-in stops at once.
@@ -118,7 +120,9 @@
 //! enough.
 
 pub mod expect;
+pub mod facts;
 pub mod http;
+pub mod image;
 pub mod k8s_env;
 pub mod kv_params;
 pub mod rehearsal;

@@ -18,7 +18,14 @@
 //!    on its node's address, exactly the per-host port rules of a cluster.
 //!    (Network namespaces would isolate nodes further but need root; the
 //!    loopback aliases are enough for every check here.)
-//! 3. Every node's `run.sh` starts at once, in its own process group, with
+//! 3. **The image's shell** ([`crate::image`]): every script runs as `bash
+//!    SCRIPT` in a non-interactive shell with nothing of this machine's
+//!    environment, the `PATH` of the layout's image (the stand-ins, links to
+//!    only the tools the image has, the base system) and its `ENV`; CANN
+//!    exists only after the script sources the image's `set_env.sh` (stand-ins
+//!    under a fake Ascend root, `PD_ASCEND_ROOT`), and a stand-in
+//!    `vllm_ascend` package is on the stand-in python path.
+//!    Every node's `run.sh` starts at once, in its own process group, with
 //!    `PD_NODE_INDEX`, `PD_NODE_IPS`, `PD_LOCAL_IP=127.0.0.(i+1)`, `PD_NIC=lo`,
 //!    `PD_LOG_DIR`, a bounded `PD_WAIT_SECONDS`, `PD_POLL_SECONDS=0.2`,
 //!    `PD_MODEL_PATH` (the temp model dir), `PD_PORT_CHECK_HOST` (the node's
@@ -30,9 +37,9 @@
 //!    the model directory is the temp one, the ports are really bound. Skipped
 //!    with `PD_SKIP_PREFLIGHT`, because they cannot apply on a machine without
 //!    Ascend software: `host_paths` (`/etc/hccn.conf` and the other driver
-//!    files of the hardware), `mooncake` (the Mooncake transfer library, PD
-//!    layouts only) and `vllm_ascend_version` (the Python package of the image);
-//!    with the stand-in proxy also `proxy_deps` (fastapi, httpx, uvicorn: the
+//!    files of the hardware) and `mooncake` (the Mooncake transfer library, PD
+//!    layouts only); `vllm_ascend_version` reads the stand-in package; with
+//!    the stand-in proxy also `proxy_deps` (fastapi, httpx, uvicorn: the
 //!    upstream proxy's packages, checked for real with `--proxy-script`).
 //! 5. The progress view prints each node's ranks up as they come; the
 //!    deployment is up when every rank process has started serving and the
@@ -82,9 +89,9 @@
 //! | `port-in-use` | before start, the rehearsal binds the first API port of the last node that has one, on that node's address | that node's preflight `ports` check |
 //! | `missing-model` | `PD_MODEL_PATH` points at a directory that does not exist | every node's preflight `model_dir` check |
 //! | `wrong-npu-count` | the last node's `npu-smi` reports half the hardware's NPUs (`PD_STANDIN_NPUS`) | that node's preflight `npu_count` (and `npu_links`) checks |
-//! | `proxy-misses-rank` | the proxy shim drops the last `--decoder-hosts`/`--decoder-ports` entry (stand-in proxy only; PD layouts) | the coverage check: that rank got no request, and it is missing from the running proxy's lists |
-//! | `missing-proxy-script` | node 0's `PD_PROXY_SCRIPT` names a file that does not exist (PD layouts) | node 0's preflight `proxy_script` check, before any model loads |
-//! | `proxy-exits` | the proxy exits with code 3 at once, every time; node 0 gets `PD_PROXY_RESTARTS=1` | node 0's `run.sh` restarts it once, then stops naming the cause (the proxy's last output) |
+//! | `proxy-misses-rank` | the proxy shim drops the last `--decoder-hosts`/`--decoder-ports` entry, then runs the stand-in or the real proxy (`--proxy-script`) with the rest (PD layouts; with `--k8s-env` on the proxy Deployment) | the coverage check: that rank got no request, and it is missing from the running proxy's lists |
+//! | `missing-proxy-script` | node 0's `PD_PROXY_SCRIPT` names a file that does not exist (PD layouts; refused with `--k8s-env`) | node 0's preflight `proxy_script` check, before any model loads |
+//! | `proxy-exits` | the stand-in proxy exits with code 3 at once, every time; a real proxy (`--proxy-script`) is handed an option it does not define, so its own argparse exits with code 2; node 0 gets `PD_PROXY_RESTARTS=1` (refused with `--k8s-env`: the Deployment is not node 0's to restart) | node 0's `run.sh` restarts it once, then stops naming the cause (the proxy's last output) |
 //! | `unreachable-master` | `PD_STANDIN_BLOCKED=<master>:<rpc port>` on a node whose ranks connect to a DP master (a firewall dropping the DP RPC port): the second node of an engine spanning nodes, else a node whose engine has DP > 1 | the non-master rank exits 4 after `PD_STANDIN_MASTER_TIMEOUT` (3 s in this fault); the launcher fails fast |
 
 use crate::expect::{Expectation, ExpectedRank};
@@ -297,7 +304,19 @@ const GRACE: Duration = Duration::from_secs(5);
 /// Longest wait for the layout's ports to become bindable before start.
 const PORT_WAIT: Duration = Duration::from_secs(65);
 /// Checks skipped on a machine without Ascend software (see module docs).
-const SKIPPED_CHECKS: &[&str] = &["host_paths", "mooncake", "vllm_ascend_version"];
+const SKIPPED_CHECKS: &[&str] = &["host_paths", "mooncake"];
+/// The HTTP proxy variables the caller's environment passes on to the
+/// scripts (as a container gets them).
+const PROXY_VARS: &[&str] = &[
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+];
 /// The environment marker every process of one rehearsal carries.
 const MARKER: &str = "PD_REHEARSAL_ID";
 
@@ -760,18 +779,30 @@ const PROXY_DROP: &str = "PD_REHEARSAL_PROXY_DROP";
 /// makes the proxy shim exit with that code at once.
 const PROXY_EXIT: &str = "PD_REHEARSAL_PROXY_EXIT";
 
+/// The environment variable (set on node 0 by a proxy fault with
+/// `--proxy-script`) naming the real proxy the shim runs after injecting.
+const PROXY_REAL: &str = "PD_REHEARSAL_PROXY_REAL";
+
+/// The option (in [`PROXY_SHIM`]) no upstream proxy defines: the
+/// `proxy-exits` fault hands it to a real proxy, whose own argparse then
+/// exits with code 2, every time.
+const PROXY_BAD_OPTION: &str = "--pd-rehearsal-fault-proxy-exits";
+
 const PROXY_SHIM: &str = r#"#!/usr/bin/env python3
 """Rehearsal stand-in for load_balance_proxy_server_example.py: proxy.sh runs
 `python3 "$PD_PROXY_SCRIPT" ARGS...`; this replaces itself with `pd-proxy ARGS...`
-(first on PATH), which takes the upstream proxy's command line.
+(first on PATH), which takes the upstream proxy's command line, or with
+`python3 "$PD_REHEARSAL_PROXY_REAL" ARGS...` (a real proxy, --proxy-script).
 PD_REHEARSAL_PROXY_DROP=prefill|decode (the proxy-misses-rank fault) drops the
 last entry of that role's host and port lists first; PD_REHEARSAL_PROXY_EXIT=N
-(the proxy-exits fault) exits with code N at once."""
+(the proxy-exits fault) exits with code N at once, or, with a real proxy, hands
+it an option it does not define, so that its own argparse exits."""
 import os
 import sys
 
+real = os.environ.get("PD_REHEARSAL_PROXY_REAL")
 code = os.environ.get("PD_REHEARSAL_PROXY_EXIT")
-if code:
+if code and not real:
     print("proxy stand-in: exiting with code %s on purpose (fault proxy-exits)" % code, file=sys.stderr)
     sys.exit(int(code))
 args = sys.argv[1:]
@@ -785,6 +816,10 @@ if role:
                 end += 1
             if end > args.index(flag) + 1:
                 del args[end - 1]
+if real:
+    if code:
+        args.append("--pd-rehearsal-fault-proxy-exits")
+    os.execv(sys.executable, [sys.executable, real] + args)
 os.execvp("pd-proxy", ["pd-proxy"] + args)
 "#;
 
@@ -1033,13 +1068,15 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         .standins
         .canonicalize()
         .map_err(|e| format!("stand-in executable {}: {e}", opts.standins.display()))?;
-    if opts.fault == Some(Fault::ProxyMissesRank) && opts.proxy_script.is_some() {
-        return Err(
-            "fault proxy-misses-rank does not apply with --proxy-script: it edits the stand-in proxy's command line"
-                .into(),
-        );
+    if let Some(f @ (Fault::ProxyExits | Fault::MissingProxyScript)) = opts.fault
+        && opts.k8s_env
+    {
+        return Err(format!(
+            "fault {} does not apply with --k8s-env: the proxy runs as its own Deployment, which node 0's run.sh neither checks nor restarts (Kubernetes restarts its pod)",
+            f.name()
+        ));
     }
-    let inj = inject(layout, opts.fault)?;
+    let mut inj = inject(layout, opts.fault)?;
 
     // The temp dir.
     let work = WorkDir {
@@ -1077,6 +1114,24 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     };
     let shim = bin.join("proxy_standin.py");
     write_file(&shim, PROXY_SHIM, true)?;
+    // A proxy fault with a real proxy: the shim injects it, then runs the
+    // real script (the edited lists, or an option it refuses).
+    if let (Some(real), Some(f @ (Fault::ProxyMissesRank | Fault::ProxyExits))) =
+        (&opts.proxy_script, opts.fault)
+    {
+        let real = real
+            .canonicalize()
+            .map_err(|e| format!("--proxy-script {}: {e}", real.display()))?;
+        let env = inj.env.entry(0).or_default();
+        env.push(("PD_PROXY_SCRIPT".into(), shim.display().to_string()));
+        env.push((PROXY_REAL.into(), real.display().to_string()));
+        if f == Fault::ProxyExits {
+            inj.note = Some(format!(
+                "the real proxy {} is started with {PROXY_BAD_OPTION}, an option it does not define, so its own argparse exits with code 2, every time; node 0 may restart it once (PD_PROXY_RESTARTS=1)",
+                real.display()
+            ));
+        }
+    }
     if !inj.no_model {
         fs::create_dir_all(&model).map_err(|e| e.to_string())?;
         write_file(
@@ -1095,11 +1150,10 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         root.file_name().and_then(|n| n.to_str()).unwrap_or("x")
     );
     let ips: Vec<String> = (0..nodes.len()).map(node_ip).collect();
-    let path_env = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
-    );
+    // The image's shell: its tools only, its ENV, CANN after set_env.sh.
+    let host_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
+    let shell = crate::image::build(layout, &root, &bin, &host_path)?;
+    let path_env = shell.path.clone();
     let mut skip: Vec<&str> = SKIPPED_CHECKS
         .iter()
         .copied()
@@ -1112,11 +1166,16 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     }
     let wait_s = opts.timeout.as_secs().max(1);
     let base_env = |cmd: &mut Command| {
-        for (k, _) in std::env::vars_os() {
-            if let Some(k) = k.to_str()
-                && (k.starts_with("PD_") || k == "ASCEND_RT_VISIBLE_DEVICES")
-            {
-                cmd.env_remove(k);
+        // Nothing of this machine's environment: the image's only, and the
+        // operator's HTTP proxy settings, which Docker (the client's
+        // `proxies` config) and most pod specs hand to the container.
+        cmd.env_clear();
+        for (k, v) in &shell.env {
+            cmd.env(k, v);
+        }
+        for (k, v) in std::env::vars_os() {
+            if k.to_str().is_some_and(|k| PROXY_VARS.contains(&k)) {
+                cmd.env(k, v);
             }
         }
         cmd.env("PATH", &path_env)
@@ -1142,6 +1201,30 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         out,
         "preflight skips (no Ascend software here): {}",
         skip.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "image contract (upstream/facts/vllm-ascend/{}.json, {} image): not on PATH: {}{}; CANN only after sourcing {}",
+        shell.release,
+        crate::facts::image_key(layout.hardware),
+        if shell.absent.is_empty() {
+            "nothing".to_owned()
+        } else {
+            shell.absent.join(", ")
+        },
+        if shell.undecided.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " and, undecided by the table (null), {}",
+                shell.undecided.join(", ")
+            )
+        },
+        if shell.set_env_scripts.is_empty() {
+            "nothing (the image sources no set_env.sh)".to_owned()
+        } else {
+            shell.set_env_scripts.join(" and ")
+        }
     );
     if let Some(n) = &inj.note {
         let _ = writeln!(out, "fault {}: {n}", opts.fault.map_or("", Fault::name));
@@ -1199,7 +1282,13 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         let i = n.index;
         let log = fs::File::create(logs.join(format!("node{i}.log"))).map_err(|e| e.to_string())?;
         let log2 = log.try_clone().map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(scripts.join("run.sh"));
+        // `docker exec NAME bash run.sh`, or the pod's `bash /opt/pd-dsl/run.sh`.
+        let mut cmd = Command::new(&shell.bash);
+        if k8s.is_some() {
+            cmd.arg(scripts.join("run.sh"));
+        } else {
+            cmd.arg("run.sh");
+        }
         base_env(&mut cmd);
         cmd.current_dir(&scripts)
             .env("PD_NODE_INDEX", i.to_string())
@@ -1256,7 +1345,8 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     if let Some(env) = k8s.as_ref().and_then(|k| k.proxy_env.as_ref()) {
         let log = fs::File::create(logs.join("proxy.log")).map_err(|e| e.to_string())?;
         let log2 = log.try_clone().map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(scripts.join("proxy.sh"));
+        let mut cmd = Command::new(&shell.bash);
+        cmd.arg(scripts.join("proxy.sh"));
         base_env(&mut cmd);
         cmd.current_dir(&scripts).env(
             "PD_PROXY_SCRIPT",
@@ -1264,6 +1354,12 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         );
         for (k, v) in env {
             cmd.env(k, v);
+        }
+        // A proxy fault lands on the proxy, wherever it runs.
+        for (k, v) in inj.env.get(&0).into_iter().flatten() {
+            if k.starts_with("PD_REHEARSAL_PROXY") || k == "PD_PROXY_SCRIPT" {
+                cmd.env(k, v);
+            }
         }
         // The pod's own address, not every address of this machine.
         cmd.env("PD_PROXY_HOST", &proxy_pod_ip);
@@ -1403,6 +1499,7 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             act(
                 layout,
                 action,
+                &shell.bash,
                 &mut cluster,
                 &scripts,
                 &logs,
@@ -1492,7 +1589,8 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             }
             // verify.sh as in a fresh shell on node 0: no PD_NODE_IPS, only
             // the log directory run.sh used (its default on a cluster).
-            let mut cmd = Command::new(scripts.join("verify.sh"));
+            let mut cmd = Command::new(&shell.bash);
+            cmd.arg("verify.sh");
             base_env(&mut cmd);
             cmd.current_dir(&scripts)
                 .env_remove("PD_NODE_IPS")
@@ -1683,6 +1781,7 @@ const STOP_BOUND: Duration = Duration::from_secs(40);
 fn act(
     layout: &Layout,
     action: Action,
+    bash: &Path,
     cluster: &mut Cluster,
     scripts: &Path,
     logs: &Path,
@@ -1703,7 +1802,8 @@ fn act(
             }
         }
         Action::Stop(_) => {
-            let mut cmd = Command::new(scripts.join("stop.sh"));
+            let mut cmd = Command::new(bash);
+            cmd.arg(scripts.join("stop.sh"));
             env(&mut cmd);
             cmd.arg(i.to_string());
             match run_bounded(cmd, STOP_BOUND) {
@@ -1771,7 +1871,8 @@ fn act(
     }
     if let Action::Stop(_) = action {
         // Idempotent: a second stop finds nothing and succeeds.
-        let mut cmd = Command::new(scripts.join("stop.sh"));
+        let mut cmd = Command::new(bash);
+        cmd.arg(scripts.join("stop.sh"));
         env(&mut cmd);
         cmd.arg(i.to_string());
         match run_bounded(cmd, STOP_BOUND) {

@@ -81,6 +81,8 @@ fn tmpdir(name: &str) -> PathBuf {
 fn spawn(bin: &str, args: &[String], env: &[(&str, String)]) -> Guard {
     let mut c = Command::new(bin);
     c.args(args)
+        .env("LD_LIBRARY_PATH", cann_lib_dir())
+        .env_remove("PD_STANDIN_CANN_LIBS")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -95,10 +97,24 @@ fn spawn(bin: &str, args: &[String], env: &[(&str, String)]) -> Guard {
     Guard(c.spawn().unwrap())
 }
 
+/// A directory holding a stand-in `libascendcl.so`, as the image's CANN
+/// `set_env.sh` puts one on `LD_LIBRARY_PATH`.
+fn cann_lib_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = tmpdir("cann");
+        std::fs::write(d.join("libascendcl.so"), "").unwrap();
+        d
+    })
+    .clone()
+}
+
 /// Runs to completion (bounded): (exit code, stdout, stderr).
 fn run(bin: &str, args: &[String], env: &[(&str, String)]) -> (Option<i32>, String, String) {
     let mut c = Command::new(bin);
     c.args(args)
+        .env("LD_LIBRARY_PATH", cann_lib_dir())
+        .env_remove("PD_STANDIN_CANN_LIBS")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -207,6 +223,45 @@ fn rank_argv(port: u16, dp: u32, rank: u32, rpc: u16, tp: u32, kv: Option<String
     a
 }
 
+/// The vLLM version of the newest image (the stand-in's default image).
+fn newest_vllm() -> String {
+    let tag = pd_dsl::tables::IMAGES.last().map_or("", |i| i.tag);
+    pd_rehearse::facts::vllm_version_of_image(tag).unwrap()
+}
+
+/// Without the CANN environment (the image's set_env.sh not sourced) the
+/// stand-in does not start, as the real vllm fails to load libascendcl.so.
+#[test]
+fn vllm_refuses_to_start_without_the_cann_environment() {
+    let argv = s(&["serve", "/m", "--port", "1"]);
+    for (ld, libs, missing) in [
+        ("", None, "libascendcl.so"),
+        ("/nonexistent", None, "libascendcl.so"),
+        ("", Some("libascendcl.so,libatb.so"), "libascendcl.so"),
+    ] {
+        let mut env = vec![("LD_LIBRARY_PATH", ld.to_string())];
+        if let Some(l) = libs {
+            env.push(("PD_STANDIN_CANN_LIBS", l.to_string()));
+        }
+        let (code, _, err) = run(VLLM, &argv, &env);
+        assert_eq!(code, Some(7), "{err}");
+        assert!(
+            err.contains(&format!(
+                "ImportError: {missing}: cannot open shared object file"
+            )),
+            "{err}"
+        );
+    }
+    // One library found, the other not: the missing one is named.
+    let (code, _, err) = run(
+        VLLM,
+        &argv,
+        &[("PD_STANDIN_CANN_LIBS", "libascendcl.so,libatb.so".into())],
+    );
+    assert_eq!(code, Some(7), "{err}");
+    assert!(err.contains("ImportError: libatb.so"), "{err}");
+}
+
 #[test]
 fn unknown_flag_is_rejected_and_good_argv_accepted() {
     let (code, _, err) = run(
@@ -216,7 +271,10 @@ fn unknown_flag_is_rejected_and_good_argv_accepted() {
     );
     assert_eq!(code, Some(2));
     assert!(
-        err.contains("vllm stand-in: unknown flag --bogus-flag"),
+        err.contains(&format!(
+            "vllm stand-in: unrecognized argument --bogus-flag: vLLM {} has no such `vllm serve` flag",
+            newest_vllm()
+        )),
         "{err}"
     );
     let (code, _, err) = run(VLLM, &s(&["serve", "/m", "--port"]), &[]);
@@ -226,7 +284,7 @@ fn unknown_flag_is_rejected_and_good_argv_accepted() {
     let port = free_port();
     let mut argv = rank_argv(port, 1, 0, free_port(), 2, None);
     argv.extend(s(&[
-        "-O.level=3",
+        "-O3",
         "--no-disable-hybrid-kv-cache-manager",
         "--block-size",
         "128",

@@ -192,3 +192,96 @@ fn every_layout_directory_has_its_files() {
         }
     }
 }
+
+/// A reader that stops early (`grep -q`, `head`, `awk '…exit'`, `sed q`)
+/// after a pipe kills the writer with SIGPIPE once the output outgrows the
+/// pipe buffer (`fc-list` with many fonts, `ldconfig -p`, `ip addr` on a
+/// host with many interfaces), and `pipefail` turns that into a failure of
+/// the whole pipeline: the match is reported as a miss. `grep -q PAT <(cmd)`
+/// or reading the whole output first does not have the problem.
+fn early_exit_readers(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.trim_start();
+        if code.starts_with('#') {
+            continue;
+        }
+        // Each stage after a `|` that is not `||`.
+        let mut rest = code;
+        while let Some(at) = rest.find('|') {
+            let after = &rest[at + 1..];
+            if after.starts_with('|') {
+                rest = &after[1..];
+                continue;
+            }
+            let stage = after.trim_start();
+            let stage = stage.split('|').next().unwrap_or("");
+            let first = stage.split_whitespace().next().unwrap_or("");
+            let quits = match first {
+                "head" => true,
+                "grep" => stage.split_whitespace().any(|w| {
+                    w.starts_with('-')
+                        && !w.starts_with("--")
+                        && (w.contains('q') || w.contains('m'))
+                }),
+                "awk" => stage.contains("exit"),
+                "sed" => stage.contains("q'") || stage.contains("q;"),
+                _ => false,
+            };
+            if quits {
+                found.push(format!("{}: {}", n + 1, code));
+            }
+            rest = after;
+        }
+    }
+    found
+}
+
+#[test]
+fn no_pipeline_reader_exits_early_under_pipefail() {
+    // The repository's own scripts, then every generated one.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut sources: Vec<(String, String)> = Vec::new();
+    for rel in [".ci/run", "fuzz/run.sh"] {
+        let text = std::fs::read_to_string(root.join(rel)).expect(rel);
+        sources.push((rel.to_owned(), text));
+    }
+    for dir in ["scripts", "scripts/upstream", "pd-dsl/templates/sh"] {
+        for e in std::fs::read_dir(root.join(dir)).expect(dir) {
+            let p = e.expect("entry").path();
+            if p.extension().is_some_and(|x| x == "sh") {
+                let text = std::fs::read_to_string(&p).expect("read");
+                sources.push((p.display().to_string(), text));
+            }
+        }
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("catalog");
+    let artifacts = rendered(&dir);
+    for a in artifacts
+        .iter()
+        .filter(|a| a.path.extension().is_some_and(|e| e == "sh"))
+    {
+        sources.push((a.path.display().to_string(), a.contents.clone()));
+    }
+    assert!(sources.len() > 20, "found {} scripts", sources.len());
+    // The check itself finds what it is for.
+    assert_eq!(
+        early_exit_readers("if fc-list | grep -q \"$1\"; then\nx=$(getent hosts h | awk '{print $1; exit}')\nok || true\n").len(),
+        2
+    );
+    let mut bad = Vec::new();
+    for (name, text) in &sources {
+        if !text.contains("pipefail") {
+            continue;
+        }
+        for hit in early_exit_readers(text) {
+            bad.push(format!("{name}:{hit}"));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "found a pipeline whose reader exits early under `pipefail` (SIGPIPE fails the writer, so a match reads as a miss); expected `grep -q PAT <(cmd)` or reading the whole output:\n{}",
+        bad.join("\n")
+    );
+}

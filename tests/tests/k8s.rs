@@ -267,6 +267,20 @@ fn kubectl_kustomize_builds_every_layout_with_one_set_per_engine() {
                     env_of(c, k8s::ENV_ENGINE_NODES),
                     Some(e.nodes.len().to_string())
                 );
+                // run.sh's local IP is the pod IP, from the downward API.
+                let local_ip = c["env"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|v| v["name"] == "PD_LOCAL_IP")
+                    .unwrap_or_else(|| panic!("{}: no PD_LOCAL_IP env", l.name()));
+                assert_eq!(
+                    local_ip["valueFrom"],
+                    serde_json::json!({"fieldRef": {"fieldPath": "status.podIP"}}),
+                    "{}",
+                    l.name()
+                );
+                assert!(local_ip.get("value").is_none(), "{local_ip}");
                 assert!(
                     pod["spec"]["terminationGracePeriodSeconds"]
                         .as_i64()

@@ -8,7 +8,9 @@ if [[ $# -ne 4 ]]; then
     echo "usage: $0 DP_SIZE_LOCAL DP_START_RANK DP_ADDRESS HEADLESS (got $# arguments)" >&2
     exit 2
 fi
-for var in HCCL_IF_IP GLOO_SOCKET_IFNAME TP_SOCKET_IFNAME HCCL_SOCKET_IFNAME; do
+# What run.sh exports for every rank: the node's control-socket address and NIC.
+RUN_SH_ENV=(HCCL_IF_IP GLOO_SOCKET_IFNAME TP_SOCKET_IFNAME HCCL_SOCKET_IFNAME)
+for var in "${RUN_SH_ENV[@]}"; do
     if [[ -z ${!var:-} ]]; then
         echo "$0: $var is not set; start this node through run.sh" >&2
         exit 2
@@ -23,7 +25,10 @@ DP_ARGS=(--host 0.0.0.0 --port 8015 --data-parallel-size 2)
 
 # Weights directory; PD_MODEL_PATH overrides the layout's path.
 MODEL_PATH=${PD_MODEL_PATH:-/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot}
-exec vllm serve "$MODEL_PATH" \
+# Printed as is by PD_DRY_RUN=1 (serve.sh), with the env this node's ranks get.
+WHO="DP ranks from $2 ($1 on this node)"
+RANK_ENV=(ASCEND_RT_VISIBLE_DEVICES HCCL_OP_EXPANSION_MODE PYTORCH_NPU_ALLOC_CONF "${RUN_SH_ENV[@]}" NO_PROXY)
+SERVE=(vllm serve "$MODEL_PATH" \
     "${DP_ARGS[@]}" \
     --tensor-parallel-size 8 \
     --enable-expert-parallel \
@@ -37,4 +42,16 @@ exec vllm serve "$MODEL_PATH" \
     --quantization ascend \
     --no-enable-prefix-caching \
     --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}' \
-    --speculative-config '{"num_speculative_tokens":3,"method":"mtp"}'
+    --speculative-config '{"num_speculative_tokens":3,"method":"mtp"}')
+# PD_DRY_RUN=1 (run.sh's dry run): print the env this rank gets and the command
+# it runs, and start nothing.
+if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
+    printf '%s: %s env:' "${0##*/}" "$WHO"
+    for var in "${RANK_ENV[@]}"; do
+        if [[ -v $var ]]; then printf ' %s=%s' "$var" "${!var@Q}"; fi
+    done
+    printf '\n%s: %s would run:' "${0##*/}" "$WHO"
+    echo " ${SERVE[*]@Q}"
+    exit 0
+fi
+exec "${SERVE[@]}"

@@ -14,6 +14,27 @@ PROXY_SCRIPT=${PD_PROXY_SCRIPT:-/vllm-workspace/vllm-ascend/examples/disaggregat
 IFS=',' read -r -a NODE_IPS <<<"$PD_NODE_IPS"
 [[ ${#NODE_IPS[@]} -eq $NODE_COUNT ]] || die "expected $NODE_COUNT node IPs in PD_NODE_IPS, got ${#NODE_IPS[@]}"
 PROXY_HOST=${PD_PROXY_HOST:-${NODE_IPS[0]}}
+# The deployment's own addresses never go through an HTTP proxy: http_proxy,
+# https_proxy, all_proxy (and upper case) send curl, httpx (the proxy) and
+# aiohttp (vllm bench) to it. Adds each argument, 127.0.0.1, localhost and ::1
+# to NO_PROXY and no_proxy (both exported, merged), keeping the operator's
+# proxy for everything else, such as model downloads.
+bypass_proxy() {
+    local -A seen=()
+    local list=() h merged=''
+    IFS=',' read -r -a list <<<"${NO_PROXY:-},${no_proxy:-}"
+    for h in "${list[@]}" 127.0.0.1 localhost ::1 "$@"; do
+        h=${h//[[:space:]]/}
+        h=${h#[}
+        h=${h%]}
+        if [[ -z $h || -n ${seen[$h]:-} ]]; then continue; fi
+        seen[$h]=1
+        merged=${merged:+$merged,}$h
+    done
+    export NO_PROXY=$merged no_proxy=$merged
+}
+# The proxy's httpx reaches every rank directly.
+bypass_proxy "${NODE_IPS[@]}"
 
 # Every rank exactly once, in node order: node index, then API port.
 PREFILL_NODES=(0 0 1 1 2 2 3 3)
@@ -36,6 +57,7 @@ PROXY_COMMAND=(python3 "$PROXY_SCRIPT"
     --decoder-hosts "${DECODE_HOSTS[@]}"
     --decoder-ports "${DECODE_PORTS[@]}")
 if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
+    echo "proxy.sh: bypasses HTTP proxies for NO_PROXY=$NO_PROXY"
     printf 'proxy.sh: would run:'
     printf ' %q' "${PROXY_COMMAND[@]}"
     echo

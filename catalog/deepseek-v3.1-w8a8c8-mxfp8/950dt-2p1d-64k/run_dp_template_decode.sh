@@ -16,7 +16,9 @@ for var in ENGINE_ID KV_PORT; do
         exit 2
     fi
 done
-for var in HCCL_IF_IP GLOO_SOCKET_IFNAME TP_SOCKET_IFNAME HCCL_SOCKET_IFNAME; do
+# What run.sh exports for every rank: the node's control-socket address and NIC.
+RUN_SH_ENV=(HCCL_IF_IP GLOO_SOCKET_IFNAME TP_SOCKET_IFNAME HCCL_SOCKET_IFNAME)
+for var in "${RUN_SH_ENV[@]}"; do
     if [[ -z ${!var:-} ]]; then
         echo "$0: $var is not set; start this node through run.sh" >&2
         exit 2
@@ -57,7 +59,10 @@ KV_TRANSFER_CONFIG=${KV_TRANSFER_CONFIG/@ENGINE_ID@/$ENGINE_ID}
 
 # Weights directory; PD_MODEL_PATH overrides the layout's path.
 MODEL_PATH=${PD_MODEL_PATH:-/weight/dsk_v3.1-T-w8a8c8_attn-0506-full/}
-exec vllm serve "$MODEL_PATH" \
+# Printed as is by PD_DRY_RUN=1 (serve.sh), with the env this rank gets.
+WHO="DP rank $4 (devices $1, port $2)"
+RANK_ENV=(ASCEND_RT_VISIBLE_DEVICES VLLM_RPC_TIMEOUT VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS HCCL_EXEC_TIMEOUT HCCL_CONNECT_TIMEOUT HCCL_BUFFSIZE OMP_PROC_BIND OMP_NUM_THREADS PYTORCH_NPU_ALLOC_CONF TASK_QUEUE_ENABLE ENGINE_ID KV_PORT "${RUN_SH_ENV[@]}" NO_PROXY)
+SERVE=(vllm serve "$MODEL_PATH" \
     --host 0.0.0.0 \
     --port "$2" \
     --data-parallel-size "$3" \
@@ -79,4 +84,16 @@ exec vllm serve "$MODEL_PATH" \
     --speculative-config '{"num_speculative_tokens":3,"method":"mtp"}' \
     --additional-config '{"enable_cpu_binding":true,"enable_mlapo":true,"finegrained_tp_config":{"lmhead_tensor_parallel_size":8},"multistream_overlap_shared_expert":true,"recompute_scheduler_enable":true}' \
     --safetensors-load-strategy prefetch \
-    --kv-transfer-config "$KV_TRANSFER_CONFIG"
+    --kv-transfer-config "$KV_TRANSFER_CONFIG")
+# PD_DRY_RUN=1 (run.sh's dry run): print the env this rank gets and the command
+# it runs, and start nothing.
+if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
+    printf '%s: %s env:' "${0##*/}" "$WHO"
+    for var in "${RANK_ENV[@]}"; do
+        if [[ -v $var ]]; then printf ' %s=%s' "$var" "${!var@Q}"; fi
+    done
+    printf '\n%s: %s would run:' "${0##*/}" "$WHO"
+    echo " ${SERVE[*]@Q}"
+    exit 0
+fi
+exec "${SERVE[@]}"

@@ -45,7 +45,8 @@ if [[ -n ${OPENAI_API_KEY:-} ]]; then
     printf 'Authorization: Bearer %s\n' "$OPENAI_API_KEY" >"$hdr"
     headers+=(-H "@$hdr")
 fi
-if ! code=$(curl -sS -m "${PD_VERIFY_TIMEOUT:-600}" -o "$out" -w '%{http_code}' "${headers[@]}" -d "$BODY" "$URL"); then
+# Straight to the deployment, never through http_proxy/https_proxy/all_proxy.
+if ! code=$(curl --noproxy '*' -sS -m "${PD_VERIFY_TIMEOUT:-600}" -o "$out" -w '%{http_code}' "${headers[@]}" -d "$BODY" "$URL"); then
     echo "verify.sh: FAIL: no response from $URL (from $FROM); on another host, set PD_PROXY_URL" >&2
     exit 1
 fi

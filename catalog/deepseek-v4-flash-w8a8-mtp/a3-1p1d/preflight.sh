@@ -137,13 +137,10 @@ check_tools() {
     for t in python3 curl; do
         command -v "$t" >/dev/null 2>&1 || missing+=("$t")
     done
-    if [[ -z ${PD_LOCAL_IP:-} || -z ${PD_NIC:-} ]] && ! command -v ip >/dev/null 2>&1; then
-        missing+=("ip (iproute2; or set PD_LOCAL_IP and PD_NIC)")
-    fi
     if ((${#missing[@]})); then
-        fail tools "missing $(printf '%s, ' "${missing[@]}" | sed 's/, $//'): run.sh needs python3 (launcher), curl (health polls) and ip (local IP and NIC)"
+        fail tools "missing ${missing[*]}: run.sh needs python3 (launcher; local IP and NIC where iproute2's ip is not installed) and curl (health polls)"
     else
-        pass tools "python3, curl$([[ -n ${PD_LOCAL_IP:-} && -n ${PD_NIC:-} ]] || echo ', ip')"
+        pass tools "python3, curl"
     fi
 }
 
@@ -182,25 +179,69 @@ check_mooncake() {
             return
         fi
     done
-    if ldconfig -p 2>/dev/null | grep -q -e mooncake -e ascend_transport -e transfer_engine; then
+    # Process substitution, not a pipe: grep -q stops at the first match, which would
+    # kill ldconfig with SIGPIPE and fail the pipeline under pipefail.
+    if grep -q -e mooncake -e ascend_transport -e transfer_engine <(ldconfig -p 2>/dev/null); then
         pass mooncake "found by ldconfig"
         return
     fi
     fail mooncake "Mooncake not found: 'import mooncake' fails and no library in LD_LIBRARY_PATH, $MOONCAKE_DIRS or ldconfig"
 }
 
+# The installed vllm-ascend's version as pip has it: the package metadata
+# (importlib.metadata), else the `_version.py` setuptools-scm writes (setup.py:
+# `get_version(write_to="vllm_ascend/_version.py")`), read without importing the
+# package (its `__init__.py` imports vLLM and defines no `__version__`).
+installed_vllm_ascend() {
+    python3 - <<'PY'
+import importlib.metadata
+import importlib.util
+import pathlib
+import runpy
+import sys
+
+try:
+    print(importlib.metadata.version("vllm_ascend"), "(package metadata)")
+    sys.exit(0)
+except importlib.metadata.PackageNotFoundError:
+    pass
+spec = importlib.util.find_spec("vllm_ascend")
+if spec is None or not spec.origin:
+    sys.exit("vllm_ascend is not installed in " + sys.executable + ": no package metadata and no importable vllm_ascend")
+path = pathlib.Path(spec.origin).parent / "_version.py"
+try:
+    version = runpy.run_path(str(path)).get("__version__")
+except OSError as e:
+    sys.exit("vllm_ascend has no package metadata and no " + str(path) + ": " + e.strerror)
+if not version:
+    sys.exit(str(path) + " defines no __version__")
+print(version, "(" + str(path) + ")")
+PY
+}
+
 check_vllm_ascend_version() {
-    local v
-    if ! v=$(python3 -c 'import vllm_ascend; print(vllm_ascend.__version__)' 2>&1); then
-        fail vllm_ascend_version "cannot import vllm_ascend: ${v##*$'\n'}"
+    local out v from public note=''
+    if ! out=$(installed_vllm_ascend 2>&1); then
+        fail vllm_ascend_version "cannot read the installed vllm_ascend version: ${out##*$'\n'}"
         return
     fi
-    v=${v##*$'\n'}
-    v=${v#v}
-    if [[ ${v%%+*} == "$IMAGE_VERSION" ]]; then
-        pass vllm_ascend_version "$v"
+    out=${out##*$'\n'}
+    v=${out%% *}
+    from=${out#* }
+    # A release is `0.21.0rc1` for image tag `v0.21.0rc1`; a source build adds
+    # `.devN` (commits past a tag) and/or a `+local` part (commit, dirty tree).
+    public=${v,,}
+    public=${public#v}
+    if [[ $public == *+* ]]; then
+        note=", a source build (local part +${public#*+})"
+        public=${public%%+*}
+    fi
+    if [[ $public == "$IMAGE_VERSION" ]]; then
+        pass vllm_ascend_version "$v $from$note"
+    elif [[ $public =~ \.dev[0-9]*$ ]]; then
+        fail vllm_ascend_version "found vllm_ascend $v $from, a source build past a release (${BASH_REMATCH[0]#.}), but the layout's image is $IMAGE_REF (expects $IMAGE_VERSION)"
     else
-        fail vllm_ascend_version "vllm_ascend $v, but the layout's image is $IMAGE_REF (expects $IMAGE_VERSION)"
+        fail vllm_ascend_version "found vllm_ascend $v $from$note, but the layout's image is $IMAGE_REF (expects $IMAGE_VERSION)"
     fi
 }
 

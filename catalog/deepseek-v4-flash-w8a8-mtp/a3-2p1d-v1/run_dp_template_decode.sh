@@ -16,7 +16,9 @@ for var in ENGINE_ID KV_PORT; do
         exit 2
     fi
 done
-for var in HCCL_IF_IP GLOO_SOCKET_IFNAME TP_SOCKET_IFNAME HCCL_SOCKET_IFNAME; do
+# What run.sh exports for every rank: the node's control-socket address and NIC.
+RUN_SH_ENV=(HCCL_IF_IP GLOO_SOCKET_IFNAME TP_SOCKET_IFNAME HCCL_SOCKET_IFNAME)
+for var in "${RUN_SH_ENV[@]}"; do
     if [[ -z ${!var:-} ]]; then
         echo "$0: $var is not set; start this node through run.sh" >&2
         exit 2
@@ -59,7 +61,10 @@ KV_TRANSFER_CONFIG=${KV_TRANSFER_CONFIG/@ENGINE_ID@/$ENGINE_ID}
 
 # Weights directory; PD_MODEL_PATH overrides the layout's path.
 MODEL_PATH=${PD_MODEL_PATH:-/root/model}
-exec vllm serve "$MODEL_PATH" \
+# Printed as is by PD_DRY_RUN=1 (serve.sh), with the env this rank gets.
+WHO="DP rank $4 (devices $1, port $2)"
+RANK_ENV=(ASCEND_RT_VISIBLE_DEVICES OMP_PROC_BIND OMP_NUM_THREADS PYTORCH_NPU_ALLOC_CONF TASK_QUEUE_ENABLE HCCL_OP_EXPANSION_MODE LD_PRELOAD LD_LIBRARY_PATH HCCL_BUFFSIZE HCCL_CONNECT_TIMEOUT HCCL_EXEC_TIMEOUT VLLM_RPC_TIMEOUT VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS ENGINE_ID KV_PORT "${RUN_SH_ENV[@]}" NO_PROXY)
+SERVE=(vllm serve "$MODEL_PATH" \
     --host 0.0.0.0 \
     --port "$2" \
     --data-parallel-size "$3" \
@@ -88,4 +93,16 @@ exec vllm serve "$MODEL_PATH" \
     --reasoning-parser deepseek_v4 \
     --safetensors-load-strategy prefetch \
     --model-loader-extra-config '{"enable_multithread_load":"true","num_threads":128}' \
-    --kv-transfer-config "$KV_TRANSFER_CONFIG"
+    --kv-transfer-config "$KV_TRANSFER_CONFIG")
+# PD_DRY_RUN=1 (run.sh's dry run): print the env this rank gets and the command
+# it runs, and start nothing.
+if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
+    printf '%s: %s env:' "${0##*/}" "$WHO"
+    for var in "${RANK_ENV[@]}"; do
+        if [[ -v $var ]]; then printf ' %s=%s' "$var" "${!var@Q}"; fi
+    done
+    printf '\n%s: %s would run:' "${0##*/}" "$WHO"
+    echo " ${SERVE[*]@Q}"
+    exit 0
+fi
+exec "${SERVE[@]}"

@@ -3,8 +3,9 @@
 # Per-node entry ("spine"): run it on every node from this directory.
 #   PD_NODE_INDEX=<i> PD_NODE_IPS=<ip0>,<ip1>,... ./run.sh
 # Node discovery alternatives: PD_HOSTFILE, RANK_TABLE_FILE, ModelArts, LeaderWorkerSet (see README.md).
-# Overrides: PD_LOCAL_IP, PD_NIC, PD_LOG_DIR, PD_WAIT_SECONDS, PD_POLL_SECONDS, PD_MODEL_PATH, PD_SKIP_PREFLIGHT.
-# PD_DRY_RUN=1 prints this node's commands (launcher, and the proxy on node 0) and starts nothing.
+# Overrides: PD_ASCEND_ROOT (CANN's set_env.sh files), PD_LOCAL_IP, PD_NIC, PD_LOG_DIR, PD_WAIT_SECONDS, PD_POLL_SECONDS, PD_MODEL_PATH, PD_SKIP_PREFLIGHT.
+# PD_DRY_RUN=1 prints this node's commands (launcher, each rank's env and `vllm serve`, and the
+# proxy on node 0) and starts nothing.
 set -euo pipefail
 
 LAYOUT=deepseek-v4-flash-w8a8-mtp/a3-2p2d
@@ -41,16 +42,145 @@ is_ipv4() {
     for part in "${parts[@]}"; do ((10#$part <= 255)) || return 1; done
 }
 
+# This host's addresses as `INTERFACE ADDRESS PREFIXLEN` lines: `ip` (iproute2)
+# when installed, else python3 over rtnetlink, as `ip -o addr` reads them (the
+# image installs net-tools, not iproute2; python3 is always there).
+addr_table() {
+    if command -v ip >/dev/null 2>&1; then
+        ip -o addr show 2>/dev/null | awk '{split($4, a, "/"); sub(/@.*/, "", $2); print $2, a[1], a[2]}'
+        return
+    fi
+    python3 - <<'PY'
+import socket
+import struct
+
+RTM_NEWADDR, RTM_GETADDR, NLMSG_ERROR, NLMSG_DONE = 20, 22, 2, 3
+IFA_ADDRESS, IFA_LOCAL = 1, 2
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+s.bind((0, 0))
+# nlmsghdr + ifaddrmsg: dump every address of every family.
+s.send(struct.pack("=IHHII", 24, RTM_GETADDR, 0x1 | 0x300, 1, 0) + struct.pack("=BBBBI", 0, 0, 0, 0, 0))
+done = False
+while not done:
+    data = s.recv(1 << 16)
+    off = 0
+    while not done and off + 16 <= len(data):
+        length, kind = struct.unpack_from("=IH", data, off)
+        if kind == NLMSG_DONE or length < 16:
+            done = True
+        elif kind == NLMSG_ERROR:
+            raise SystemExit("rtnetlink refused to list the addresses")
+        elif kind == RTM_NEWADDR:
+            family, prefix, _, _, index = struct.unpack_from("=BBBBI", data, off + 16)
+            attrs, a = {}, off + 24
+            while a + 4 <= off + length:
+                alen, atype = struct.unpack_from("=HH", data, a)
+                if alen < 4:
+                    break
+                attrs[atype] = data[a + 4:a + alen]
+                a += (alen + 3) & ~3
+            raw = attrs.get(IFA_LOCAL) or attrs.get(IFA_ADDRESS)
+            if raw and family in (socket.AF_INET, socket.AF_INET6):
+                print(socket.if_indextoname(index), socket.inet_ntop(family, raw), prefix)
+        off += (length + 3) & ~3
+PY
+}
+
+# The source address this host uses towards $1: `ip route get`, else the local
+# address of a UDP socket connected to it (connect() picks route and source; no
+# packet is sent).
+source_ip() {
+    if command -v ip >/dev/null 2>&1; then
+        ip route get "$1" 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == "src" && src == "") src = $(i + 1)} END {print src}'
+        return
+    fi
+    python3 - "$1" <<'PY'
+import socket
+import sys
+
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET, socket.SOCK_DGRAM)
+s.connect((sys.argv[1], 9))
+print(s.getsockname()[0])
+PY
+}
+
+# How addr_table and source_ip read the network here (said in the log).
+net_tool() {
+    if command -v ip >/dev/null 2>&1; then echo "ip"; else echo "python3 (no ip command)"; fi
+}
+
 # Addresses of this host, one per line.
 local_addresses() {
-    ip -o addr show 2>/dev/null | awk '{split($4, a, "/"); print a[1]}'
+    addr_table 2>/dev/null | awk '{print $2}'
     hostname -I 2>/dev/null | tr ' ' '\n'
+}
+
+# 0. The image's CANN, bisheng and ATB environment. Only ~/.bashrc sources their
+#    set_env.sh in the image, and this script runs in a non-interactive shell
+#    (`docker exec NAME bash run.sh`, a pod's command): unless a shell set it up
+#    already (ASCEND_HOME_PATH set), source each that exists under
+#    PD_ASCEND_ROOT (default /usr/local/Ascend); the toolkit's is required.
+ASCEND_ROOT=${PD_ASCEND_ROOT:-/usr/local/Ascend}
+# Rows of: required (1|0), what, path under ASCEND_ROOT (a glob: its first match).
+CANN_ENV=(
+    1 'CANN toolkit' ascend-toolkit/set_env.sh
+    0 'bisheng (ascendnpu-ir)' 'cann-*/share/info/ascendnpu-ir/bin/set_env.sh'
+    0 ATB nnal/atb/set_env.sh
+)
+if [[ -n ${ASCEND_HOME_PATH:-} ]]; then
+    log "CANN environment already set up (ASCEND_HOME_PATH=$ASCEND_HOME_PATH); sourcing nothing"
+else
+    sourced=()
+    for ((c = 0; c < ${#CANN_ENV[@]}; c += 3)); do
+        mapfile -t found < <(compgen -G "$ASCEND_ROOT/${CANN_ENV[c + 2]}" || true)
+        if ((${#found[@]} == 0)); then
+            if ((CANN_ENV[c])); then
+                if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
+                    log "warning: no ${CANN_ENV[c + 1]} environment: $ASCEND_ROOT/${CANN_ENV[c + 2]} does not exist and ASCEND_HOME_PATH is unset; a real start stops here"
+                else
+                    die "no ${CANN_ENV[c + 1]} environment: $ASCEND_ROOT/${CANN_ENV[c + 2]} does not exist and ASCEND_HOME_PATH is unset (that script sets it); set PD_ASCEND_ROOT to the directory holding ascend-toolkit/, or source its set_env.sh before run.sh"
+                fi
+            else
+                log "no ${CANN_ENV[c + 1]} environment ($ASCEND_ROOT/${CANN_ENV[c + 2]} does not exist); going on without it"
+            fi
+            continue
+        fi
+        # Vendor scripts: not written for `set -euo pipefail` (upstream CI sources ATB's under `set +eu`).
+        set +euo pipefail
+        # shellcheck disable=SC1090
+        source "${found[0]}"
+        set -euo pipefail
+        sourced+=("${CANN_ENV[c + 1]} ${found[0]}")
+    done
+    if ((${#sourced[@]})); then
+        log "sourced the CANN environment: $(printf '%s; ' "${sourced[@]}")"
+    fi
+fi
+
+# The deployment's own addresses never go through an HTTP proxy: http_proxy,
+# https_proxy, all_proxy (and upper case) send curl, httpx (the proxy) and
+# aiohttp (vllm bench) to it. Adds each argument, 127.0.0.1, localhost and ::1
+# to NO_PROXY and no_proxy (both exported, merged), keeping the operator's
+# proxy for everything else, such as model downloads.
+bypass_proxy() {
+    local -A seen=()
+    local list=() h merged=''
+    IFS=',' read -r -a list <<<"${NO_PROXY:-},${no_proxy:-}"
+    for h in "${list[@]}" 127.0.0.1 localhost ::1 "$@"; do
+        h=${h//[[:space:]]/}
+        h=${h#[}
+        h=${h%]}
+        if [[ -z $h || -n ${seen[$h]:-} ]]; then continue; fi
+        seen[$h]=1
+        merged=${merged:+$merged,}$h
+    done
+    export NO_PROXY=$merged no_proxy=$merged
 }
 
 # Resolves a host name to an IP with getent (an IP resolves to itself).
 resolve_host() {
     local addr
-    addr=$(getent hosts "$1" | awk '{print $1; exit}') || true
+    addr=$(getent hosts "$1" | awk 'NR == 1 {print $1}') || true
     [[ -n $addr ]] || die "cannot resolve host '$1' (getent hosts)"
     printf '%s\n' "$addr"
 }
@@ -73,6 +203,8 @@ find_own_index() {
 #    PD_NODE_IPS (+ PD_NODE_INDEX), PD_HOSTFILE, RANK_TABLE_FILE (HCCL rank table),
 #    ModelArts (VC_WORKER_HOSTS + VC_TASK_INDEX), LeaderWorkerSet (LWS_*).
 NODE_IPS=()
+# Node names as given (before resolution), for NO_PROXY.
+NODE_NAMES=()
 NODE_INDEX=${PD_NODE_INDEX:-}
 if [[ -n ${PD_NODE_IPS:-} ]]; then
     SOURCE="PD_NODE_IPS"
@@ -105,6 +237,7 @@ elif [[ -n ${VC_WORKER_HOSTS:-} ]]; then
     SOURCE="ModelArts VC_WORKER_HOSTS"
     IFS=',' read -r -a worker_hosts <<<"$VC_WORKER_HOSTS"
     for h in "${worker_hosts[@]}"; do
+        NODE_NAMES+=("$h")
         addr=$(resolve_host "$h") || exit 1
         NODE_IPS+=("$addr")
     done
@@ -129,8 +262,9 @@ elif [[ -n ${LWS_LEADER_ADDRESS:-} && -n ${PD_K8S_NODE_HOSTS:-} ]]; then
     [[ $dns_poll =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$dns_poll'"
     dns_deadline=$((SECONDS + dns_wait))
     for h in "${node_hosts[@]}"; do
+        NODE_NAMES+=("$h")
         # Other engines' pods may not exist yet: wait until their names resolve.
-        until addr=$(getent hosts "$h" | awk '{print $1; exit}') && [[ -n $addr ]]; do
+        until addr=$(getent hosts "$h" | awk 'NR == 1 {print $1}') && [[ -n $addr ]]; do
             ((SECONDS < dns_deadline)) || die "pod name '$h' did not resolve within ${dns_wait}s (getent hosts): is its LeaderWorkerSet applied and scheduled?"
             sleep "$dns_poll"
         done
@@ -148,6 +282,7 @@ elif [[ -n ${LWS_LEADER_ADDRESS:-} ]]; then
     for ((i = 0; i < LWS_GROUP_SIZE; i++)); do
         h=$LWS_LEADER_ADDRESS
         if ((i > 0)); then h="$leader-$i$domain"; fi
+        NODE_NAMES+=("$h")
         addr=$(resolve_host "$h") || exit 1
         NODE_IPS+=("$addr")
     done
@@ -165,6 +300,7 @@ for i in "${!NODE_IPS[@]}"; do
     entry=${entry#"${entry%%[![:space:]]*}"}
     entry=${entry%"${entry##*[![:space:]]}"}
     [[ -n $entry ]] || die "node $i has an empty address in $SOURCE"
+    NODE_NAMES+=("$entry")
     if is_ipv4 "$entry"; then
         :
     elif [[ $entry == *:* ]]; then
@@ -172,7 +308,7 @@ for i in "${!NODE_IPS[@]}"; do
     elif [[ $entry =~ ^[0-9.]+$ ]]; then
         die "node $i's address '$entry' in $SOURCE is not an IPv4 address (four numbers 0-255)"
     elif [[ $entry =~ ^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$ ]]; then
-        addr=$(getent hosts "$entry" | awk '{print $1; exit}') || true
+        addr=$(getent hosts "$entry" | awk 'NR == 1 {print $1}') || true
         if [[ -n $addr ]]; then
             entry=$addr
         elif [[ ${PD_DRY_RUN:-0} == 1 ]]; then
@@ -190,6 +326,9 @@ for i in "${!NODE_IPS[@]}"; do
         [[ ${NODE_IPS[$i]} != "${NODE_IPS[$j]}" ]] || die "nodes $i and $j have the same address ${NODE_IPS[$i]} in $SOURCE"
     done
 done
+# Every node by address and name: health polls, the proxy and vLLM's own HTTP
+# calls (the layerwise connector calls the proxy back) bypass HTTP proxies.
+bypass_proxy "${NODE_IPS[@]}" "${NODE_NAMES[@]}"
 if [[ -z $NODE_INDEX ]]; then
     NODE_INDEX=$(find_own_index) || die "this host is none of ${NODE_IPS[*]} ($SOURCE); set PD_NODE_INDEX"
 fi
@@ -246,24 +385,26 @@ define_commands() {
         --log-dir "$LOG_DIR")
 }
 
-# 2. Local IP and NIC: the route to this engine's DP master (overridable).
+# 2. Local IP and NIC: the route to this engine's DP master (overridable; on
+#    Kubernetes PD_LOCAL_IP is the pod IP, from the downward API).
 MASTER_IP=${NODE_IPS[$DP_MASTER_NODE]}
-if [[ -z ${PD_LOCAL_IP:-} || -z ${PD_NIC:-} ]] && ! command -v ip >/dev/null 2>&1; then
-    die "the 'ip' command (iproute2) is not installed; it finds this node's IP and NIC: install iproute2, or set PD_LOCAL_IP and PD_NIC"
-fi
 if [[ -n ${PD_LOCAL_IP:-} ]]; then
     LOCAL_IP=$PD_LOCAL_IP
+    ip_from="PD_LOCAL_IP"
 else
-    route=$(ip route get "$MASTER_IP" 2>/dev/null) || die "no route to the DP master $MASTER_IP (ip route get); set PD_LOCAL_IP and PD_NIC"
-    LOCAL_IP=$(awk '{for (i = 1; i < NF; i++) if ($i == "src") {print $(i + 1); exit}}' <<<"$route")
-    [[ -n $LOCAL_IP ]] || die "cannot read the source address of 'ip route get $MASTER_IP'; set PD_LOCAL_IP"
+    LOCAL_IP=$(source_ip "$MASTER_IP" 2>/dev/null) || LOCAL_IP=''
+    [[ -n $LOCAL_IP ]] || die "no route to the DP master $MASTER_IP (source address by $(net_tool)); set PD_LOCAL_IP and PD_NIC"
+    ip_from="the route to the DP master $MASTER_IP, by $(net_tool)"
 fi
 if [[ -n ${PD_NIC:-} ]]; then
     NIC=$PD_NIC
+    nic_from="PD_NIC"
 else
-    NIC=$(ip -o addr show 2>/dev/null | awk -v want="$LOCAL_IP" '{split($4, a, "/"); if (a[1] == want) {print $2; exit}}')
-    [[ -n $NIC ]] || die "cannot find the interface holding $LOCAL_IP; set PD_NIC"
+    NIC=$(addr_table 2>/dev/null | awk -v want="$LOCAL_IP" '$2 == want && nic == "" {nic = $1} END {print nic}')
+    [[ -n $NIC ]] || die "cannot find the interface holding $LOCAL_IP (addresses by $(net_tool)); set PD_NIC"
+    nic_from="the interface holding $LOCAL_IP, by $(net_tool)"
 fi
+log "node $NODE_INDEX: local IP $LOCAL_IP ($ip_from), NIC $NIC ($nic_from)"
 # The node index must name this host: a wrong index starts the wrong ranks.
 own=0
 [[ $LOCAL_IP != "${NODE_IPS[$NODE_INDEX]}" ]] || own=1
@@ -300,9 +441,17 @@ if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
     if [[ -n ${ENGINE_ID:-} ]]; then
         echo "run.sh: node $NODE_INDEX exports ENGINE_ID=$ENGINE_ID KV_PORT=$KV_PORT"
     fi
+    echo "run.sh: node $NODE_INDEX bypasses HTTP proxies for NO_PROXY=$NO_PROXY"
     printf 'run.sh: node %s would run:' "$NODE_INDEX"
     printf ' %q' "${NODE_COMMAND[@]}"
     echo
+    # Each rank's template as the launcher starts it (its --dry-run lists them),
+    # printing its env and `vllm serve` command instead of running it.
+    ranks=$("${NODE_COMMAND[@]}" --dry-run) || die "the launcher refused this node's command (above)"
+    while IFS= read -r line; do
+        mapfile -d '' -t argv < <(python3 -c 'import shlex, sys; sys.stdout.write("".join(w + "\0" for w in shlex.split(sys.argv[1])))' "$line")
+        PD_DRY_RUN=1 "${argv[@]}" || die "the dry run of '$line' failed"
+    done <<<"$ranks"
     if ((NODE_INDEX == 0 && HAS_PROXY)); then
         PD_DRY_RUN=1 "$HERE/proxy.sh"
     fi
@@ -353,7 +502,7 @@ trap 'stop INT 130' INT
 
 # Polls URL until it answers (CURL_OK: -f = HTTP 2xx only), the last started process exits, or WAIT_SECONDS pass.
 wait_http() {
-    local url=$1 what=$2 strict=$3 deadline=$((SECONDS + WAIT_SECONDS)) opts=(-sS -o /dev/null --connect-timeout 3 -m 5)
+    local url=$1 what=$2 strict=$3 deadline=$((SECONDS + WAIT_SECONDS)) opts=(--noproxy '*' -sS -o /dev/null --connect-timeout 3 -m 5)
     if ((strict)); then opts+=(-f); fi
     until curl "${opts[@]}" "$url" 2>/dev/null; do
         kill -0 "${PIDS[-1]}" 2>/dev/null || return 1
@@ -385,7 +534,7 @@ if ((NODE_INDEX == 0 && HAS_PROXY)); then
         for ep in "${ENDPOINTS[@]}"; do
             host=${NODE_IPS[${ep%%:*}]}
             port=${ep#*:}
-            curl -fsS --connect-timeout 3 -m 5 -o /dev/null "http://$host:$port/health" 2>/dev/null || down+=("$host:$port")
+            curl --noproxy '*' -fsS --connect-timeout 3 -m 5 -o /dev/null "http://$host:$port/health" 2>/dev/null || down+=("$host:$port")
         done
         if ((${#down[@]} == 0)); then
             break

@@ -1,6 +1,9 @@
 {% include "sh/header.sh" %}
 # Runs `vllm bench serve` with the layout's workload against {{ m.entry_what|comment }}.
-# Usage: bench.sh [HOST] [extra `vllm bench serve` arguments...]
+# Usage: bench.sh [HOST] [`vllm bench serve` arguments...]
+# The first argument is HOST only when it does not start with `-`; every other argument
+# goes to `vllm bench serve` after the layout's workload, so it overrides it
+# (`./bench.sh --num-prompts 10`, `./bench.sh 10.0.0.1 --request-rate 4`).
 # Target as verify.sh: HOST, PD_PROXY_URL, PD_LOG_DIR/endpoint.url, node 0 of PD_NODE_IPS, 127.0.0.1.
 # Results go to PD_BENCH_RESULT_DIR (default ./bench-results).
 set -euo pipefail
@@ -10,9 +13,19 @@ LAYOUT={{ m.view.name }}
 PORT={{ m.entry_port }}
 
 {% include "sh/resolve_url.sh" %}
-resolve_url "${1:-}"
-if [[ $# -gt 0 ]]; then shift; fi
+HOST=
+if [[ $# -gt 0 && $1 != -* ]]; then
+    HOST=$1
+    shift
+fi
+resolve_url "$HOST"
 echo "bench.sh: against $BASE (from $FROM)" >&2
+{% include "sh/no_proxy.sh" %}
+# vllm bench's aiohttp honours the proxy variables (trust_env): not for the deployment.
+host=${BASE#*://}
+host=${host%%/*}
+if [[ $host == \[* ]]; then host=${host%%]*}; else host=${host%:*}; fi
+bypass_proxy "$host"
 
 exec vllm bench serve \
     --model "${PD_MODEL_PATH:-{{ m.model_path }}}" \

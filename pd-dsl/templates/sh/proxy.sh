@@ -13,6 +13,9 @@ PROXY_PORT={{ proxy.port }}
 IFS=',' read -r -a NODE_IPS <<<"$PD_NODE_IPS"
 [[ ${#NODE_IPS[@]} -eq $NODE_COUNT ]] || die "expected $NODE_COUNT node IPs in PD_NODE_IPS, got ${#NODE_IPS[@]}"
 PROXY_HOST=${PD_PROXY_HOST:-${NODE_IPS[0]}}
+{% include "sh/no_proxy.sh" %}
+# The proxy's httpx reaches every rank directly.
+bypass_proxy "${NODE_IPS[@]}"
 {% if proxy.layerwise %}# The layerwise proxy rejects wildcard hosts: decode nodes call back /v1/metaserver on it.
 case $PROXY_HOST in
     0.0.0.0 | :: | 0:0:0:0:0:0:0:0) die "the layerwise proxy needs a reachable --host, not $PROXY_HOST" ;;
@@ -37,6 +40,7 @@ PROXY_COMMAND=(python3 "$PROXY_SCRIPT"
     --decoder-hosts "${DECODE_HOSTS[@]}"
     --decoder-ports "${DECODE_PORTS[@]}")
 if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
+    echo "proxy.sh: bypasses HTTP proxies for NO_PROXY=$NO_PROXY"
     printf 'proxy.sh: would run:'
     printf ' %q' "${PROXY_COMMAND[@]}"
     echo

@@ -25,7 +25,10 @@ KV_TRANSFER_CONFIG=${KV_TRANSFER_CONFIG/@KV_PORT@/$KV_PORT}
 {% if r.has_engine_id %}KV_TRANSFER_CONFIG=${KV_TRANSFER_CONFIG/@ENGINE_ID@/$ENGINE_ID}
 {% endif %}
 {% include "sh/model_path.sh" %}
-exec vllm serve "$MODEL_PATH" \
+# Printed as is by PD_DRY_RUN=1 (serve.sh), with the env this rank gets.
+WHO="DP rank $4 (devices $1, port $2)"
+RANK_ENV=(ASCEND_RT_VISIBLE_DEVICES{% for e in r.env %} {{ e.name|ident }}{% endfor %} ENGINE_ID KV_PORT "${RUN_SH_ENV[@]}" NO_PROXY)
+SERVE=(vllm serve "$MODEL_PATH" \
     --host 0.0.0.0 \
     --port "$2" \
     --data-parallel-size "$3" \
@@ -33,4 +36,5 @@ exec vllm serve "$MODEL_PATH" \
     --data-parallel-address "$5" \
     --data-parallel-rpc-port "$6" \
     --tensor-parallel-size "$7"{% include "sh/options.sh" %} \
-    --kv-transfer-config "$KV_TRANSFER_CONFIG"
+    --kv-transfer-config "$KV_TRANSFER_CONFIG")
+{% include "sh/serve.sh" %}

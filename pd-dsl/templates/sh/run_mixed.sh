@@ -21,6 +21,10 @@ fi
 {% else %}DP_ARGS=(--host 0.0.0.0 --port {{ m.api_port }} --data-parallel-size {{ x.dp }})
 {% endif %}
 {% include "sh/model_path.sh" %}
-exec vllm serve "$MODEL_PATH" \
+# Printed as is by PD_DRY_RUN=1 (serve.sh), with the env this node's ranks get.
+WHO="DP ranks from $2 ($1 on this node)"
+RANK_ENV=(ASCEND_RT_VISIBLE_DEVICES{% for e in r.env %} {{ e.name|ident }}{% endfor %} "${RUN_SH_ENV[@]}" NO_PROXY)
+SERVE=(vllm serve "$MODEL_PATH" \
     "${DP_ARGS[@]}" \
-    --tensor-parallel-size {{ x.tp }}{% include "sh/options.sh" %}
+    --tensor-parallel-size {{ x.tp }}{% include "sh/options.sh" %})
+{% include "sh/serve.sh" %}

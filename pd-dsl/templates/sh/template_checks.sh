@@ -1,4 +1,6 @@
-for var in HCCL_IF_IP GLOO_SOCKET_IFNAME TP_SOCKET_IFNAME HCCL_SOCKET_IFNAME; do
+# What run.sh exports for every rank: the node's control-socket address and NIC.
+RUN_SH_ENV=(HCCL_IF_IP GLOO_SOCKET_IFNAME TP_SOCKET_IFNAME HCCL_SOCKET_IFNAME)
+for var in "${RUN_SH_ENV[@]}"; do
     if [[ -z ${!var:-} ]]; then
         echo "$0: $var is not set; start this node through run.sh" >&2
         exit 2

@@ -422,7 +422,8 @@ impl Proxy {
 /// The stand-in's `main`: `argv` excludes the program name.
 pub fn main(argv: Vec<String>) {
     let (host, port, proxy) = parse(&argv).unwrap_or_else(|e| die(&e));
-    let listener = std::net::TcpListener::bind(http::host_port(&host, port)).unwrap_or_else(|e| {
+    // uvicorn's accept backlog ([`http::BACKLOG`]), as the upstream proxy's.
+    let listener = http::listen(&host, port).unwrap_or_else(|e| {
         eprintln!("pd-proxy stand-in: cannot bind {host}:{port}: {e}");
         exit(5)
     });

@@ -868,9 +868,43 @@ fn start_fault_timer() {
     }
 }
 
+/// The CANN runtime libraries must be loadable, as the real `vllm` loads
+/// `libascendcl.so` (through `torch_npu` and the vllm-ascend platform
+/// plugin) before it reads its arguments: each of `PD_STANDIN_CANN_LIBS`
+/// (comma separated; unset: `libascendcl.so`) must be a file in a directory
+/// of `LD_LIBRARY_PATH`, which only the image's `set_env.sh` puts there.
+fn check_cann() -> Result<(), Fail> {
+    let wanted = env::var(crate::image::CANN_LIBS_ENV).unwrap_or_else(|_| "libascendcl.so".into());
+    let ld = env::var("LD_LIBRARY_PATH").unwrap_or_default();
+    for lib in wanted.split(',').map(str::trim).filter(|l| !l.is_empty()) {
+        let found = ld
+            .split(':')
+            .filter(|d| !d.is_empty())
+            .any(|d| std::path::Path::new(d).join(lib).is_file());
+        if !found {
+            return fail(
+                7,
+                format!(
+                    "ImportError: {lib}: cannot open shared object file: No such file or directory (LD_LIBRARY_PATH={ld:?} has no {lib}; the CANN environment exists only after sourcing the image's set_env.sh)"
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 fn serve(argv: &[String]) -> Result<(), Fail> {
     start_fault_timer();
-    let args = serve_flags::parse(argv).or_else(|e| fail(2, e))?;
+    check_cann()?;
+    let image = env_nonempty("PD_STANDIN_IMAGE").unwrap_or_else(|| {
+        pd_dsl::tables::IMAGES
+            .last()
+            .map_or_else(String::new, |i| i.tag.to_owned())
+    });
+    // The flags the image's vLLM accepts, from vLLM's own definitions.
+    let flags = serve_flags::Flags::of_image(&image)
+        .or_else(|e| fail(2, format!("PD_STANDIN_IMAGE={image}: {e}")))?;
+    let args = serve_flags::parse(flags, argv).or_else(|e| fail(2, e))?;
     let plan = plan(&args)?;
     let devs = devices(&plan)?;
     let ip = env_nonempty("PD_STANDIN_NODE_IP")
@@ -888,11 +922,6 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let node_name = node_name.unwrap_or_else(|| ip.clone());
     let first_rank = plan.ranks.first().copied().unwrap_or(0);
 
-    let image = env_nonempty("PD_STANDIN_IMAGE").unwrap_or_else(|| {
-        pd_dsl::tables::IMAGES
-            .last()
-            .map_or_else(String::new, |i| i.tag.to_owned())
-    });
     if let Some(kind) = plan.connector
         && kind != ConnectorKind::MooncakeLayerwise
         && kv_params::prefill_fields(kind, &image).is_none()
@@ -915,7 +944,13 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let api = if plan.headless {
         None
     } else {
-        Some(bind(&api_ip, plan.api_port, "API port")?)
+        // uvicorn's backlog, as vLLM's API server listens with it.
+        Some(http::listen(&api_ip, plan.api_port).or_else(|e| {
+            fail(
+                5,
+                format!("cannot bind {api_ip}:{} (API port): {e}", plan.api_port),
+            )
+        })?)
     };
     for l in master {
         drain(l);

@@ -35,6 +35,10 @@ struct TopologyTableMd<'a> {
 struct LayoutReadmeMd<'a> {
     docs: &'a DocsView,
     topology: &'a TopologyTable,
+    /// The image's environment scripts run.sh sources.
+    cann_env: &'static [crate::render::model::CannEnvFile],
+    cann_env_marker: &'static str,
+    ascend_root: &'static str,
 }
 
 /// One group of the index: a model on a hardware, topology first.
@@ -76,6 +80,9 @@ pub fn readme(docs: &DocsView) -> Result<String, RenderError> {
     LayoutReadmeMd {
         docs,
         topology: &docs.topology,
+        cann_env: crate::render::model::CANN_ENV_FILES,
+        cann_env_marker: crate::render::model::CANN_ENV_MARKER,
+        ascend_root: crate::render::model::ASCEND_ROOT,
     }
     .render()
     // Rendered catalogs are kept whole in memory: no growth slack.

@@ -68,6 +68,10 @@ pub const ENV_NODE_HOSTS: &str = "PD_K8S_NODE_HOSTS";
 pub const ENV_FIRST_NODE: &str = "PD_K8S_FIRST_NODE";
 /// Env var: the node count of this pod's engine (the set's `size`).
 pub const ENV_ENGINE_NODES: &str = "PD_K8S_ENGINE_NODES";
+/// Env var: this pod's IP, which `run.sh` takes as its local IP.
+pub const ENV_LOCAL_IP: &str = "PD_LOCAL_IP";
+/// The downward API field [`ENV_LOCAL_IP`] comes from.
+pub const POD_IP_FIELD: &str = "status.podIP";
 /// Longest generated LeaderWorkerSet name: LWS names the workers'
 /// StatefulSet `<set>-0`, and a StatefulSet name must leave room for the
 /// 11-character revision suffix in a 63-character label.

@@ -3,15 +3,16 @@
 use super::names::{EngineSet, Names};
 use super::settings::{K8sSettings, WeightsVolume};
 use super::{
-    DRIVER_TOOLS, ENV_ENGINE_NODES, ENV_FIRST_NODE, ENV_NODE_HOSTS, SCRIPTS_DIR,
-    TERMINATION_GRACE_SECONDS, lws,
+    DRIVER_TOOLS, ENV_ENGINE_NODES, ENV_FIRST_NODE, ENV_LOCAL_IP, ENV_NODE_HOSTS, POD_IP_FIELD,
+    SCRIPTS_DIR, TERMINATION_GRACE_SECONDS, lws,
 };
 use crate::{Layout, Role};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{
-    ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, ExecAction,
-    HostPathVolumeSource, PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec, Probe,
-    ResourceRequirements, Service, ServicePort, ServiceSpec, TCPSocketAction, Volume, VolumeMount,
+    ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource,
+    ExecAction, HostPathVolumeSource, ObjectFieldSelector, PersistentVolumeClaimVolumeSource,
+    PodSpec, PodTemplateSpec, Probe, ResourceRequirements, Service, ServicePort, ServiceSpec,
+    TCPSocketAction, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -49,6 +50,21 @@ fn env(name: &str, value: impl Into<String>) -> EnvVar {
     EnvVar {
         name: name.to_owned(),
         value: Some(value.into()),
+        ..EnvVar::default()
+    }
+}
+
+/// An env var the kubelet fills from the pod's own fields (downward API).
+fn field_env(name: &str, field_path: &str) -> EnvVar {
+    EnvVar {
+        name: name.to_owned(),
+        value_from: Some(EnvVarSource {
+            field_ref: Some(ObjectFieldSelector {
+                field_path: field_path.to_owned(),
+                ..ObjectFieldSelector::default()
+            }),
+            ..EnvVarSource::default()
+        }),
         ..EnvVar::default()
     }
 }
@@ -172,7 +188,7 @@ fn health_probe(ports: &[u32]) -> Option<Probe> {
     }
     let list: Vec<String> = ports.iter().map(u32::to_string).collect();
     let script = format!(
-        "for port in {}; do curl -fsS --connect-timeout 1 -m 2 -o /dev/null \"http://127.0.0.1:$port/health\" || exit 1; done",
+        "for port in {}; do curl --noproxy '*' -fsS --connect-timeout 1 -m 2 -o /dev/null \"http://127.0.0.1:$port/health\" || exit 1; done",
         list.join(" ")
     );
     let timeout = i32::try_from(2 * ports.len() + 5).unwrap_or(i32::MAX);
@@ -220,6 +236,9 @@ fn engine_pod(
                 set.nodes.first().copied().unwrap_or(0).to_string(),
             ),
             env(ENV_ENGINE_NODES, set.nodes.len().to_string()),
+            // run.sh's local IP (HCCL_IF_IP, and the NIC holding it): the pod
+            // IP from the downward API, not a route lookup.
+            field_env(ENV_LOCAL_IP, POD_IP_FIELD),
         ]),
         ports: (!ports.is_empty()).then(|| {
             ports

@@ -19,6 +19,53 @@ pub use derive::node_ports;
 /// Directory of the image's proxy scripts.
 pub const PROXY_DIR: &str = "/vllm-workspace/vllm-ascend/examples/disaggregated_prefill_v1";
 
+/// Where the image installs CANN, ATB and bisheng (`PD_ASCEND_ROOT`
+/// overrides it in run.sh).
+pub const ASCEND_ROOT: &str = "/usr/local/Ascend";
+
+/// What the CANN toolkit's `set_env.sh` exports, which tells run.sh the
+/// environment is already set up (a login shell sourced `~/.bashrc`).
+pub const CANN_ENV_MARKER: &str = "ASCEND_HOME_PATH";
+
+/// One environment script of the image, under [`ASCEND_ROOT`].
+#[derive(Clone, Copy, Debug)]
+pub struct CannEnvFile {
+    /// Path under the root; a glob, of which the first match is sourced.
+    pub path: &'static str,
+    /// What it sets up.
+    pub what: &'static str,
+    /// run.sh stops when it is missing and the environment is not set up.
+    pub required: bool,
+}
+
+/// The image's environment scripts, in the order upstream sources them. In
+/// the image only `~/.bashrc` sources them, so a non-interactive `run.sh`
+/// (`docker exec NAME bash run.sh`, a pod's command) sources them itself.
+/// Upstream: `Dockerfile.a3` (`source /usr/local/Ascend/ascend-toolkit/set_env.sh
+/// && source /usr/local/Ascend/nnal/atb/set_env.sh` before installing
+/// vllm-ascend) and CI's pod script `tests/e2e/nightly/multi_node/scripts/run.sh`
+/// (toolkit; `ls -d /usr/local/Ascend/cann-* | head -1` +
+/// `share/info/ascendnpu-ir/bin/set_env.sh`, optional since v0.27.1rc1, and a
+/// fixed `cann-9.0.0`/`cann-8.5.1` before; `nnal/atb/set_env.sh`, optional,
+/// sourced under `set +eu`).
+pub const CANN_ENV_FILES: &[CannEnvFile] = &[
+    CannEnvFile {
+        path: "ascend-toolkit/set_env.sh",
+        what: "CANN toolkit",
+        required: true,
+    },
+    CannEnvFile {
+        path: "cann-*/share/info/ascendnpu-ir/bin/set_env.sh",
+        what: "bisheng (ascendnpu-ir)",
+        required: false,
+    },
+    CannEnvFile {
+        path: "nnal/atb/set_env.sh",
+        what: "ATB",
+        required: false,
+    },
+];
+
 /// Default seconds node 0 waits for every endpoint's `/health`.
 pub const DEFAULT_WAIT_SECONDS: u32 = 3600;
 
@@ -43,7 +90,8 @@ pub struct LayoutModel {
     pub model_path: String,
     /// `--served-model-name`.
     pub served_model_name: String,
-    /// Full image tag without the leading `v` (what `vllm_ascend.__version__` reports).
+    /// Full image tag without the leading `v`: the version the installed
+    /// vllm-ascend package reports (its metadata, or `vllm_ascend/_version.py`).
     pub image_version: String,
     /// API port base (the mixed engine's API port).
     pub api_port: u32,
@@ -78,6 +126,12 @@ pub struct LayoutModel {
     pub bench: BenchModel,
     /// Seconds node 0 waits for every endpoint by default.
     pub wait_seconds: u32,
+    /// The image's environment scripts run.sh sources ([`CANN_ENV_FILES`]).
+    pub cann_env: &'static [CannEnvFile],
+    /// Their root ([`ASCEND_ROOT`]).
+    pub ascend_root: &'static str,
+    /// The variable that says they are sourced already ([`CANN_ENV_MARKER`]).
+    pub cann_env_marker: &'static str,
 }
 
 /// What the scripts' `case $NODE_INDEX` rows need per node beyond its
@@ -371,6 +425,9 @@ impl LayoutModel {
             verify_body,
             bench,
             wait_seconds: DEFAULT_WAIT_SECONDS,
+            cann_env: CANN_ENV_FILES,
+            ascend_root: ASCEND_ROOT,
+            cann_env_marker: CANN_ENV_MARKER,
         })
     }
 

@@ -1,0 +1,211 @@
+//! `PD_DRY_RUN=1 ./run.sh` shows, per rank of the node, the env the role
+//! template (or `run_mixed.sh`) exports and the `vllm serve` argv it would
+//! exec; both are checked against what the same script passes to a
+//! recording `vllm` when it runs for real, rank by rank, on every node.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use pd_dsl_tests::harness::{Rendered, ranks, render, serve, shell_split};
+use std::collections::BTreeMap;
+use std::process::Command;
+
+/// Words of a line printed with bash's `${x@Q}`, split by bash itself.
+fn bash_words(text: &str) -> Vec<String> {
+    let out = Command::new("bash")
+        .args(["-c", "eval \"w=($1)\" && printf '%s\\0' \"${w[@]}\"", "-"])
+        .arg(text)
+        .output()
+        .expect("bash runs");
+    assert!(out.status.success(), "bash cannot read {text:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_terminator('\0')
+        .map(str::to_owned)
+        .collect()
+}
+
+/// One rank's dry-run lines: who, its env, its argv.
+#[derive(Debug)]
+struct RankDry {
+    script: String,
+    who: String,
+    env: BTreeMap<String, String>,
+    argv: Vec<String>,
+}
+
+fn dry_run_text(r: &Rendered, node: usize, ips: &[&str]) -> String {
+    let out = Command::new("bash")
+        .arg(r.root.join("run.sh"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PD_NODE_INDEX", node.to_string())
+        .env("PD_NODE_IPS", ips.join(","))
+        .env("PD_LOCAL_IP", ips[node])
+        .env("PD_NIC", "eth7")
+        .env("PD_FORCE_NODE_INDEX", "1")
+        .env("PD_DRY_RUN", "1")
+        .output()
+        .expect("bash runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "dry run of node {node}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+fn rank_lines(text: &str) -> Vec<RankDry> {
+    let mut out: Vec<RankDry> = Vec::new();
+    for line in text.lines() {
+        let Some((script, rest)) = line.split_once(": ") else {
+            continue;
+        };
+        if script == "run.sh" || script == "proxy.sh" {
+            continue;
+        }
+        if let Some((who, env)) = rest.split_once(" env:") {
+            let env = bash_words(env)
+                .into_iter()
+                .map(|kv| {
+                    let (k, v) = kv.split_once('=').unwrap_or_else(|| panic!("{kv}"));
+                    (k.to_owned(), v.to_owned())
+                })
+                .collect();
+            out.push(RankDry {
+                script: script.to_owned(),
+                who: who.to_owned(),
+                env,
+                argv: Vec::new(),
+            });
+        } else if let Some((who, argv)) = rest.split_once(" would run:") {
+            let last = out
+                .last_mut()
+                .unwrap_or_else(|| panic!("argv before env: {line}"));
+            assert_eq!(last.who, who, "{line}");
+            last.argv = bash_words(argv);
+        } else {
+            panic!("unexpected line {line:?}");
+        }
+    }
+    out
+}
+
+/// The launcher line run.sh printed.
+fn launcher(text: &str, node: usize) -> Vec<String> {
+    let prefix = format!("run.sh: node {node} would run:");
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no node command in {text}"));
+    shell_split(line)
+}
+
+fn check_layout(name: &str) {
+    let r = render(name);
+    let layout = layouts::catalog()
+        .unwrap()
+        .iter()
+        .find(|l| l.name() == name)
+        .unwrap();
+    let ips: Vec<String> = (0..layout.node_count())
+        .map(|i| format!("10.0.0.{}", i + 1))
+        .collect();
+    let ips: Vec<&str> = ips.iter().map(String::as_str).collect();
+    for n in &layout.placement.nodes {
+        let text = dry_run_text(&r, n.index, &ips);
+        let dry = rank_lines(&text);
+        let node_cmd = launcher(&text, n.index);
+        // What the node's ranks are started with: the launcher's rank lines
+        // (PD) or run_mixed.sh's arguments, one process per node (mixed).
+        let (runs, expected): (Vec<(String, Vec<String>)>, usize) = if layout.is_pd() {
+            let template = node_cmd
+                .iter()
+                .skip_while(|a| *a != "--template")
+                .nth(1)
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_owned();
+            let rows = ranks(&r, &node_cmd);
+            (
+                rows.into_iter().map(|a| (template.clone(), a)).collect(),
+                n.ranks.len(),
+            )
+        } else {
+            (vec![("run_mixed.sh".to_owned(), node_cmd[1..].to_vec())], 1)
+        };
+        assert_eq!(dry.len(), expected, "{name} node {n}: {text}", n = n.index);
+        assert_eq!(runs.len(), dry.len(), "{name} node {}", n.index);
+        for ((script, args), d) in runs.iter().zip(&dry) {
+            assert_eq!(&d.script, script, "{name} node {}", n.index);
+            // run.sh's exports as the dry run printed them, the rest from the template.
+            let inherited: Vec<(&str, &str)> = [
+                "ENGINE_ID",
+                "KV_PORT",
+                "HCCL_IF_IP",
+                "GLOO_SOCKET_IFNAME",
+                "TP_SOCKET_IFNAME",
+                "HCCL_SOCKET_IFNAME",
+                "NO_PROXY",
+            ]
+            .iter()
+            .filter_map(|k| d.env.get(*k).map(|v| (*k, v.as_str())))
+            .collect();
+            assert_eq!(
+                d.env.get("HCCL_IF_IP").map(String::as_str),
+                Some(ips[n.index]),
+                "{d:?}"
+            );
+            assert_eq!(
+                d.env.get("GLOO_SOCKET_IFNAME").map(String::as_str),
+                Some("eth7")
+            );
+            let served = serve(&r, script, args, &inherited);
+            assert_eq!(d.argv[0], "vllm", "{d:?}");
+            assert_eq!(
+                d.argv[1..],
+                served.argv[..],
+                "{name} node {} {}",
+                n.index,
+                d.who
+            );
+            for (k, v) in &d.env {
+                assert_eq!(
+                    served.env.get(k),
+                    Some(v),
+                    "{name} node {} {}: {k}",
+                    n.index,
+                    d.who
+                );
+            }
+            // Every variable the script exports is shown.
+            assert!(d.env.contains_key("ASCEND_RT_VISIBLE_DEVICES"), "{d:?}");
+            for (k, _) in layout.serve.values().flat_map(|s| s.env.iter()) {
+                if layout
+                    .serve
+                    .iter()
+                    .any(|(role, s)| *role == n.role && s.env.iter().any(|(name, _)| name == k))
+                {
+                    assert!(
+                        d.env.contains_key(k),
+                        "{name} node {}: {k} not shown",
+                        n.index
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pd_dry_run_shows_every_ranks_env_and_command() {
+    check_layout("deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d");
+    check_layout("deepseek-v4-flash-w8a8-mtp/a3-1p3d");
+}
+
+#[test]
+fn mixed_dry_run_shows_each_nodes_env_and_command() {
+    check_layout("deepseek-v3.1-w8a8-mtp-quarot/a2x2-mixed-dp4tp4");
+}
