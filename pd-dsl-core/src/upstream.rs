@@ -10,7 +10,7 @@
 //! parsed once per process ([`LazyLock`]), in table order.
 
 use crate::tables::{IMAGES, Image};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -31,9 +31,69 @@ pub struct Release {
     pub kv_connectors: Vec<Named>,
     /// The example scripts pd-dsl runs, by file name.
     pub scripts: BTreeMap<String, ScriptFact>,
+    /// Where the package keeps its version.
+    pub version_module: VersionModule,
     /// The image contract per hardware (`a2`, `a3`, `950dt`); `None` when the
     /// release has no Dockerfile for it.
     pub images: BTreeMap<String, Option<ImageFact>>,
+    /// The tag suffix of each image the release's image workflow pushes.
+    pub image_suffixes: ImageSuffixes,
+    /// The format of the release's multi-node e2e configs.
+    pub e2e: E2eFact,
+}
+
+/// `version_module` of a release.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct VersionModule {
+    /// `vllm_ascend._version`.
+    pub module: String,
+    /// `__version__`.
+    pub attribute: String,
+    /// Whether the package's `__init__.py` defines the attribute itself.
+    pub init_defines_version: bool,
+    /// The module's path in the sdist.
+    pub source: String,
+}
+
+/// `image_suffixes` of a release: per hardware key, the suffix of the pushed
+/// image's tag (`""`, `"-a3"`, `"-a5"`), `None` when the workflow pushes no
+/// image for it.
+#[derive(Debug, Deserialize)]
+pub struct ImageSuffixes {
+    /// The workflow (`.github/workflows/schedule_image_build_and_push.yaml`).
+    pub source: String,
+    /// Atlas 800 A2.
+    pub a2: Option<String>,
+    /// Atlas 800 A3.
+    pub a3: Option<String>,
+    /// Ascend 950DT.
+    #[serde(rename = "950dt")]
+    pub a950dt: Option<String>,
+}
+
+impl ImageSuffixes {
+    /// The suffix of hardware key `key` (`a2`, `a3`, `950dt`).
+    pub fn get(&self, key: &str) -> Option<&str> {
+        match key {
+            "a2" => self.a2.as_deref(),
+            "a3" => self.a3.as_deref(),
+            "950dt" => self.a950dt.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// `e2e` of a release.
+#[derive(Debug, Deserialize)]
+pub struct E2eFact {
+    /// Directories holding multi-node configs.
+    pub config_dirs: Vec<String>,
+    /// How many multi-node configs.
+    pub configs: u64,
+    /// Every top-level key of those configs.
+    pub root_keys: Vec<String>,
+    /// The runner's files.
+    pub runner: Vec<String>,
 }
 
 /// The vLLM version an image installs and where that is stated.
@@ -77,10 +137,17 @@ pub struct ScriptFact {
 }
 
 /// One flag of a script.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize, PartialEq)]
 pub struct FlagFact {
     /// `--port`.
     pub name: String,
+    /// Its default, as written (`"8000"`), if any.
+    pub default: Option<String>,
+    /// argparse `nargs`, if any.
+    pub nargs: Option<String>,
+    /// argparse `type` (`int`), if any.
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
 }
 
 /// One Dockerfile of the release.
@@ -90,6 +157,149 @@ pub struct ImageFact {
     pub dockerfile: String,
     /// The base image of the final stage.
     pub from: String,
+    /// Packages its `apt-get install` lines install.
+    pub apt_packages: Vec<String>,
+    /// Tool name → found on a non-interactive shell's `PATH` (`None`: not
+    /// decided by the image; `npu-smi` and `hccn_tool` come from the host's
+    /// driver, mounted at run time).
+    pub tools: BTreeMap<String, Option<bool>>,
+    /// `ENV` of the final stage.
+    pub env: BTreeMap<String, String>,
+    /// Lines appended to `~/.bashrc` (a non-interactive shell reads none).
+    pub bashrc: Vec<String>,
+    /// The `set_env.sh` files its RUN steps source.
+    pub set_env_scripts: Vec<String>,
+    /// `WORKDIR`.
+    pub workdir: Option<String>,
+    /// `CMD`.
+    pub cmd: Option<Vec<String>>,
+    /// The Mooncake its `ARG MOONCAKE_TAG` names, without `v`.
+    pub mooncake: Option<String>,
+}
+
+// ---------------------------------------------------------------------------
+// vLLM: `upstream/facts/vllm/<version>.json`, every file embedded by build.rs
+// ---------------------------------------------------------------------------
+
+mod files {
+    include!(concat!(env!("OUT_DIR"), "/facts_files.rs"));
+}
+
+/// How a `vllm serve` option consumes argv (the table's `kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlagKind {
+    /// Takes one value.
+    Value,
+    /// Takes one or more values (`nargs='+'`/`'*'`).
+    Many,
+    /// Takes a JSON value; dotted sub-keys allowed.
+    Json,
+    /// Takes no value (`store_true`, `store_false`, `BooleanOptionalAction`).
+    Switch,
+}
+
+/// One `vllm serve` option.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct ServeFlag {
+    /// The long flag without `--`, with `-`.
+    pub name: String,
+    /// How it consumes argv.
+    pub kind: FlagKind,
+    /// Other spellings (`-tp`, or a second long name), sorted.
+    pub aliases: Vec<String>,
+    /// `--no-NAME` is accepted.
+    pub negatable: bool,
+    /// Where vLLM defines it (path inside the sdist).
+    pub source: String,
+}
+
+/// One vLLM release's facts.
+#[derive(Debug, Deserialize)]
+pub struct VllmRelease {
+    /// `vllm`.
+    pub package: String,
+    /// The vLLM version.
+    pub version: String,
+    /// Every option `vllm serve` accepts at that version, sorted by name.
+    pub serve_flags: Vec<ServeFlag>,
+    /// Every `speculative_config.method` `SpeculativeConfig` accepts, sorted.
+    pub speculative_methods: Vec<Named>,
+}
+
+impl VllmRelease {
+    /// The option spelled `--name` (without `--`; `_` read as `-`), by its
+    /// long name or a long alias.
+    pub fn flag(&self, name: &str) -> Option<&ServeFlag> {
+        let name = name.replace('_', "-");
+        self.serve_flags.iter().find(|f| {
+            f.name == name
+                || f.aliases
+                    .iter()
+                    .any(|a| a.strip_prefix("--") == Some(name.as_str()))
+        })
+    }
+
+    /// Whether `SpeculativeConfig` accepts method `m`.
+    pub fn accepts_speculative_method(&self, m: &str) -> bool {
+        self.speculative_methods.iter().any(|x| x.name == m)
+    }
+}
+
+static VLLM: LazyLock<BTreeMap<&'static str, Result<VllmRelease, String>>> = LazyLock::new(|| {
+    files::VLLM
+        .iter()
+        .map(|(stem, text)| {
+            let parsed = serde_json::from_str::<VllmRelease>(text)
+                .map_err(|e| format!("upstream/facts/vllm/{stem}.json does not parse: {e}"))
+                .and_then(|t| {
+                    if t.package == "vllm" && t.version == *stem {
+                        Ok(t)
+                    } else {
+                        Err(format!(
+                            "upstream/facts/vllm/{stem}.json: found {} {}, expected vllm {stem} (the file name)",
+                            t.package, t.version
+                        ))
+                    }
+                });
+            (*stem, parsed)
+        })
+        .collect()
+});
+
+/// Every vLLM version with an embedded table, in file-name order.
+pub fn vllm_versions() -> Vec<&'static str> {
+    VLLM.keys().copied().collect()
+}
+
+/// The facts of vLLM `version`.
+pub fn vllm(version: &str) -> Result<&'static VllmRelease, String> {
+    match VLLM.get(version) {
+        Some(Ok(f)) => Ok(f),
+        Some(Err(e)) => Err(e.clone()),
+        None => Err(format!(
+            "no `upstream/facts/vllm/{version}.json` in this build (tables for: {}); pin it with \
+             `scripts/upstream/corpus.py pin vllm=={version}`, run `python3 scripts/upstream/facts.py write` and rebuild",
+            vllm_versions().join(", ")
+        )),
+    }
+}
+
+/// The vLLM facts of the vLLM an image ships.
+pub fn vllm_of(img: &Image) -> Result<&'static VllmRelease, String> {
+    let v = img.vllm();
+    vllm(v).map_err(|e| format!("image `{}` ships vLLM {v}: {e}", img.tag))
+}
+
+/// The image key of a hardware (`a2`, `a3`, `950dt`), as the release tables
+/// name them.
+pub fn image_key(hw: &crate::tables::Hardware) -> &'static str {
+    use crate::tables::HardwareFamily;
+    match hw.family {
+        HardwareFamily::Ascend950 => "950dt",
+        HardwareFamily::Atlas800 if hw.npus_per_node == 16 => "a3",
+        HardwareFamily::Atlas800 => "a2",
+    }
 }
 
 impl Release {
