@@ -67,7 +67,7 @@ class WellFormed(unittest.TestCase):
         for v in PINNED:
             with self.subTest(vllm=v):
                 f = facts(v)
-                self.assertEqual(list(f), ["package", "version", "serve_flags"])
+                self.assertEqual(list(f), ["package", "version", "serve_flags", "speculative_methods"])
                 self.assertEqual((f["package"], f["version"]), ("vllm", v))
                 names = [x["name"] for x in f["serve_flags"]]
                 self.assertEqual(names, sorted(names), "serve_flags not sorted by name")
@@ -236,7 +236,9 @@ def serve_words(script: Path) -> list[list[str]]:
     for line in joined.splitlines():
         s = line.strip()
         if "vllm serve" in s and not s.startswith("#"):
-            words = shlex.split(s.split("vllm serve", 1)[1])
+            # `SERVE=(vllm serve ...)`: the command as an array
+            arr = re.match(r"^\w+=\((.*)\)$", s)
+            words = shlex.split((arr.group(1) if arr else s).split("vllm serve", 1)[1])
             seqs.append([w for w in words[1:] if w != "${DP_ARGS[@]}"])  # [0] is the model
         m = re.match(r"^DP_ARGS=\((.*)\)$", s)
         if m:
