@@ -32,19 +32,22 @@ pub fn check(spec: &LayoutSpec) -> Result<Layout, Diagnostics> {
     }
 }
 
+/// Every finding of the rules on `spec`, hard or convention, before any
+/// `allow` is settled (hard ones first, each group in the checker's order).
+/// What a newer image changes for a layout compares these.
+pub fn findings(spec: &LayoutSpec) -> Vec<Diagnostic> {
+    let mut cx = Cx::default();
+    let _ = derive(spec, &mut cx);
+    let mut out = cx.errors.0;
+    out.extend(cx.conventions);
+    out
+}
+
 /// Every rule `spec` violates, hard or convention, before any `allow` is
 /// settled (sorted, deduplicated). The deployment status asks it whether a
 /// later image clears an acknowledged rule.
 pub fn violations(spec: &LayoutSpec) -> Vec<Rule> {
-    let mut cx = Cx::default();
-    let _ = derive(spec, &mut cx);
-    let mut rules: Vec<Rule> = cx
-        .errors
-        .0
-        .iter()
-        .chain(&cx.conventions)
-        .map(|d| d.rule)
-        .collect();
+    let mut rules: Vec<Rule> = findings(spec).into_iter().map(|d| d.rule).collect();
     rules.sort_unstable();
     rules.dedup();
     rules
