@@ -206,11 +206,11 @@ impl Layout {
                 let mut n = NewerImage {
                     tag: img.tag,
                     vllm: img.vllm(),
-                    findings_added: dedup(
-                        theirs.iter().filter(|d| !own_keys.contains(&key(d))),
-                    ),
+                    findings_added: dedup(theirs.iter().filter(|d| !own_keys.contains(&key(d)))),
                     findings_removed: dedup(
-                        own_findings.iter().filter(|d| !their_keys.contains(&key(d))),
+                        own_findings
+                            .iter()
+                            .filter(|d| !their_keys.contains(&key(d))),
                     ),
                     ..NewerImage::default()
                 };
@@ -241,8 +241,7 @@ impl Layout {
                     keys.insert(k.clone());
                     continue;
                 };
-                if let (Some(map), Some(os), Some(ns)) =
-                    (v.as_object(), &ok.sub_keys, &nk.sub_keys)
+                if let (Some(map), Some(os), Some(ns)) = (v.as_object(), &ok.sub_keys, &nk.sub_keys)
                 {
                     for sub in map.keys() {
                         if os.contains(sub) && !ns.contains(sub) {
@@ -295,7 +294,12 @@ mod tests {
     fn derived_flags_are_the_templates_flags() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../pd-dsl/templates/sh");
         let mut found = BTreeSet::new();
-        for f in ["serve.sh", "run_dp_template.sh", "run_mixed.sh", "options.sh"] {
+        for f in [
+            "serve.sh",
+            "run_dp_template.sh",
+            "run_mixed.sh",
+            "options.sh",
+        ] {
             let p = dir.join(f);
             let text = std::fs::read_to_string(&p)
                 .unwrap_or_else(|e| unreachable!("cannot read {}: {e}", p.display()));
@@ -310,7 +314,10 @@ mod tests {
                 }
             }
         }
-        let want: BTreeSet<String> = DERIVED_SERVE_FLAGS.iter().map(|f| (*f).to_owned()).collect();
+        let want: BTreeSet<String> = DERIVED_SERVE_FLAGS
+            .iter()
+            .map(|f| (*f).to_owned())
+            .collect();
         assert_eq!(found, want);
     }
 

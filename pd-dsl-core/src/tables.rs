@@ -1798,7 +1798,14 @@ mod tests {
         assert!(on("v0.30.0rc2").contains(&"dflash"));
         for img in &IMAGES {
             let m = speculative_methods(Some(img));
-            for name in ["mtp", "deepseek_mtp", "eagle3", "ngram", "mlp_speculator", "ngram_gpu"] {
+            for name in [
+                "mtp",
+                "deepseek_mtp",
+                "eagle3",
+                "ngram",
+                "mlp_speculator",
+                "ngram_gpu",
+            ] {
                 assert!(m.contains(&name), "{name} on {}", img.tag);
             }
             assert!(m.windows(2).all(|w| w[0] < w[1]), "{}", img.tag);

@@ -97,6 +97,52 @@ pub struct DocsView {
     pub last_node: usize,
     /// The Kubernetes manifests, when their names derive.
     pub k8s: Option<K8sDoc>,
+    /// What each later image changes for the layout.
+    pub newer: NewerDoc,
+}
+
+/// The "Newer images" section: one row per later image that changes
+/// something for the layout, the others collapsed into one list.
+#[derive(Clone, Debug, Default)]
+pub struct NewerDoc {
+    /// The layout's own image tag.
+    pub own: &'static str,
+    /// Later images with changes, in version order.
+    pub changed: Vec<NewerRow>,
+    /// Later images that change nothing for the layout, joined (`v0.26.0rc1, v0.27.1rc1`).
+    pub unchanged: String,
+    /// How many later images have a build for the hardware.
+    pub count: usize,
+}
+
+/// One later image with changes.
+#[derive(Clone, Debug)]
+pub struct NewerRow {
+    /// Its tag.
+    pub tag: &'static str,
+    /// The vLLM it ships.
+    pub vllm: &'static str,
+    /// What changes, one clause each.
+    pub lines: Vec<String>,
+}
+
+/// The "Newer images" section of a layout.
+pub fn newer_doc(layout: &Layout) -> NewerDoc {
+    let all = layout.newer_images();
+    let (same, changed): (Vec<_>, Vec<_>) = all.iter().partition(|n| n.is_unchanged());
+    NewerDoc {
+        own: layout.image.tag,
+        changed: changed
+            .into_iter()
+            .map(|n| NewerRow {
+                tag: n.tag,
+                vllm: n.vllm,
+                lines: n.lines(),
+            })
+            .collect(),
+        unchanged: same.iter().map(|n| n.tag).collect::<Vec<_>>().join(", "),
+        count: all.len(),
+    }
 }
 
 /// Builds the documents view of a layout.
@@ -132,6 +178,7 @@ pub fn docs_view(layout: &Layout) -> DocsView {
         scripts: scripts(pd),
         last_node: meta.node_count.saturating_sub(1),
         k8s: k8s_doc(layout),
+        newer: newer_doc(layout),
         meta,
     }
 }
