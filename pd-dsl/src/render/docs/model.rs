@@ -101,27 +101,27 @@ pub struct DocsView {
     pub newer: NewerDoc,
 }
 
-/// The "Newer images" section: one row per later image that changes
-/// something for the layout, the others collapsed into one list.
+/// The "Newer images" section: one row per set of changes (the later
+/// images that change the same things for the layout share a row), the
+/// images that change nothing collapsed into one list.
 #[derive(Clone, Debug, Default)]
 pub struct NewerDoc {
     /// The layout's own image tag.
     pub own: &'static str,
-    /// Later images with changes, in version order.
+    /// One row per distinct set of changes, in the order of the first image
+    /// that has it.
     pub changed: Vec<NewerRow>,
-    /// Later images that change nothing for the layout, joined (`v0.26.0rc1, v0.27.1rc1`).
+    /// Later images that change nothing for the layout (`v0.26.0rc1 to v0.30.0rc2`).
     pub unchanged: String,
     /// How many later images have a build for the hardware.
     pub count: usize,
 }
 
-/// One later image with changes.
+/// The later images with one set of changes.
 #[derive(Clone, Debug)]
 pub struct NewerRow {
-    /// Its tag.
-    pub tag: &'static str,
-    /// The vLLM it ships.
-    pub vllm: &'static str,
+    /// The images, as runs of table rows (`v0.22.1rc1 to v0.30.0rc2`).
+    pub images: String,
     /// What changes, one clause each.
     pub lines: Vec<String>,
 }
@@ -129,18 +129,36 @@ pub struct NewerRow {
 /// The "Newer images" section of a layout.
 pub fn newer_doc(layout: &Layout) -> NewerDoc {
     let all = layout.newer_images();
-    let (same, changed): (Vec<_>, Vec<_>) = all.iter().partition(|n| n.is_unchanged());
+    let mut groups: Vec<(Vec<String>, Vec<&'static crate::tables::Image>)> = Vec::new();
+    let mut same = Vec::new();
+    for n in &all {
+        let Some(img) = crate::tables::image(n.tag) else {
+            continue;
+        };
+        if n.is_unchanged() {
+            same.push(img);
+            continue;
+        }
+        let lines = n.lines();
+        match groups.iter_mut().find(|(l, _)| *l == lines) {
+            Some((_, imgs)) => imgs.push(img),
+            None => groups.push((lines, vec![img])),
+        }
+    }
     NewerDoc {
         own: layout.image.tag,
-        changed: changed
+        changed: groups
             .into_iter()
-            .map(|n| NewerRow {
-                tag: n.tag,
-                vllm: n.vllm,
-                lines: n.lines(),
+            .map(|(lines, imgs)| NewerRow {
+                images: crate::upstream::describe(&imgs),
+                lines,
             })
             .collect(),
-        unchanged: same.iter().map(|n| n.tag).collect::<Vec<_>>().join(", "),
+        unchanged: if same.is_empty() {
+            String::new()
+        } else {
+            crate::upstream::describe(&same)
+        },
         count: all.len(),
     }
 }
