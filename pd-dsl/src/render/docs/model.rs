@@ -139,7 +139,16 @@ pub fn newer_doc(layout: &Layout) -> NewerDoc {
             same.push(img);
             continue;
         }
-        let lines = n.lines();
+        // A message that names the newer image's tag names "the newer
+        // image" instead, so that images with the same change share a row.
+        let lines: Vec<String> = n
+            .lines()
+            .iter()
+            .map(|l| {
+                l.replace(&format!("image `{}`", n.tag), "the newer image")
+                    .replace(&format!("`{}`", n.tag), "the newer image")
+            })
+            .collect();
         match groups.iter_mut().find(|(l, _)| *l == lines) {
             Some((_, imgs)) => imgs.push(img),
             None => groups.push((lines, vec![img])),
