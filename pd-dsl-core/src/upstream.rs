@@ -706,7 +706,7 @@ fn scalar<T: Serialize + PartialEq + ?Sized>(out: &mut Vec<String>, title: &str,
     }
 }
 
-fn set_diff<'a, S: AsRef<str> + Ord>(
+fn set_diff<S: AsRef<str> + Ord>(
     out: &mut Vec<String>,
     title: &str,
     a: impl Iterator<Item = S>,

@@ -374,6 +374,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic)]
 mod tests {
     use super::*;
     use std::collections::BTreeSet;

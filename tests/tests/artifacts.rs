@@ -210,8 +210,8 @@ fn early_exit_readers(text: &str) -> Vec<String> {
         let mut rest = code;
         while let Some(at) = rest.find('|') {
             let after = &rest[at + 1..];
-            if after.starts_with('|') {
-                rest = &after[1..];
+            if let Some(after_or) = after.strip_prefix('|') {
+                rest = after_or;
                 continue;
             }
             let stage = after.trim_start();
