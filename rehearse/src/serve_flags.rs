@@ -396,7 +396,8 @@ mod tests {
         {"name": "seed", "kind": "value", "aliases": [], "negatable": false, "source": "t"},
         {"name": "served-model-name", "kind": "many", "aliases": [], "negatable": false, "source": "t"},
         {"name": "tensor-parallel-size", "kind": "value", "aliases": ["-tp"], "negatable": false, "source": "t"}
-      ]
+      ],
+      "speculative_methods": [{"name": "mtp", "source": "t"}]
     }"#;
 
     fn table() -> Flags {
