@@ -6,8 +6,13 @@
 //! typed here (serde ignores the rest).
 //!
 //! Each row of [`crate::tables::IMAGES`] embeds its release's table with
-//! `include_str!`, so a row without facts does not compile. The tables are
-//! parsed once per process ([`LazyLock`]), in table order.
+//! `include_str!`, so a row without facts does not compile. The vLLM tables,
+//! `upstream/facts/vllm/<version>.json` (`vllm serve`'s flags and the
+//! speculative methods per vLLM), are embedded by `build.rs`, every file of
+//! the directory. This is the one loader: the rules, the documents, the
+//! `catalog upstream diff` command and the rehearsal's stand-in `vllm` read
+//! the facts through it. The tables are parsed once per process
+//! ([`LazyLock`]).
 
 use crate::tables::{IMAGES, Image};
 use serde::{Deserialize, Serialize};
