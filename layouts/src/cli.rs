@@ -22,6 +22,8 @@
 //! catalog lint PATH... [--format text|json] [--hardware H] [--image TAG]
 //!                                every rule finding with FILE:LINE:COL; directories are walked;
 //!                                exit 1 when any finding is an error
+//! catalog upstream diff OLD NEW  what changed between two vllm-ascend releases of the image
+//!                                table, from the embedded facts (`facts.py diff` without the corpus)
 //! ```
 //!
 //! Exit codes: 0 success; 1 the catalog on disk is stale (`--check`), `lint`
@@ -72,6 +74,22 @@ struct Cli {
     k8s: K8sArgs,
     #[command(subcommand)]
     command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum UpstreamCommand {
+    /// What changed between two vllm-ascend releases of the image table
+    /// (`v0.25.1rc1 v0.30.0rc2`): their vLLM's `vllm serve` flags and
+    /// speculative methods, `additional_config` keys and sub-keys, env
+    /// reads, KV connectors, image contracts and tag suffixes, the proxies'
+    /// and launcher's flags and the e2e config format; the same as
+    /// `scripts/upstream/facts.py diff`, without the corpus.
+    Diff {
+        /// The older release (`v0.25.1rc1` or `0.25.1rc1`).
+        old: String,
+        /// The newer release.
+        new: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -139,6 +157,12 @@ enum Command {
         format: LintFormat,
         #[command(flatten)]
         opts: ImportOpts,
+    },
+    /// The upstream facts embedded in this binary (`upstream/facts/`,
+    /// generated from the release source distributions).
+    Upstream {
+        #[command(subcommand)]
+        command: UpstreamCommand,
     },
     /// Rehearse a layout end to end on this machine: its generated scripts,
     /// unmodified, one loopback address 127.0.0.(i+1) per node, against the
@@ -397,6 +421,9 @@ where
             };
             return finish(lint(&paths, format, &opts, out), err);
         }
+        Some(Command::Upstream {
+            command: UpstreamCommand::Diff { old, new },
+        }) => return finish(upstream_diff(&old, &new, out), err),
         _ => {}
     }
     let layouts = match layouts {
@@ -425,7 +452,9 @@ where
             k8s,
         }) => find(&layouts, &name)
             .and_then(|l| k8s.settings().and_then(|k| render_one(l, &dir, &k, out))),
-        Some(Command::Import { .. } | Command::Lint { .. }) => Ok(EXIT_OK),
+        Some(Command::Import { .. } | Command::Lint { .. } | Command::Upstream { .. }) => {
+            Ok(EXIT_OK)
+        }
         Some(Command::Rehearse {
             name,
             kill,
@@ -558,6 +587,16 @@ fn import(
 
 /// Expands directories into lint units: each YAML/JSON file alone, the
 /// `.sh` files of one directory (or of the command line) together.
+/// `catalog upstream diff OLD NEW`.
+fn upstream_diff(old: &str, new: &str, out: &mut dyn Write) -> Result<u8, (u8, String)> {
+    let a = pd_dsl::upstream::release_of(old).map_err(|e| (EXIT_USAGE, e))?;
+    let b = pd_dsl::upstream::release_of(new).map_err(|e| (EXIT_USAGE, e))?;
+    for line in pd_dsl::upstream::diff_releases(a, b) {
+        writeln!(out, "{line}").map_err(|e| (EXIT_RENDER, format!("cannot write: {e}")))?;
+    }
+    Ok(EXIT_OK)
+}
+
 fn lint_units(paths: &[PathBuf]) -> Result<Vec<Vec<PathBuf>>, (u8, String)> {
     let mut units: Vec<Vec<PathBuf>> = Vec::new();
     let mut loose_scripts: Vec<PathBuf> = Vec::new();

@@ -32,19 +32,22 @@ pub fn check(spec: &LayoutSpec) -> Result<Layout, Diagnostics> {
     }
 }
 
+/// Every finding of the rules on `spec`, hard or convention, before any
+/// `allow` is settled (hard ones first, each group in the checker's order).
+/// What a newer image changes for a layout compares these.
+pub fn findings(spec: &LayoutSpec) -> Vec<Diagnostic> {
+    let mut cx = Cx::default();
+    let _ = derive(spec, &mut cx);
+    let mut out = cx.errors.0;
+    out.extend(cx.conventions);
+    out
+}
+
 /// Every rule `spec` violates, hard or convention, before any `allow` is
 /// settled (sorted, deduplicated). The deployment status asks it whether a
 /// later image clears an acknowledged rule.
 pub fn violations(spec: &LayoutSpec) -> Vec<Rule> {
-    let mut cx = Cx::default();
-    let _ = derive(spec, &mut cx);
-    let mut rules: Vec<Rule> = cx
-        .errors
-        .0
-        .iter()
-        .chain(&cx.conventions)
-        .map(|d| d.rule)
-        .collect();
+    let mut rules: Vec<Rule> = findings(spec).into_iter().map(|d| d.rule).collect();
     rules.sort_unstable();
     rules.dedup();
     rules
@@ -1935,20 +1938,26 @@ fn check_serve(
         let (msite, tsite) = sp.map_or((Site::NONE, Site::NONE), |sp| {
             (sp.method.site, sp.tokens.site)
         });
-        if !tables::SPECULATIVE_METHODS.contains(&s.method.as_str()) {
-            let hint = did_you_mean(&s.method, tables::SPECULATIVE_METHODS.iter().copied());
+        // `SpeculativeMethod` of vllm/config/speculative.py at the image's vLLM.
+        let methods = tables::speculative_methods(image);
+        if !methods.contains(&s.method.as_str()) {
+            let hint = did_you_mean(&s.method, methods.iter().copied());
+            let on = image.map_or(String::new(), |img| {
+                format!(" on image `{}` (vLLM {})", img.tag, img.vllm())
+            });
+            let named = methods.iter().copied().filter(|m| !m.ends_with("_mtp"));
             cx.report(
                 Rule::SpeculativeMethodUnknown,
                 msite,
                 format!("{scope}.speculative.method"),
-                format!("found speculative method `{}`, expected one of {}: vLLM rejects other methods{hint}", s.method, list(tables::SPECULATIVE_METHODS.iter().copied())),
+                format!("found speculative method `{}`{on}, expected one of {} or an MTP model type (`deepseek_mtp`, ...): that vLLM's `SpeculativeConfig` rejects other methods (vllm/config/speculative.py `SpeculativeMethod`){hint}", s.method, list(named)),
             );
-        } else if s.method == "deepseek_mtp" {
+        } else if s.method != "mtp" && s.method.ends_with("_mtp") {
             cx.report(
                 Rule::SpeculativeMethodDeprecated,
                 msite,
                 format!("{scope}.speculative.method"),
-                "found speculative method `deepseek_mtp`, expected `mtp`: vLLM rewrites `*_mtp` to `mtp` with a deprecation warning (vllm/config/speculative.py)",
+                format!("found speculative method `{}`, expected `mtp`: vLLM rewrites `*_mtp` to `mtp` with a deprecation warning (vllm/config/speculative.py)", s.method),
             );
         }
         if matches!(s.method.as_str(), "mtp" | "deepseek_mtp") && model.is_some_and(|m| !m.mtp) {

@@ -7,6 +7,7 @@
 
 pub mod check;
 pub mod layout;
+pub mod newer;
 pub mod placement;
 pub mod rules;
 pub mod site;

@@ -58,10 +58,11 @@ rules! {
     UnknownHardware = "unknown_hardware", Hard, "the hardware must be an entry of the hardware table";
     /// The image is not in the image table.
     UnknownImage = "unknown_image", Hard, "the image must be an entry of the image table";
-    /// The image ships no build for the hardware: the rows' `suffix_950dt`
-    /// (v0.24.0rc1 and v0.25.1rc1 have no 950DT image; the tag-push job of
-    /// .github/workflows/schedule_image_build_and_push.yaml builds `a5` at
-    /// v0.23.0 and from v0.26.0rc1 to v0.30.0rc2).
+    /// The image ships no build for the hardware: the facts' `image_suffixes`
+    /// (the build matrix of .github/workflows/schedule_image_build_and_push.yaml
+    /// pushes a 950DT `a5` image at v0.23.0 and from v0.26.0rc1 to
+    /// v0.30.0rc2, none from v0.18.0 to v0.23.0rc1 or at v0.24.0rc1 and
+    /// v0.25.1rc1).
     ImageHardwareUnavailable = "image_hardware_unavailable", Hard, "the image must ship a build for the hardware";
     /// P and D on different hardware families (docs/source/developer_guide/
     /// Design_Documents/disaggregated_prefill.md "Limitations", L101 at every

@@ -1133,7 +1133,8 @@ pub enum RecomputeRoles {
 /// hand and reviewed against the release's source (the comment on each row
 /// names the paths), plus the release's generated facts
 /// ([`crate::upstream::Release`]), from which the rest is derived
-/// ([`Image::vllm`], [`Image::cann`], [`Image::hybrid_connector`],
+/// ([`Image::vllm`], [`Image::cann`], [`Image::mooncake`],
+/// [`Image::suffix`], [`Image::hybrid_connector`],
 /// [`Image::nested_scheduler_config`], [`Image::proxy_workers`], the
 /// `additional_config` keys and env variables it reads).
 ///
@@ -1145,14 +1146,6 @@ pub struct Image {
     pub tag: &'static str,
     /// Commit date of the tag.
     pub date: &'static str,
-    /// Mooncake version the A3 image installs (`ARG MOONCAKE_TAG` in
-    /// Dockerfile.a3; the generated facts do not carry it).
-    pub mooncake: &'static str,
-    /// Image tag suffix on 950DT; `None` when the release ships no 950DT
-    /// image (facts §7: v0.24.0rc1 and v0.25.1rc1 have none; the tag-push job
-    /// of `.github/workflows/schedule_image_build_and_push.yaml` builds
-    /// `a5` again from v0.26.0rc1).
-    pub suffix_950dt: Option<&'static str>,
     /// `MooncakeConnectorV1` supports DeepSeek-V4 and hybrid KV (#10342,
     /// first in v0.22.1rc1: `self.use_hybrid` in
     /// vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py).
@@ -1181,8 +1174,8 @@ impl Serialize for Image {
         st.serialize_field("date", self.date)?;
         st.serialize_field("vllm", self.vllm())?;
         st.serialize_field("cann", self.cann())?;
-        st.serialize_field("mooncake", self.mooncake)?;
-        st.serialize_field("suffix_950dt", &self.suffix_950dt)?;
+        st.serialize_field("mooncake", self.mooncake())?;
+        st.serialize_field("suffix_950dt", &self.suffix("950dt"))?;
         st.serialize_field("hybrid_connector", &self.hybrid_connector())?;
         st.serialize_field("v1_hybrid_kv", &self.v1_hybrid_kv)?;
         st.serialize_field("recompute", &self.recompute)?;
@@ -1195,13 +1188,11 @@ impl Serialize for Image {
 /// One row of [`IMAGES`]: the release version once (the tag is `v` plus it,
 /// and it names the facts file the row embeds), then the hand-typed fields.
 macro_rules! image {
-    ($ver:literal, $date:literal, mooncake: $mc:literal, a5: $s950:expr,
+    ($ver:literal, $date:literal,
      v1_hybrid_kv: $v1h:literal, recompute: $rc:ident, dsa_cp_checks_sp: $dsa:literal) => {
         Image {
             tag: concat!("v", $ver),
             date: $date,
-            mooncake: $mc,
-            suffix_950dt: $s950,
             v1_hybrid_kv: $v1h,
             recompute: RecomputeRoles::$rc,
             dsa_cp_checks_sp: $dsa,
@@ -1224,58 +1215,49 @@ macro_rules! image {
 /// release_notes.md, or, for a release without an entry (v0.28.0rc1,
 /// v0.29.0rc1), the build date of its sdist's `PKG-INFO`.
 pub static IMAGES: [Image; 15] = [
-    // Dockerfile.a3 `ARG MOONCAKE_TAG=v0.3.9`.
-    image!("0.18.0", "2026-04-30", mooncake: "0.3.9", a5: Some("-a5"),
+    image!("0.18.0", "2026-04-30",
         v1_hybrid_kv: false, recompute: PrefillOrDecode, dsa_cp_checks_sp: false),
-    // Dockerfile.a3 `ARG MOONCAKE_TAG=v0.3.8.post1`.
-    image!("0.19.1rc1", "2026-04-30", mooncake: "0.3.8.post1", a5: Some("-a5"),
+    image!("0.19.1rc1", "2026-04-30",
         v1_hybrid_kv: false, recompute: PrefillOrDecode, dsa_cp_checks_sp: false),
-    image!("0.20.2rc1", "2026-06-03", mooncake: "0.3.8.post1", a5: Some("-a5"),
+    image!("0.20.2rc1", "2026-06-03",
         v1_hybrid_kv: false, recompute: PrefillOrDecode, dsa_cp_checks_sp: true),
-    image!("0.21.0rc1", "2026-06-12", mooncake: "0.3.9", a5: Some("-a5"),
+    image!("0.21.0rc1", "2026-06-12",
         v1_hybrid_kv: false, recompute: PrefillOrDecode, dsa_cp_checks_sp: true),
-    image!("0.22.1rc1", "2026-06-30", mooncake: "0.3.9", a5: Some("-a5"),
+    image!("0.22.1rc1", "2026-06-30",
         v1_hybrid_kv: true, recompute: PrefillOrDecode, dsa_cp_checks_sp: true),
-    // Dockerfile.a3 `ARG MOONCAKE_TAG=0.3.11.post1` (the npu wheel) from here on.
-    image!("0.23.0rc1", "2026-07-19", mooncake: "0.3.11.post1", a5: Some("-a5"),
+    image!("0.23.0rc1", "2026-07-19",
         v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
-    image!("0.23.0", "2026-08-17", mooncake: "0.3.11.post1", a5: Some("-a5"),
+    image!("0.23.0", "2026-08-17",
         v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
-    image!("0.24.0rc1", "2026-08-04", mooncake: "0.3.11.post1", a5: None,
+    image!("0.24.0rc1", "2026-08-04",
         v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
-    image!("0.25.1rc1", "2026-08-19", mooncake: "0.3.11.post1", a5: None,
+    image!("0.25.1rc1", "2026-08-19",
         v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
-    // release_notes.md "## v0.26.0rc1 - 2026.09.03"; Dockerfile.a3
-    // `MOONCAKE_TAG=0.3.11.post1`; schedule_image_build_and_push.yaml
-    // `build-a5` suffix `a5`; mooncake_connector.py `self.use_hybrid`
-    // L2104; platform.py L676-694; utils.py L1402-1405 still raises.
-    image!("0.26.0rc1", "2026-09-03", mooncake: "0.3.11.post1", a5: Some("-a5"),
+    // release_notes.md "## v0.26.0rc1 - 2026.09.03"; mooncake_connector.py
+    // `self.use_hybrid` L2104; platform.py L676-694; utils.py L1402-1405
+    // still raises.
+    image!("0.26.0rc1", "2026-09-03",
         v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
-    // release_notes.md "## v0.27.1rc1 - 2026.09.24"; Dockerfile.a3
-    // `MOONCAKE_TAG=0.3.11.post1`; schedule_image_build_and_push.yaml A5
-    // matrix suffix `a5`; mooncake_connector.py L2156; platform.py
-    // L1030-1047; utils.py `enable_dsa_cp` no longer raises.
-    image!("0.27.1rc1", "2026-09-24", mooncake: "0.3.11.post1", a5: Some("-a5"),
+    // release_notes.md "## v0.27.1rc1 - 2026.09.24"; mooncake_connector.py
+    // L2156; platform.py L1030-1047; utils.py `enable_dsa_cp` no longer
+    // raises.
+    image!("0.27.1rc1", "2026-09-24",
         v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
-    // No release_notes.md entry; PKG-INFO built 2026-10-09. Dockerfile.a3
-    // `MOONCAKE_TAG=0.3.11.post1`; schedule_image_build_and_push.yaml A5
-    // matrix suffix `a5`; mooncake_connector.py L2166; platform.py L1010-1027.
-    image!("0.28.0rc1", "2026-10-09", mooncake: "0.3.11.post1", a5: Some("-a5"),
+    // No release_notes.md entry; PKG-INFO built 2026-10-09.
+    // mooncake_connector.py L2166; platform.py L1010-1027.
+    image!("0.28.0rc1", "2026-10-09",
         v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
-    // No release_notes.md entry; PKG-INFO built 2026-10-09. Dockerfile.a3
-    // `MOONCAKE_TAG=0.3.11.post1`; schedule_image_build_and_push.yaml A5
-    // matrix suffix `a5`; mooncake_connector.py L2166; platform.py L1014-1031.
-    image!("0.29.0rc1", "2026-10-09", mooncake: "0.3.11.post1", a5: Some("-a5"),
+    // No release_notes.md entry; PKG-INFO built 2026-10-09.
+    // mooncake_connector.py L2166; platform.py L1014-1031.
+    image!("0.29.0rc1", "2026-10-09",
         v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
-    // release_notes.md "## v0.30.0rc1 - 2026.10.11"; Dockerfile.a3
-    // `MOONCAKE_TAG=0.3.11.post1`; schedule_image_build_and_push.yaml A5
-    // matrix suffix `a5`; mooncake_connector.py L2174; platform.py L1108-1125.
-    image!("0.30.0rc1", "2026-10-11", mooncake: "0.3.11.post1", a5: Some("-a5"),
+    // release_notes.md "## v0.30.0rc1 - 2026.10.11"; mooncake_connector.py L2174;
+    // platform.py L1108-1125.
+    image!("0.30.0rc1", "2026-10-11",
         v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
-    // release_notes.md "## v0.30.0rc2 - 2026.10.13"; Dockerfile.a3
-    // `MOONCAKE_TAG=0.3.11.post1`; schedule_image_build_and_push.yaml A5
-    // matrix suffix `a5`; mooncake_connector.py L2174; platform.py L1108-1125.
-    image!("0.30.0rc2", "2026-10-13", mooncake: "0.3.11.post1", a5: Some("-a5"),
+    // release_notes.md "## v0.30.0rc2 - 2026.10.13"; mooncake_connector.py L2174;
+    // platform.py L1108-1125.
+    image!("0.30.0rc2", "2026-10-13",
         v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
 ];
 
@@ -1297,15 +1279,27 @@ impl Image {
     }
 
     /// The full image reference for a hardware kind, or `None` when this
-    /// release ships no image for it (installation.md @HEAD L321-330:
-    /// A2 no suffix, A3 `-a3`, 950DT `-a5` in CI and at v0.23.0).
+    /// release pushes no image for it: the suffix the release's image
+    /// workflow gives the hardware's Dockerfile (`image_suffixes` of the
+    /// facts, from .github/workflows/schedule_image_build_and_push.yaml: A2
+    /// none, A3 `-a3`, 950DT `-a5` where it is built at all).
     pub fn reference(&self, hw: &Hardware) -> Option<String> {
-        let suffix = match hw.family {
-            HardwareFamily::Ascend950 => self.suffix_950dt?,
-            HardwareFamily::Atlas800 if hw.npus_per_node == 16 => "-a3",
-            HardwareFamily::Atlas800 => "",
-        };
+        let suffix = self.suffix(crate::upstream::image_key(hw))?;
         Some(format!("quay.io/ascend/vllm-ascend:{}{}", self.tag, suffix))
+    }
+
+    /// The tag suffix of the image pushed for hardware key `key` (`a2`, `a3`,
+    /// `950dt`; the facts' `image_suffixes`), `None` when none is pushed.
+    pub fn suffix(&self, key: &str) -> Option<&'static str> {
+        self.facts()?.image_suffixes.get(key)
+    }
+
+    /// Mooncake version the A3 image installs (`ARG MOONCAKE_TAG` of
+    /// Dockerfile.a3, in the facts).
+    pub fn mooncake(&self) -> &'static str {
+        self.facts()
+            .and_then(|r| r.images.get("a3")?.as_ref()?.mooncake.as_deref())
+            .unwrap_or("")
     }
 
     /// The release's generated facts (every row has them: a test guards it).
@@ -1632,22 +1626,28 @@ pub fn dead_env(name: &str, image: &Image) -> Option<String> {
         .map(|(_, why)| (*why).to_owned())
 }
 
-/// Speculative methods known to vLLM (`SpeculativeMethod` in vLLM's
-/// vllm/config/speculative.py, L72 at 0.30.0; speculative_decoding.md)
-/// plus the deprecated alias `deepseek_mtp` (rewritten to `mtp` upstream).
-pub static SPECULATIVE_METHODS: &[&str] = &[
-    "ngram",
-    "suffix",
-    "medusa",
-    "eagle",
-    "eagle3",
-    "mtp",
-    "dflash",
-    "dspark",
-    "draft_model",
-    "extract_hidden_states",
-    "deepseek_mtp",
-];
+/// The `speculative_config.method` values the vLLM of `image` accepts: the
+/// `SpeculativeMethod` Literal of vllm/config/speculative.py at that vLLM
+/// (`speculative_methods` of the vLLM facts), sorted; every MTP model type
+/// (`deepseek_mtp`, ...) is among them, rewritten to `mtp` upstream. With no
+/// image (an unknown tag, reported on its own), every method some image's
+/// vLLM accepts.
+pub fn speculative_methods(image: Option<&Image>) -> Vec<&'static str> {
+    let releases: Vec<&'static crate::upstream::VllmRelease> = match image {
+        Some(img) => crate::upstream::vllm_of(img).into_iter().collect(),
+        None => IMAGES
+            .iter()
+            .filter_map(|i| crate::upstream::vllm_of(i).ok())
+            .collect(),
+    };
+    let mut out: Vec<&'static str> = releases
+        .iter()
+        .flat_map(|r| r.speculative_methods.iter().map(|m| m.name.as_str()))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
 
 #[cfg(test)]
 mod tests {
@@ -1788,6 +1788,32 @@ mod tests {
     }
 
     #[test]
+    fn speculative_methods_follow_each_images_vllm() {
+        let on = |tag: &str| speculative_methods(image(tag));
+        // vllm/config/speculative.py `SpeculativeMethod` @0.18.0: no
+        // `custom_class`, no `DFlashModelTypes`; both @0.30.0.
+        assert!(!on("v0.18.0").contains(&"dflash"));
+        assert!(!on("v0.18.0").contains(&"custom_class"));
+        assert!(on("v0.30.0rc2").contains(&"custom_class"));
+        assert!(on("v0.30.0rc2").contains(&"dflash"));
+        for img in &IMAGES {
+            let m = speculative_methods(Some(img));
+            for name in [
+                "mtp",
+                "deepseek_mtp",
+                "eagle3",
+                "ngram",
+                "mlp_speculator",
+                "ngram_gpu",
+            ] {
+                assert!(m.contains(&name), "{name} on {}", img.tag);
+            }
+            assert!(m.windows(2).all(|w| w[0] < w[1]), "{}", img.tag);
+        }
+        assert!(speculative_methods(None).len() >= on("v0.30.0rc2").len());
+    }
+
+    #[test]
     fn model_facts_are_consistent() {
         for m in MODELS {
             // Hybrid KV is the V4 attention layout and nothing else.
@@ -1800,7 +1826,14 @@ mod tests {
             assert_eq!(m.attention.has_indexer(), indexer_family, "{}", m.id);
             for d in m.drafts {
                 assert!(DRAFT_METHODS.contains(&d.method), "{}: {}", m.id, d.method);
-                assert!(SPECULATIVE_METHODS.contains(&d.method), "{}", m.id);
+                // A method some image's vLLM accepts (`dflash` is not in
+                // vLLM 0.18.0's `SpeculativeMethod`, so not on every image).
+                assert!(
+                    speculative_methods(None).contains(&d.method),
+                    "{}: {}",
+                    m.id,
+                    d.method
+                );
             }
             assert!(crate::check::is_safe_path(m.default_path), "{}", m.id);
             assert!(

@@ -6,12 +6,17 @@
 //! typed here (serde ignores the rest).
 //!
 //! Each row of [`crate::tables::IMAGES`] embeds its release's table with
-//! `include_str!`, so a row without facts does not compile. The tables are
-//! parsed once per process ([`LazyLock`]), in table order.
+//! `include_str!`, so a row without facts does not compile. The vLLM tables,
+//! `upstream/facts/vllm/<version>.json` (`vllm serve`'s flags and the
+//! speculative methods per vLLM), are embedded by `build.rs`, every file of
+//! the directory. This is the one loader: the rules, the documents, the
+//! `catalog upstream diff` command and the rehearsal's stand-in `vllm` read
+//! the facts through it. The tables are parsed once per process
+//! ([`LazyLock`]).
 
 use crate::tables::{IMAGES, Image};
-use serde::Deserialize;
-use std::collections::BTreeMap;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 /// One release's facts.
@@ -31,9 +36,69 @@ pub struct Release {
     pub kv_connectors: Vec<Named>,
     /// The example scripts pd-dsl runs, by file name.
     pub scripts: BTreeMap<String, ScriptFact>,
+    /// Where the package keeps its version.
+    pub version_module: VersionModule,
     /// The image contract per hardware (`a2`, `a3`, `950dt`); `None` when the
     /// release has no Dockerfile for it.
     pub images: BTreeMap<String, Option<ImageFact>>,
+    /// The tag suffix of each image the release's image workflow pushes.
+    pub image_suffixes: ImageSuffixes,
+    /// The format of the release's multi-node e2e configs.
+    pub e2e: E2eFact,
+}
+
+/// `version_module` of a release.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct VersionModule {
+    /// `vllm_ascend._version`.
+    pub module: String,
+    /// `__version__`.
+    pub attribute: String,
+    /// Whether the package's `__init__.py` defines the attribute itself.
+    pub init_defines_version: bool,
+    /// The module's path in the sdist.
+    pub source: String,
+}
+
+/// `image_suffixes` of a release: per hardware key, the suffix of the pushed
+/// image's tag (`""`, `"-a3"`, `"-a5"`), `None` when the workflow pushes no
+/// image for it.
+#[derive(Debug, Deserialize)]
+pub struct ImageSuffixes {
+    /// The workflow (`.github/workflows/schedule_image_build_and_push.yaml`).
+    pub source: String,
+    /// Atlas 800 A2.
+    pub a2: Option<String>,
+    /// Atlas 800 A3.
+    pub a3: Option<String>,
+    /// Ascend 950DT.
+    #[serde(rename = "950dt")]
+    pub a950dt: Option<String>,
+}
+
+impl ImageSuffixes {
+    /// The suffix of hardware key `key` (`a2`, `a3`, `950dt`).
+    pub fn get(&self, key: &str) -> Option<&str> {
+        match key {
+            "a2" => self.a2.as_deref(),
+            "a3" => self.a3.as_deref(),
+            "950dt" => self.a950dt.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// `e2e` of a release.
+#[derive(Debug, Deserialize)]
+pub struct E2eFact {
+    /// Directories holding multi-node configs.
+    pub config_dirs: Vec<String>,
+    /// How many multi-node configs.
+    pub configs: u64,
+    /// Every top-level key of those configs.
+    pub root_keys: Vec<String>,
+    /// The runner's files.
+    pub runner: Vec<String>,
 }
 
 /// The vLLM version an image installs and where that is stated.
@@ -77,10 +142,17 @@ pub struct ScriptFact {
 }
 
 /// One flag of a script.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize, PartialEq)]
 pub struct FlagFact {
     /// `--port`.
     pub name: String,
+    /// Its default, as written (`"8000"`), if any.
+    pub default: Option<String>,
+    /// argparse `nargs`, if any.
+    pub nargs: Option<String>,
+    /// argparse `type` (`int`), if any.
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
 }
 
 /// One Dockerfile of the release.
@@ -90,6 +162,149 @@ pub struct ImageFact {
     pub dockerfile: String,
     /// The base image of the final stage.
     pub from: String,
+    /// Packages its `apt-get install` lines install.
+    pub apt_packages: Vec<String>,
+    /// Tool name → found on a non-interactive shell's `PATH` (`None`: not
+    /// decided by the image; `npu-smi` and `hccn_tool` come from the host's
+    /// driver, mounted at run time).
+    pub tools: BTreeMap<String, Option<bool>>,
+    /// `ENV` of the final stage.
+    pub env: BTreeMap<String, String>,
+    /// Lines appended to `~/.bashrc` (a non-interactive shell reads none).
+    pub bashrc: Vec<String>,
+    /// The `set_env.sh` files its RUN steps source.
+    pub set_env_scripts: Vec<String>,
+    /// `WORKDIR`.
+    pub workdir: Option<String>,
+    /// `CMD`.
+    pub cmd: Option<Vec<String>>,
+    /// The Mooncake its `ARG MOONCAKE_TAG` names, without `v`.
+    pub mooncake: Option<String>,
+}
+
+// ---------------------------------------------------------------------------
+// vLLM: `upstream/facts/vllm/<version>.json`, every file embedded by build.rs
+// ---------------------------------------------------------------------------
+
+mod files {
+    include!(concat!(env!("OUT_DIR"), "/facts_files.rs"));
+}
+
+/// How a `vllm serve` option consumes argv (the table's `kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlagKind {
+    /// Takes one value.
+    Value,
+    /// Takes one or more values (`nargs='+'`/`'*'`).
+    Many,
+    /// Takes a JSON value; dotted sub-keys allowed.
+    Json,
+    /// Takes no value (`store_true`, `store_false`, `BooleanOptionalAction`).
+    Switch,
+}
+
+/// One `vllm serve` option.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct ServeFlag {
+    /// The long flag without `--`, with `-`.
+    pub name: String,
+    /// How it consumes argv.
+    pub kind: FlagKind,
+    /// Other spellings (`-tp`, or a second long name), sorted.
+    pub aliases: Vec<String>,
+    /// `--no-NAME` is accepted.
+    pub negatable: bool,
+    /// Where vLLM defines it (path inside the sdist).
+    pub source: String,
+}
+
+/// One vLLM release's facts.
+#[derive(Debug, Deserialize)]
+pub struct VllmRelease {
+    /// `vllm`.
+    pub package: String,
+    /// The vLLM version.
+    pub version: String,
+    /// Every option `vllm serve` accepts at that version, sorted by name.
+    pub serve_flags: Vec<ServeFlag>,
+    /// Every `speculative_config.method` `SpeculativeConfig` accepts, sorted.
+    pub speculative_methods: Vec<Named>,
+}
+
+impl VllmRelease {
+    /// The option spelled `--name` (without `--`; `_` read as `-`), by its
+    /// long name or a long alias.
+    pub fn flag(&self, name: &str) -> Option<&ServeFlag> {
+        let name = name.replace('_', "-");
+        self.serve_flags.iter().find(|f| {
+            f.name == name
+                || f.aliases
+                    .iter()
+                    .any(|a| a.strip_prefix("--") == Some(name.as_str()))
+        })
+    }
+
+    /// Whether `SpeculativeConfig` accepts method `m`.
+    pub fn accepts_speculative_method(&self, m: &str) -> bool {
+        self.speculative_methods.iter().any(|x| x.name == m)
+    }
+}
+
+static VLLM: LazyLock<BTreeMap<&'static str, Result<VllmRelease, String>>> = LazyLock::new(|| {
+    files::VLLM
+        .iter()
+        .map(|(stem, text)| {
+            let parsed = serde_json::from_str::<VllmRelease>(text)
+                .map_err(|e| format!("upstream/facts/vllm/{stem}.json does not parse: {e}"))
+                .and_then(|t| {
+                    if t.package == "vllm" && t.version == *stem {
+                        Ok(t)
+                    } else {
+                        Err(format!(
+                            "upstream/facts/vllm/{stem}.json: found {} {}, expected vllm {stem} (the file name)",
+                            t.package, t.version
+                        ))
+                    }
+                });
+            (*stem, parsed)
+        })
+        .collect()
+});
+
+/// Every vLLM version with an embedded table, in file-name order.
+pub fn vllm_versions() -> Vec<&'static str> {
+    VLLM.keys().copied().collect()
+}
+
+/// The facts of vLLM `version`.
+pub fn vllm(version: &str) -> Result<&'static VllmRelease, String> {
+    match VLLM.get(version) {
+        Some(Ok(f)) => Ok(f),
+        Some(Err(e)) => Err(e.clone()),
+        None => Err(format!(
+            "no `upstream/facts/vllm/{version}.json` in this build (tables for: {}); pin it with \
+             `scripts/upstream/corpus.py pin vllm=={version}`, run `python3 scripts/upstream/facts.py write` and rebuild",
+            vllm_versions().join(", ")
+        )),
+    }
+}
+
+/// The vLLM facts of the vLLM an image ships.
+pub fn vllm_of(img: &Image) -> Result<&'static VllmRelease, String> {
+    let v = img.vllm();
+    vllm(v).map_err(|e| format!("image `{}` ships vLLM {v}: {e}", img.tag))
+}
+
+/// The image key of a hardware (`a2`, `a3`, `950dt`), as the release tables
+/// name them.
+pub fn image_key(hw: &crate::tables::Hardware) -> &'static str {
+    use crate::tables::HardwareFamily;
+    match hw.family {
+        HardwareFamily::Ascend950 => "950dt",
+        HardwareFamily::Atlas800 if hw.npus_per_node == 16 => "a3",
+        HardwareFamily::Atlas800 => "a2",
+    }
 }
 
 impl Release {
@@ -214,6 +429,304 @@ pub fn describe(images: &[&Image]) -> String {
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
     }
+}
+
+/// The facts of vllm-ascend release `version` (`v0.23.0` or `0.23.0`), a row
+/// of the image table.
+pub fn release_of(version: &str) -> Result<&'static Release, String> {
+    let tag = format!("v{}", version.strip_prefix('v').unwrap_or(version));
+    let img = crate::tables::image(&tag).ok_or_else(|| {
+        let known: Vec<&str> = IMAGES.iter().map(|i| i.tag).collect();
+        format!(
+            "found release `{version}`, expected an image of the table ({}): only their facts are embedded",
+            known.join(", ")
+        )
+    })?;
+    release(img)
+        .ok_or_else(|| format!("the facts of `{tag}` do not parse: {}", errors().join("; ")))
+}
+
+/// What changed from release `a` to release `b`, one line per change, in
+/// the format of `scripts/upstream/facts.py diff` (a title line `what:`
+/// followed by `  + x` / `  - x` lines, or `what: OLD -> NEW` with JSON
+/// values): the vLLM and its `vllm serve` flags and speculative methods,
+/// the `additional_config` keys and sub-keys, the env reads, the KV
+/// connectors, each image's contract and tag suffix, the proxies' and
+/// launcher's flags, and the e2e config format.
+pub fn diff_releases(a: &'static Release, b: &'static Release) -> Vec<String> {
+    let mut out = vec![format!("vllm-ascend {} -> {}", a.version, b.version)];
+    scalar(&mut out, "vllm version", &a.vllm.version, &b.vllm.version);
+    scalar(
+        &mut out,
+        "version module",
+        &a.version_module,
+        &b.version_module,
+    );
+    match (vllm(&a.vllm.version), vllm(&b.vllm.version)) {
+        (Ok(va), Ok(vb)) => {
+            let fa: BTreeMap<&str, &ServeFlag> = va
+                .serve_flags
+                .iter()
+                .map(|f| (f.name.as_str(), f))
+                .collect();
+            let fb: BTreeMap<&str, &ServeFlag> = vb
+                .serve_flags
+                .iter()
+                .map(|f| (f.name.as_str(), f))
+                .collect();
+            set_diff(
+                &mut out,
+                &format!("serve flags (vllm {} -> {})", va.version, vb.version),
+                fa.keys().copied(),
+                fb.keys().copied(),
+            );
+            let shape = |f: &ServeFlag| serde_json::json!({"kind": f.kind, "aliases": f.aliases, "negatable": f.negatable});
+            let changed: Vec<String> = fa
+                .iter()
+                .filter_map(|(n, x)| {
+                    let y = fb.get(n)?;
+                    (shape(x) != shape(y)).then(|| format!("  ~ {n}: {} -> {}", shape(x), shape(y)))
+                })
+                .collect();
+            if !changed.is_empty() {
+                out.push("serve flags changed:".into());
+                out.extend(changed);
+            }
+            set_diff(
+                &mut out,
+                &format!(
+                    "speculative methods (vllm {} -> {})",
+                    va.version, vb.version
+                ),
+                va.speculative_methods.iter().map(|m| m.name.as_str()),
+                vb.speculative_methods.iter().map(|m| m.name.as_str()),
+            );
+        }
+        (ra, rb) => {
+            let missing: Vec<&str> = [
+                (&a.vllm.version, ra.is_err()),
+                (&b.vllm.version, rb.is_err()),
+            ]
+            .into_iter()
+            .filter(|(_, bad)| *bad)
+            .map(|(v, _)| v.as_str())
+            .collect();
+            out.push(format!(
+                "serve flags: no vllm table for {}",
+                missing.join(", ")
+            ));
+        }
+    }
+    let ka: BTreeMap<&str, &ConfigKeyFact> = a
+        .additional_config
+        .iter()
+        .map(|k| (k.key.as_str(), k))
+        .collect();
+    let kb: BTreeMap<&str, &ConfigKeyFact> = b
+        .additional_config
+        .iter()
+        .map(|k| (k.key.as_str(), k))
+        .collect();
+    set_diff(
+        &mut out,
+        "additional_config keys",
+        ka.keys().copied(),
+        kb.keys().copied(),
+    );
+    for (k, x) in &ka {
+        let Some(y) = kb.get(k) else { continue };
+        let subs = |c: &'static ConfigKeyFact| c.sub_keys.iter().flatten().map(String::as_str);
+        set_diff(
+            &mut out,
+            &format!("additional_config.{k} sub-keys"),
+            subs(x),
+            subs(y),
+        );
+        scalar(
+            &mut out,
+            &format!("additional_config.{k} strict"),
+            &x.strict,
+            &y.strict,
+        );
+    }
+    let names = |v: &'static [Named]| v.iter().map(|e| e.name.as_str());
+    set_diff(&mut out, "env reads", names(&a.env), names(&b.env));
+    set_diff(
+        &mut out,
+        "kv connectors",
+        names(&a.kv_connectors),
+        names(&b.kv_connectors),
+    );
+    let keys: BTreeSet<&str> = a
+        .images
+        .keys()
+        .chain(b.images.keys())
+        .map(String::as_str)
+        .collect();
+    for key in keys {
+        let (ia, ib) = (
+            a.images.get(key).and_then(Option::as_ref),
+            b.images.get(key).and_then(Option::as_ref),
+        );
+        let (ia, ib) = match (ia, ib) {
+            (Some(x), Some(y)) => (x, y),
+            (None, Some(y)) => {
+                out.push(format!("image {key}: added ({})", y.dockerfile));
+                continue;
+            }
+            (Some(x), None) => {
+                out.push(format!("image {key}: removed ({})", x.dockerfile));
+                continue;
+            }
+            (None, None) => continue,
+        };
+        scalar(&mut out, &format!("image {key} FROM"), &ia.from, &ib.from);
+        let strs = |v: &'static [String]| v.iter().map(String::as_str);
+        set_diff(
+            &mut out,
+            &format!("image {key} apt packages"),
+            strs(&ia.apt_packages),
+            strs(&ib.apt_packages),
+        );
+        for (t, has) in &ia.tools {
+            let theirs = ib.tools.get(t).copied().flatten();
+            if *has != theirs {
+                out.push(format!(
+                    "image {key} tool {t}: {} -> {}",
+                    json(has),
+                    json(&theirs)
+                ));
+            }
+        }
+        let env = |m: &'static BTreeMap<String, String>| m.iter().map(|(k, v)| format!("{k}={v}"));
+        set_diff(
+            &mut out,
+            &format!("image {key} ENV"),
+            env(&ia.env),
+            env(&ib.env),
+        );
+        set_diff(
+            &mut out,
+            &format!("image {key} ~/.bashrc lines"),
+            strs(&ia.bashrc),
+            strs(&ib.bashrc),
+        );
+        set_diff(
+            &mut out,
+            &format!("image {key} set_env scripts"),
+            strs(&ia.set_env_scripts),
+            strs(&ib.set_env_scripts),
+        );
+        scalar(
+            &mut out,
+            &format!("image {key} WORKDIR"),
+            &ia.workdir,
+            &ib.workdir,
+        );
+        scalar(&mut out, &format!("image {key} CMD"), &ia.cmd, &ib.cmd);
+        scalar(
+            &mut out,
+            &format!("image {key} mooncake"),
+            &ia.mooncake,
+            &ib.mooncake,
+        );
+    }
+    for key in ["950dt", "a2", "a3"] {
+        scalar(
+            &mut out,
+            &format!("image {key} tag suffix"),
+            &a.image_suffixes.get(key),
+            &b.image_suffixes.get(key),
+        );
+    }
+    let scripts: BTreeSet<&str> = a
+        .scripts
+        .keys()
+        .chain(b.scripts.keys())
+        .map(String::as_str)
+        .collect();
+    for name in scripts {
+        let (sa, sb) = match (a.scripts.get(name), b.scripts.get(name)) {
+            (Some(x), Some(y)) => (x, y),
+            (None, Some(_)) => {
+                out.push(format!("script {name}: added"));
+                continue;
+            }
+            (Some(_), None) => {
+                out.push(format!("script {name}: removed"));
+                continue;
+            }
+            (None, None) => continue,
+        };
+        let fa: BTreeMap<&str, &FlagFact> = sa.flags.iter().map(|f| (f.name.as_str(), f)).collect();
+        let fb: BTreeMap<&str, &FlagFact> = sb.flags.iter().map(|f| (f.name.as_str(), f)).collect();
+        set_diff(
+            &mut out,
+            &format!("script {name} flags"),
+            fa.keys().copied(),
+            fb.keys().copied(),
+        );
+        for (n, x) in &fa {
+            if let Some(y) = fb.get(n)
+                && x != y
+            {
+                out.push(format!("script {name} {n}: {} -> {}", json(x), json(y)));
+            }
+        }
+    }
+    let (ea, eb) = (&a.e2e, &b.e2e);
+    let strs = |v: &'static [String]| v.iter().map(String::as_str);
+    set_diff(
+        &mut out,
+        "e2e config dirs",
+        strs(&ea.config_dirs),
+        strs(&eb.config_dirs),
+    );
+    scalar(&mut out, "e2e multi-node configs", &ea.configs, &eb.configs);
+    set_diff(
+        &mut out,
+        "e2e config root keys",
+        strs(&ea.root_keys),
+        strs(&eb.root_keys),
+    );
+    set_diff(
+        &mut out,
+        "e2e runner files",
+        strs(&ea.runner),
+        strs(&eb.runner),
+    );
+    if out.len() == 1 {
+        out.push("no change".into());
+    }
+    out
+}
+
+fn json<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+fn scalar<T: Serialize + PartialEq + ?Sized>(out: &mut Vec<String>, title: &str, a: &T, b: &T) {
+    if a != b {
+        out.push(format!("{title}: {} -> {}", json(a), json(b)));
+    }
+}
+
+fn set_diff<S: AsRef<str> + Ord>(
+    out: &mut Vec<String>,
+    title: &str,
+    a: impl Iterator<Item = S>,
+    b: impl Iterator<Item = S>,
+) {
+    let a: BTreeSet<S> = a.collect();
+    let b: BTreeSet<S> = b.collect();
+    let added: Vec<&S> = b.difference(&a).collect();
+    let removed: Vec<&S> = a.difference(&b).collect();
+    if added.is_empty() && removed.is_empty() {
+        return;
+    }
+    out.push(format!("{title}:"));
+    out.extend(added.iter().map(|x| format!("  + {}", x.as_ref())));
+    out.extend(removed.iter().map(|x| format!("  - {}", x.as_ref())));
 }
 
 #[cfg(test)]

@@ -72,6 +72,58 @@ fn lock_facts_and_table_name_the_same_releases() -> Result<(), String> {
     }
 }
 
+/// Every vLLM the lock pins is shipped by some image of the table, and every
+/// image's vLLM (its Dockerfiles' `ARG VLLM_TAG`, in the facts) is pinned and
+/// has its generated table: a vLLM no image ships is dead weight in the
+/// corpus, an unpinned one leaves the stand-in and the rules without flags.
+#[test]
+fn every_pinned_vllm_is_shipped_and_every_shipped_vllm_is_pinned() -> Result<(), String> {
+    let lock_path = repo().join("upstream/corpus.lock.json");
+    let text = read(&lock_path)?;
+    let lock: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not JSON: {e}", lock_path.display()))?;
+    let pinned: BTreeSet<String> = lock["packages"]
+        .as_array()
+        .ok_or_else(|| format!("{} has no `packages` list", lock_path.display()))?
+        .iter()
+        .filter(|p| p["name"] == "vllm")
+        .filter_map(|p| p["version"].as_str().map(str::to_owned))
+        .collect();
+    let shipped: BTreeSet<String> = IMAGES.iter().map(|i| i.vllm().to_owned()).collect();
+    let embedded: BTreeSet<String> = pd_dsl_core::upstream::vllm_versions()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let mut problems = Vec::new();
+    for v in pinned.difference(&shipped) {
+        problems.push(format!(
+            "vllm {v} is pinned in upstream/corpus.lock.json but no image of the table ships it; unpin it and delete upstream/facts/vllm/{v}.json"
+        ));
+    }
+    for img in &IMAGES {
+        if !pinned.contains(img.vllm()) {
+            problems.push(format!(
+                "image `{}` ships vllm {} (its `ARG VLLM_TAG`), which upstream/corpus.lock.json does not pin; pin it with `scripts/upstream/corpus.py pin vllm=={}`",
+                img.tag,
+                img.vllm(),
+                img.vllm()
+            ));
+        }
+    }
+    if embedded != pinned {
+        problems.push(format!(
+            "the embedded vLLM tables ({}) are not the pinned vLLMs ({}); run `python3 scripts/upstream/facts.py write`",
+            embedded.iter().cloned().collect::<Vec<_>>().join(", "),
+            pinned.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
 /// The unpacked sdist of one release.
 fn sdist(img: &Image) -> Result<PathBuf, String> {
     let spec = format!("vllm-ascend=={}", img.tag.trim_start_matches('v'));
@@ -102,35 +154,6 @@ fn hand_typed_fields_match_each_release_source() -> Result<(), String> {
     for img in &IMAGES {
         let dir = sdist(img)?;
         let tag = img.tag;
-        // Mooncake: `ARG MOONCAKE_TAG=` of the A3 Dockerfile.
-        let docker = read(&dir.join("Dockerfile.a3"))?;
-        let mooncake = docker
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("ARG MOONCAKE_TAG="))
-            .map(|v| {
-                v.trim()
-                    .trim_matches('"')
-                    .trim_start_matches('v')
-                    .to_owned()
-            });
-        if mooncake.as_deref() != Some(img.mooncake) {
-            problems.push(format!(
-                "{tag}: mooncake is `{}` in the row, Dockerfile.a3 says {mooncake:?}",
-                img.mooncake
-            ));
-        }
-        // 950DT: the tag-push job builds an `a5` image.
-        let workflow = read(&dir.join(".github/workflows/schedule_image_build_and_push.yaml"))?;
-        let builds_a5 = workflow.lines().any(|l| {
-            let l = l.trim().trim_start_matches('{');
-            l.contains("suffix: 'a5'") || l.contains("suffix: \"a5\"")
-        });
-        if builds_a5 && img.suffix_950dt != Some("-a5") {
-            problems.push(format!(
-                "{tag}: schedule_image_build_and_push.yaml builds an `a5` image, the row says {:?}",
-                img.suffix_950dt
-            ));
-        }
         // DSA CP needs SP: the ValueError in utils.py.
         let utils = read(&dir.join("vllm_ascend/utils.py"))?;
         let raises = utils.contains("DSA CP requires SP to be enabled");

@@ -34,7 +34,7 @@
 //!   `__version__ = version = "X"`) and `vllm_ascend-X.dist-info/METADATA`,
 //!   so preflight's `vllm_ascend_version` check runs for real.
 
-use crate::facts::{self, AscendFacts, ImageFacts};
+use crate::facts::{self, ImageFact, Release};
 use pd_dsl::Layout;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -193,7 +193,7 @@ fn link(target: &Path, at: &Path) -> Result<(), String> {
 }
 
 /// The release table and its image for `layout`'s hardware.
-pub fn image_facts(layout: &Layout) -> Result<(&'static AscendFacts, &'static ImageFacts), String> {
+pub fn image_facts(layout: &Layout) -> Result<(&'static Release, &'static ImageFact), String> {
     let f = facts::ascend_required(layout.image.tag)?;
     let key = facts::image_key(layout.hardware);
     let img = f.images.get(key).and_then(Option::as_ref).ok_or_else(|| {

@@ -13,25 +13,12 @@
 //! spells every flag in full.
 
 use crate::facts::{self, ServeFlag};
-use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
 /// How a flag consumes argv (the table's `kind`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// Takes one value.
-    Value,
-    /// Takes one or more values (`nargs='+'`/`'*'`; the stand-in wants at
-    /// least one).
-    Many,
-    /// Takes a JSON value; dotted sub-keys allowed.
-    Json,
-    /// Takes no value (`store_true`, `store_false`, `BooleanOptionalAction`).
-    Switch,
-}
+pub use pd_dsl::upstream::FlagKind as Kind;
 
 /// The flags of one vLLM version, indexed by every spelling.
 #[derive(Debug)]
@@ -76,7 +63,7 @@ impl Flags {
 
     /// Parses a table's JSON text (`upstream/facts/vllm/<v>.json`).
     pub fn from_json(text: &str) -> Result<Flags, String> {
-        let f: facts::VllmFacts =
+        let f: facts::VllmRelease =
             serde_json::from_str(text).map_err(|e| format!("a vllm fact table: {e}"))?;
         Ok(Flags::new(&f.version, f.serve_flags))
     }
@@ -409,7 +396,8 @@ mod tests {
         {"name": "seed", "kind": "value", "aliases": [], "negatable": false, "source": "t"},
         {"name": "served-model-name", "kind": "many", "aliases": [], "negatable": false, "source": "t"},
         {"name": "tensor-parallel-size", "kind": "value", "aliases": ["-tp"], "negatable": false, "source": "t"}
-      ]
+      ],
+      "speculative_methods": [{"name": "mtp", "source": "t"}]
     }"#;
 
     fn table() -> Flags {

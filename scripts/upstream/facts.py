@@ -208,6 +208,12 @@ def diff_tables(a: dict, b: dict, va_flags: dict | None, vb_flags: dict | None) 
         if changed:
             out.append("serve flags changed:")
             out += changed
+        _set_diff(
+            f"speculative methods (vllm {va_flags['version']} -> {vb_flags['version']})",
+            [m["name"] for m in va_flags.get("speculative_methods", [])],
+            [m["name"] for m in vb_flags.get("speculative_methods", [])],
+            out,
+        )
 
     ka = {k["key"]: k for k in a["additional_config"]}
     kb = {k["key"]: k for k in b["additional_config"]}
@@ -243,6 +249,10 @@ def diff_tables(a: dict, b: dict, va_flags: dict | None, vb_flags: dict | None) 
         _set_diff(f"image {key} set_env scripts", ia["set_env_scripts"], ib["set_env_scripts"], out)
         _scalar(f"image {key} WORKDIR", ia["workdir"], ib["workdir"], out)
         _scalar(f"image {key} CMD", ia["cmd"], ib["cmd"], out)
+        _scalar(f"image {key} mooncake", ia.get("mooncake"), ib.get("mooncake"), out)
+    sa, sb = a.get("image_suffixes", {}), b.get("image_suffixes", {})
+    for key in sorted((set(sa) | set(sb)) - {"source"}):
+        _scalar(f"image {key} tag suffix", sa.get(key), sb.get(key), out)
 
     for name in sorted(set(a["scripts"]) | set(b["scripts"])):
         sa, sb = a["scripts"].get(name), b["scripts"].get(name)

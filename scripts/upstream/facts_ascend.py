@@ -1018,8 +1018,21 @@ def parse_dockerfile(src: Path, name: str) -> dict | None:
         "set_env_scripts": sorted(set(set_env), key=set_env.index),
         "workdir": workdir,
         "cmd": cmd,
+        "mooncake": _mooncake(args, p),
         "_used": used,
     }
+
+
+def _mooncake(args: dict[str, str], p: Path) -> str | None:
+    """The Mooncake the Dockerfile builds or installs: its `ARG MOONCAKE_TAG`
+    (`v0.3.9` is a git tag, `0.3.11.post1` the npu wheel's version), without
+    the `v`; None when the Dockerfile installs no Mooncake."""
+    tag = args.get("MOONCAKE_TAG")
+    if tag is None:
+        return None
+    if not re.fullmatch(r"v?\d+(\.\d+)*(\.post\d+)?", tag):
+        raise FactsError(f"`{p}` has `ARG MOONCAKE_TAG={tag}`; expected a version such as `v0.3.9` or `0.3.11.post1`")
+    return tag.removeprefix("v")
 
 
 def _tools(img: dict) -> dict:
@@ -1060,7 +1073,41 @@ def images(src: Path) -> dict:
             "set_env_scripts": img["set_env_scripts"],
             "workdir": img["workdir"],
             "cmd": img["cmd"],
+            "mooncake": img["mooncake"],
         }
+    return out
+
+
+IMAGE_WORKFLOW = ".github/workflows/schedule_image_build_and_push.yaml"
+WORKFLOW_SUFFIX = re.compile(
+    r"""dockerfile:\s*["']?(?P<dockerfile>[\w.]+)["']?\s*,?\s*(?:\n\s*)?suffix:\s*["'](?P<suffix>[\w-]*)["']"""
+)
+
+
+def image_suffixes(src: Path) -> dict:
+    """The tag suffix of each image the release's image workflow pushes
+    (`quay.io/ascend/vllm-ascend:<tag><suffix>`), per hardware key: the
+    workflow's build matrix pairs each Dockerfile with a suffix (`a3`), the
+    tag is `<tag>-<suffix>`, or `<tag>` for an empty suffix; None when the
+    workflow builds no image from that hardware's Dockerfile."""
+    p = src / IMAGE_WORKFLOW
+    if not p.exists():
+        raise FactsError(f"`{p}` is missing; expected the image workflow that names each image's suffix")
+    pairs: dict[str, set[str]] = {}
+    for m in WORKFLOW_SUFFIX.finditer(p.read_text(encoding="utf-8")):
+        pairs.setdefault(m.group("dockerfile"), set()).add(m.group("suffix"))
+    if IMAGES["a2"] not in pairs:
+        raise FactsError(f"`{p}` pairs no `dockerfile: {IMAGES['a2']}` with a `suffix:`; expected the build matrix")
+    out: dict = {"source": IMAGE_WORKFLOW}
+    for key, name in IMAGES.items():
+        got = pairs.get(name)
+        if got is None:
+            out[key] = None
+            continue
+        if len(got) != 1:
+            raise FactsError(f"`{p}` gives `{name}` the suffixes {sorted(got)}; expected one")
+        suffix = got.pop()
+        out[key] = f"-{suffix}" if suffix else ""
     return out
 
 
@@ -1134,6 +1181,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "kv_connectors": kv_connectors(pkg),
         "scripts": scripts,
         "images": images(src),
+        "image_suffixes": image_suffixes(src),
         "e2e": e2e(src),
     }
 

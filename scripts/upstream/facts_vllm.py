@@ -1623,7 +1623,57 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise FactsError(f"flags defined twice in vllm {version}: {dup}")
-    return {"package": "vllm", "version": version, "serve_flags": flags}
+    return {
+        "package": "vllm",
+        "version": version,
+        "serve_flags": flags,
+        "speculative_methods": speculative_methods(Source(src, overrides)),
+    }
+
+
+SPECULATIVE = "vllm/config/speculative.py"
+
+
+def speculative_methods(source: Source) -> list[dict]:
+    """Every `method` `SpeculativeConfig` accepts: the strings of the
+    `SpeculativeMethod` Literal alias in vllm/config/speculative.py, with the
+    module-level Literal aliases it nests (`EagleModelTypes`,
+    `MTPModelTypes`, ...) flattened; sorted by name. Every MTP model type
+    (`deepseek_mtp`) is accepted and rewritten to `mtp` by `__post_init__`."""
+    text = source.overrides.get(SPECULATIVE)
+    if text is None:
+        path = source.root / SPECULATIVE
+        if not path.is_file():
+            raise FactsError(f"no `{SPECULATIVE}` in the vLLM sdist; expected the module defining `SpeculativeMethod`")
+        text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text, SPECULATIVE)
+    aliases: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            aliases[node.targets[0].id] = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            aliases[node.target.id] = node.value
+
+    def flatten(node: ast.AST, seen: tuple[str, ...]) -> list[str]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        if isinstance(node, ast.Name):
+            if node.id in seen or node.id not in aliases:
+                raise FactsError(
+                    f"`{SPECULATIVE}`: `SpeculativeMethod` names `{node.id}`, expected a module-level Literal alias"
+                )
+            return flatten(aliases[node.id], seen + (node.id,))
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Literal":
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            return [m for i in items for m in flatten(i, seen)]
+        raise FactsError(
+            f"`{SPECULATIVE}`: `SpeculativeMethod` holds `{ast.unparse(node)}`, expected strings and Literal aliases"
+        )
+
+    if "SpeculativeMethod" not in aliases:
+        raise FactsError(f"`{SPECULATIVE}` defines no `SpeculativeMethod`; expected the Literal of accepted methods")
+    names = sorted(set(flatten(aliases["SpeculativeMethod"], ("SpeculativeMethod",))))
+    return [{"name": n, "source": SPECULATIVE} for n in names]
 
 
 def dumps(obj: dict) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import tempfile
 import unittest
 from functools import lru_cache
 from pathlib import Path
@@ -117,6 +118,46 @@ class Properties(unittest.TestCase):
                 self.assertIn("benchmarks", e2e["root_keys"])
                 self.assertTrue(e2e["runner"])
 
+    def test_mooncake_and_image_suffixes(self):
+        for v in ASCEND:
+            with self.subTest(release=v):
+                t = table(v)
+                for key, img in t["images"].items():
+                    if img is None:
+                        continue
+                    # the Dockerfile's own `ARG MOONCAKE_TAG=` line, `v` dropped
+                    text = (src(v) / img["dockerfile"]).read_text(encoding="utf-8")
+                    args = re.findall(r"^ARG MOONCAKE_TAG=\"?v?([^\"\s]+)\"?$", text, re.M)
+                    self.assertEqual([img["mooncake"]], args, f"{v} {img['dockerfile']}")
+                    self.assertRegex(img["mooncake"], r"^\d+\.\d+\.\d+(\.post\d+)?$")
+                suffixes = t["image_suffixes"]
+                self.assertEqual(list(suffixes), ["source", *facts_ascend.IMAGES])
+                wf = (src(v) / suffixes["source"]).read_text(encoding="utf-8")
+                for key, name in facts_ascend.IMAGES.items():
+                    sfx = suffixes[key]
+                    if sfx is None:
+                        # the workflow names that Dockerfile nowhere
+                        self.assertNotRegex(wf, re.compile(rf"dockerfile:\s*[\"']?{re.escape(name)}[\"']?(,|\s|$)", re.M),
+                                            f"{v} {key}")
+                    else:
+                        self.assertIn(sfx.removeprefix("-"), wf)
+                        # a pushed image has a Dockerfile in the sdist
+                        self.assertIsNotNone(t["images"][key], f"{v} {key}")
+                self.assertEqual(suffixes["a2"], "")
+                self.assertEqual(suffixes["a3"], "-a3")
+
+    def test_a_changed_workflow_suffix_is_read(self):
+        v = ASCEND[-1]
+        wf = src(v) / facts_ascend.IMAGE_WORKFLOW
+        text = wf.read_text(encoding="utf-8")
+        with tempfile.TemporaryDirectory() as d:
+            (Path(d) / facts_ascend.IMAGE_WORKFLOW).parent.mkdir(parents=True)
+            (Path(d) / facts_ascend.IMAGE_WORKFLOW).write_text(text.replace('suffix: "a5"', 'suffix: "950dt"'))
+            self.assertEqual(facts_ascend.image_suffixes(Path(d))["950dt"], "-950dt")
+            (Path(d) / facts_ascend.IMAGE_WORKFLOW).write_text(
+                re.sub(r'\{[^\n]*dockerfile: "Dockerfile\.a5"[^\n]*\n', "", text))
+            self.assertIsNone(facts_ascend.image_suffixes(Path(d))["950dt"])
+
     def test_launcher_flags_by_hand(self):
         # examples/external_online_dp/launch_online_dp.py:10-16 @0.30.0rc2: seven flags;
         # --dp-rpc-port is type=str with the int default 12345
@@ -210,6 +251,20 @@ class ByHand(unittest.TestCase):
         self.assertEqual(table("0.21.0rc1")["images"]["950dt"]["from"], "quay.io/ascend/cann:9.0.0-950-ubuntu22.04-py3.12")
         # Dockerfile @0.26.0rc1: FROM ${CANN_QUAY_URL}:${CANN_VERSION}-910b-${BASE_OS}-py3.12 with ARG defaults
         self.assertEqual(table("0.26.0rc1")["images"]["a2"]["from"], "quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12")
+
+    def test_950dt_image_pushed_at_0_23_0_and_from_0_26_0rc1(self):
+        # schedule_image_build_and_push.yaml: `dockerfile: Dockerfile.a5` / `suffix: 'a5'` @0.23.0 and
+        # @0.26.0rc1; none @0.23.0rc1 or @0.25.1rc1 although both ship Dockerfile.a5; none @0.18.0
+        self.assertEqual(table("0.23.0")["image_suffixes"]["950dt"], "-a5")
+        self.assertEqual(table("0.26.0rc1")["image_suffixes"]["950dt"], "-a5")
+        self.assertIsNone(table("0.23.0rc1")["image_suffixes"]["950dt"])
+        self.assertIsNotNone(table("0.23.0rc1")["images"]["950dt"])
+        self.assertIsNone(table("0.25.1rc1")["image_suffixes"]["950dt"])
+        self.assertIsNone(table("0.18.0")["image_suffixes"]["950dt"])
+        # Dockerfile.a3 @0.18.0 `ARG MOONCAKE_TAG=v0.3.9`, @0.19.1rc1 `v0.3.8.post1`, @0.23.0 `0.3.11.post1`
+        self.assertEqual(table("0.18.0")["images"]["a3"]["mooncake"], "0.3.9")
+        self.assertEqual(table("0.19.1rc1")["images"]["a3"]["mooncake"], "0.3.8.post1")
+        self.assertEqual(table("0.23.0")["images"]["a3"]["mooncake"], "0.3.11.post1")
 
     def test_acl_op_init_mode_is_never_read(self):
         for v in ASCEND:

@@ -4,7 +4,7 @@
 
 Every test reads the real vLLM sdists through `corpus.py`; a missing one fails
 with the package to fetch. The facts asserted by name were read by hand in the
-vLLM 0.21.0 sdist (file:line cited); the rest are properties of any correct
+vLLM 0.22.1 sdist (file:line cited); the rest are properties of any correct
 extraction, and mutations of upstream's code that must change the result.
 """
 
@@ -67,7 +67,7 @@ class WellFormed(unittest.TestCase):
         for v in PINNED:
             with self.subTest(vllm=v):
                 f = facts(v)
-                self.assertEqual(list(f), ["package", "version", "serve_flags"])
+                self.assertEqual(list(f), ["package", "version", "serve_flags", "speculative_methods"])
                 self.assertEqual((f["package"], f["version"]), ("vllm", v))
                 names = [x["name"] for x in f["serve_flags"]]
                 self.assertEqual(names, sorted(names), "serve_flags not sorted by name")
@@ -117,68 +117,68 @@ class WellFormed(unittest.TestCase):
         self.assertEqual(fv.dumps(fv.vllm_facts(corpus("vllm", v), v)), fv.dumps(facts(v)))
 
 
-# Read by hand in the vLLM 0.21.0 sdist.
+# Read by hand in the vLLM 0.22.1 sdist.
 # (kind, negatable, aliases)
-HAND_READ_0_21_0 = {
-    # vllm/engine/arg_utils.py:943 `("--tensor-parallel-size", "-tp", **parallel_kwargs[...])`,
+HAND_READ_0_22_1 = {
+    # vllm/engine/arg_utils.py:970 `("--tensor-parallel-size", "-tp", **parallel_kwargs[...])`,
     # ParallelConfig.tensor_parallel_size is an int
     "tensor-parallel-size": ("value", False, ["-tp"]),
-    # arg_utils.py:792; vllm/config/model.py:215 `enforce_eager: bool = False`
+    # arg_utils.py:811; vllm/config/model.py:227 `enforce_eager: bool = False`
     # -> argparse.BooleanOptionalAction (`_compute_kwargs`, contains_type(bool))
     "enforce-eager": ("switch", True, []),
-    # arg_utils.py:1093; vllm/config/cache.py:91 `enable_prefix_caching: bool = True`
+    # arg_utils.py:1129; vllm/config/cache.py:91 `enable_prefix_caching: bool = True`
     "enable-prefix-caching": ("switch", True, []),
-    # arg_utils.py:815; model.py:271 `hf_token: bool | str | None` ->
-    # nargs="?" const=True (arg_utils.py:338): a value or nothing; read as `value`
+    # arg_utils.py:835; model.py:287 `hf_token: bool | str | None` ->
+    # nargs="?" const=True (arg_utils.py:342): a value or nothing; read as `value`
     "hf-token": ("value", False, []),
-    # arg_utils.py:812; model.py:256 `str | list[str] | None` -> nargs="+"
+    # arg_utils.py:832; model.py:272 `str | list[str] | None` -> nargs="+"
     "served-model-name": ("many", False, []),
-    # arg_utils.py:867; vllm/config/load.py:106 `str | dict[str, str]` -> union_dict_and_str (arg_utils.py:373)
+    # arg_utils.py:890; vllm/config/load.py:107 `str | dict[str, str]` -> union_dict_and_str (arg_utils.py:162)
     "pt-load-map-location": ("json", False, []),
-    # arg_utils.py:1286; vllm/config/observability.py:39 `list[DetailedTraceModules] | None`
+    # arg_utils.py:1326; vllm/config/observability.py:39 `list[DetailedTraceModules] | None`
     "collect-detailed-traces": ("many", False, []),
-    # arg_utils.py:1417, type set to optional_type(json.loads) just above
+    # arg_utils.py:1460, type set to optional_type(json.loads) just above
     "speculative-config": ("json", False, ["-sc"]),
-    # arg_utils.py:1420; vllm/config/vllm.py:323 `KVTransferConfig | None`, a `@config` dataclass
+    # arg_utils.py:1469; vllm/config/vllm.py:336 `KVTransferConfig | None`, a `@config` dataclass
     "kv-transfer-config": ("json", False, []),
-    # arg_utils.py:1427; vllm.py:312 `compilation_config: CompilationConfig`
+    # arg_utils.py:1476; vllm.py:325 `compilation_config: CompilationConfig`
     "compilation-config": ("json", False, ["-cc"]),
-    # arg_utils.py:1435; vllm.py:334 `dict | SupportsHash` -> union_dict_and_str
+    # arg_utils.py:1484; vllm.py:347 `dict | SupportsHash` -> union_dict_and_str
     "additional-config": ("json", False, []),
-    # arg_utils.py:1440; vllm.py:321 `profiler_config: ProfilerConfig`
+    # arg_utils.py:1489; vllm.py:334 `profiler_config: ProfilerConfig`
     "profiler-config": ("json", False, []),
-    # arg_utils.py:1451 `action="store_true"`: no `--no-` form
+    # arg_utils.py:1500 `action="store_true"`: no `--no-` form
     "disable-log-stats": ("switch", False, []),
-    # arg_utils.py:971 `("--data-parallel-rank", "-dpn", type=int)`
+    # arg_utils.py:998 `("--data-parallel-rank", "-dpn", type=int)`
     "data-parallel-rank": ("value", False, ["-dpn"]),
-    # vllm/entrypoints/openai/cli_args.py:342 `"--headless", action="store_true"`
+    # vllm/entrypoints/openai/cli_args.py:354 `"--headless", action="store_true"`
     "headless": ("switch", False, []),
-    # cli_args.py:349 `"--api-server-count", "-asc", type=int`
+    # cli_args.py:361 `"--api-server-count", "-asc", type=int`
     "api-server-count": ("value", False, ["-asc"]),
-    # cli_args.py:315-318: action "append", nargs deleted: one value per use
+    # cli_args.py:326-330: action "append", nargs deleted: one value per use
     "middleware": ("value", False, []),
-    # cli_args.py:307,310: type json.loads, nargs deleted
+    # cli_args.py:318,321: type json.loads, nargs deleted
     "allowed-origins": ("json", False, []),
     # cli_args.py:78 `list[LoRAModulePath] | None` -> nargs="+", :188 LoRAParserAction
     "lora-modules": ("many", False, []),
-    # cli_args.py:357 `"--config"` with no type: one value
+    # cli_args.py:369 `"--config"` with no type: one value
     "config": ("value", False, []),
 }
 
-# gone by 0.21.0: none of these is added by serve.py, cli_args.py or arg_utils.py
-ABSENT_0_21_0 = ["disable-log-requests", "swap-space", "task", "rope-scaling", "guided-decoding-backend"]
+# gone by 0.22.1: none of these is added by serve.py, cli_args.py or arg_utils.py
+ABSENT_0_22_1 = ["disable-log-requests", "swap-space", "task", "rope-scaling", "guided-decoding-backend"]
 
 
 class HandRead(unittest.TestCase):
-    def test_flags_read_by_hand_at_0_21_0(self):
-        fl = flags("0.21.0")
-        for name, (kind, neg, aliases) in HAND_READ_0_21_0.items():
+    def test_flags_read_by_hand_at_0_22_1(self):
+        fl = flags("0.22.1")
+        for name, (kind, neg, aliases) in HAND_READ_0_22_1.items():
             with self.subTest(flag=name):
-                self.assertIn(name, fl, f"--{name} missing at vllm 0.21.0")
+                self.assertIn(name, fl, f"--{name} missing at vllm 0.22.1")
                 got = fl[name]
                 self.assertEqual((got["kind"], got["negatable"], got["aliases"]), (kind, neg, aliases))
-        for name in ABSENT_0_21_0:
-            self.assertNotIn(name, fl, f"--{name} is not defined by vllm 0.21.0")
+        for name in ABSENT_0_22_1:
+            self.assertNotIn(name, fl, f"--{name} is not defined by vllm 0.22.1")
 
     def test_profiler_config_from_0_21_on(self):
         for v in PINNED:
@@ -186,10 +186,43 @@ class HandRead(unittest.TestCase):
                 with self.subTest(vllm=v):
                     self.assertEqual(flags(v).get("profiler-config", {}).get("kind"), "json")
 
+    def test_speculative_methods(self):
+        # vllm/config/speculative.py `SpeculativeMethod = Literal["ngram", "medusa", "mlp_speculator",
+        # "draft_model", "suffix", EagleModelTypes, NgramGPUTypes]` @0.18.0; `"custom_class"` in it @0.30.0,
+        # and `DSparkModelTypes` (`"dspark"`)
+        m18 = [m["name"] for m in facts("0.18.0")["speculative_methods"]]
+        m30 = [m["name"] for m in facts("0.30.0")["speculative_methods"]]
+        for name in ("ngram", "medusa", "mlp_speculator", "draft_model", "suffix", "eagle", "eagle3", "mtp",
+                     "deepseek_mtp", "ngram_gpu", "extract_hidden_states"):
+            self.assertIn(name, m18)
+            self.assertIn(name, m30)
+        self.assertNotIn("custom_class", m18)
+        self.assertIn("custom_class", m30)
+        self.assertIn("dspark", m30)
+        for v in PINNED:
+            with self.subTest(vllm=v):
+                ms = facts(v)["speculative_methods"]
+                names = [m["name"] for m in ms]
+                self.assertEqual(names, sorted(set(names)))
+                self.assertTrue(all(m["source"] == "vllm/config/speculative.py" for m in ms))
+                # the Literal's strings are each in the module's text
+                text = (corpus("vllm", v) / "vllm/config/speculative.py").read_text(encoding="utf-8")
+                for n in names:
+                    self.assertIn(f'"{n}"', text)
+
+    def test_a_changed_method_literal_is_read(self):
+        v = PINNED[-1]
+        ov = mutate(v, "vllm/config/speculative.py", '    "mlp_speculator",\n', '    "mlp_speculator",\n    "lookahead",\n')
+        got = [m["name"] for m in fv.speculative_methods(fv.Source(corpus("vllm", v), ov))]
+        self.assertIn("lookahead", got)
+        ov = mutate(v, "vllm/config/speculative.py", '    "mlp_speculator",\n', '    "mlp_speculator",\n    UnknownAlias,\n')
+        with self.assertRaisesRegex(fv.FactsError, "names `UnknownAlias`"):
+            fv.speculative_methods(fv.Source(corpus("vllm", v), ov))
+
     def test_frontend_file_moved_by_0_30(self):
         # the frontend flags come from vllm/entrypoints/launchers/cli_args.py at 0.30.0
         self.assertEqual(flags("0.30.0")["port"]["source"], "vllm/entrypoints/launchers/cli_args.py")
-        self.assertEqual(flags("0.21.0")["port"]["source"], "vllm/entrypoints/openai/cli_args.py")
+        self.assertEqual(flags("0.22.1")["port"]["source"], "vllm/entrypoints/openai/cli_args.py")
 
 
 # -- the catalog's `vllm serve` command lines --------------------------------
@@ -208,7 +241,9 @@ def serve_words(script: Path) -> list[list[str]]:
         if m:
             s = m.group(1)
         if "vllm serve" in s and not s.startswith("#"):
-            words = shlex.split(s.split("vllm serve", 1)[1])
+            # `SERVE=(vllm serve ...)`: the command as an array
+            arr = re.match(r"^\w+=\((.*)\)$", s)
+            words = shlex.split((arr.group(1) if arr else s).split("vllm serve", 1)[1])
             seqs.append([w for w in words[1:] if w != "${DP_ARGS[@]}"])  # [0] is the model
         m = re.match(r"^DP_ARGS=\((.*)\)$", s)
         if m:
@@ -296,7 +331,7 @@ def mutate(version: str, rel: str, old: str, new: str) -> dict[str, str]:
 
 
 class Mutations(unittest.TestCase):
-    V = "0.21.0"
+    V = "0.22.1"
     CLI = "vllm/entrypoints/openai/cli_args.py"
 
     def run_mutated(self, overrides: dict[str, str]) -> dict[str, dict]:

@@ -1,7 +1,7 @@
 name: "demo/950dt-2p1d",
         model: deepseek_v3_1_w8a8c8_mxfp8,
         hardware: ascend_950dt,
-        image: "v0.21.0rc1",
+        image: "v0.23.0",
         topology: <prefill 2 x dp4tp4; decode 1 x dp8tp1;>,
         connector: mooncake_v1 { kv_port: { prefill: 30000, decode: 30100 } },
         ports: { api: 7100, dp_rpc: 12321 },

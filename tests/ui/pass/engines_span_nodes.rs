@@ -1,4 +1,4 @@
-//! Engines spanning nodes on 950DT: each prefill engine DP4 x TP4 takes two nodes.
+//! Engines spanning nodes on 950DT: each prefill engine DP4 x TP4 takes two nodes (v0.23.0: the first release whose image workflow pushes a 950DT image).
 use pd_dsl::layout;
 
 fn main() {
@@ -6,7 +6,7 @@ fn main() {
         name: "demo/950dt-2p1d",
         model: deepseek_v3_1_w8a8c8_mxfp8,
         hardware: ascend_950dt,
-        image: "v0.21.0rc1",
+        image: "v0.23.0",
         topology: <prefill 2 x dp4tp4; decode 1 x dp8tp1;>,
         connector: mooncake_v1 { kv_port: { prefill: 30000, decode: 30100 } },
         ports: { api: 7100, dp_rpc: 12321 },

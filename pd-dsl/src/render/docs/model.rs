@@ -97,6 +97,79 @@ pub struct DocsView {
     pub last_node: usize,
     /// The Kubernetes manifests, when their names derive.
     pub k8s: Option<K8sDoc>,
+    /// What each later image changes for the layout.
+    pub newer: NewerDoc,
+}
+
+/// The "Newer images" section: one row per set of changes (the later
+/// images that change the same things for the layout share a row), the
+/// images that change nothing collapsed into one list.
+#[derive(Clone, Debug, Default)]
+pub struct NewerDoc {
+    /// The layout's own image tag.
+    pub own: &'static str,
+    /// One row per distinct set of changes, in the order of the first image
+    /// that has it.
+    pub changed: Vec<NewerRow>,
+    /// Later images that change nothing for the layout (`v0.26.0rc1 to v0.30.0rc2`).
+    pub unchanged: String,
+    /// How many later images have a build for the hardware.
+    pub count: usize,
+}
+
+/// The later images with one set of changes.
+#[derive(Clone, Debug)]
+pub struct NewerRow {
+    /// The images, as runs of table rows (`v0.22.1rc1 to v0.30.0rc2`).
+    pub images: String,
+    /// What changes, one clause each.
+    pub lines: Vec<String>,
+}
+
+/// The "Newer images" section of a layout.
+pub fn newer_doc(layout: &Layout) -> NewerDoc {
+    let all = layout.newer_images();
+    let mut groups: Vec<(Vec<String>, Vec<&'static crate::tables::Image>)> = Vec::new();
+    let mut same = Vec::new();
+    for n in &all {
+        let Some(img) = crate::tables::image(n.tag) else {
+            continue;
+        };
+        if n.is_unchanged() {
+            same.push(img);
+            continue;
+        }
+        // A message that names the newer image's tag names "the newer
+        // image" instead, so that images with the same change share a row.
+        let lines: Vec<String> = n
+            .lines()
+            .iter()
+            .map(|l| {
+                l.replace(&format!("image `{}`", n.tag), "the newer image")
+                    .replace(&format!("`{}`", n.tag), "the newer image")
+            })
+            .collect();
+        match groups.iter_mut().find(|(l, _)| *l == lines) {
+            Some((_, imgs)) => imgs.push(img),
+            None => groups.push((lines, vec![img])),
+        }
+    }
+    NewerDoc {
+        own: layout.image.tag,
+        changed: groups
+            .into_iter()
+            .map(|(lines, imgs)| NewerRow {
+                images: crate::upstream::describe(&imgs),
+                lines,
+            })
+            .collect(),
+        unchanged: if same.is_empty() {
+            String::new()
+        } else {
+            crate::upstream::describe(&same)
+        },
+        count: all.len(),
+    }
 }
 
 /// Builds the documents view of a layout.
@@ -132,6 +205,7 @@ pub fn docs_view(layout: &Layout) -> DocsView {
         scripts: scripts(pd),
         last_node: meta.node_count.saturating_sub(1),
         k8s: k8s_doc(layout),
+        newer: newer_doc(layout),
         meta,
     }
 }

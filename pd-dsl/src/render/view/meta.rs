@@ -195,7 +195,7 @@ pub fn meta(layout: &Layout) -> Meta {
             reference: layout.image_ref.clone(),
             vllm: img.vllm(),
             cann: img.cann(),
-            mooncake: img.mooncake,
+            mooncake: img.mooncake(),
         },
         verified: layout.verified,
         verification: layout.verification_text(),

@@ -24,6 +24,17 @@
 //!   }],
 //!   "proxy": {"node": 0, "port": 1999, "script": "load_balance_proxy_server_example.py",
 //!             "prefill": [[0, 7100], ...], "decode": [[2, 7100], ...]}   null for mixed
+//!   "newer_images": [{                  every later image of the table with a build for the
+//!                                       hardware, in version order; the layout stays on its own
+//!     "tag": "v0.26.0rc1", "vllm": "0.26.0",
+//!     "findings_added": [{"rule": "...", "field": "decode.additional_config.x", "message": "..."}],
+//!     "findings_removed": [...],        findings of the own image this one clears (own message)
+//!     "flags_unaccepted": ["--x"],      `vllm serve` flags the layout passes that this vLLM refuses
+//!     "config_keys_unread": ["key", "key.sub_key"],   read by the own release, not by this one
+//!     "env_unread": ["VLLM_ASCEND_X"],  read by vllm-ascend on the own image, not on this one
+//!     "connector_unregistered": null,   the layout's kv_connector when this release lacks it
+//!     "proxy_flags_removed": ["--x"]    flags of the layout's proxy script this release dropped
+//!   }]
 //! }
 //! ```
 //! Fields are only ever added, never renamed or removed.
@@ -116,6 +127,8 @@ pub struct LayoutView {
     pub nodes: Vec<NodeView>,
     /// The proxy (PD).
     pub proxy: Option<ProxyView>,
+    /// What each later image changes for the layout.
+    pub newer_images: Vec<crate::newer::NewerImage>,
 }
 
 /// One row of `index.json` and of `catalog list --format json`.
@@ -204,6 +217,7 @@ pub fn layout_view(layout: &Layout) -> LayoutView {
         connector: layout.connector.map(|c| c.kv_connector()),
         nodes: node_views(layout),
         proxy: proxy_view(layout),
+        newer_images: layout.newer_images(),
     }
 }
 

@@ -1,8 +1,8 @@
-//! Embeds the generated upstream fact tables (`upstream/facts/vllm/*.json`,
-//! `upstream/facts/vllm-ascend/*.json`, written by `scripts/upstream/facts.py`)
-//! into the crate, so that the `catalog` binary, which doubles as the
-//! stand-in `vllm`, needs no repository at run time. Every file of the two
-//! directories is listed; `crate::facts` parses them once.
+//! Embeds the generated vLLM fact tables (`upstream/facts/vllm/*.json`,
+//! written by `scripts/upstream/facts.py`) into the crate, so that the rules,
+//! the `catalog` binary and the stand-in `vllm` need no repository at run
+//! time. Every file of the directory is listed; `crate::upstream` parses them
+//! once. (The vllm-ascend tables are embedded by their `IMAGES` rows.)
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     let facts = manifest.join("..").join("upstream").join("facts");
     let mut code = String::new();
-    for (name, sub) in [("VLLM", "vllm"), ("VLLM_ASCEND", "vllm-ascend")] {
+    for (name, sub) in [("VLLM", "vllm")] {
         let dir = facts.join(sub);
         // A directory path makes cargo rerun when any file in it changes,
         // is added or is removed.
