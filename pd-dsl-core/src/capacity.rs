@@ -707,3 +707,126 @@ impl RoleBudget {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::{self, A3};
+
+    fn input<'a>(model: &'a Model, serve: &'a Serve, dp: u32, tp: u32) -> RoleInput<'a> {
+        RoleInput {
+            model,
+            hardware: &A3,
+            image: tables::image("v0.23.0").expect("image"),
+            role: Role::Mixed,
+            serve,
+            dp,
+            tp,
+            engines: 1,
+            workload: None,
+        }
+    }
+
+    fn model(id: &str) -> &'static Model {
+        tables::MODELS
+            .iter()
+            .copied()
+            .find(|m| m.id == id)
+            .expect("model")
+    }
+
+    /// Without expert parallelism the routed experts are split over TP
+    /// only: MiniMax-M2.7 w8a8 at TP4 holds a quarter of 224.7B int8 expert
+    /// parameters per rank, more than half of a 64 GB NPU.
+    #[test]
+    fn experts_over_tp_without_ep() {
+        let m = model("minimax_m2_7_w8a8_quarot");
+        let serve = Serve {
+            gpu_memory_utilization: Some("0.5".into()),
+            ..Serve::default()
+        };
+        let b = role_budget(&input(m, &serve, 4, 4)).expect("sized");
+        assert_eq!(b.ep, 4);
+        assert!(b.weights.routed > 52 * GIB, "{}", gib(b.weights.routed));
+        assert!(b.kv_bytes < 0, "{}", b.summary());
+        let ep = Serve {
+            expert_parallel: true,
+            ..serve
+        };
+        let b = role_budget(&input(m, &ep, 4, 4)).expect("sized");
+        assert_eq!(b.ep, 16);
+        assert!(b.kv_bytes > 0, "{}", b.summary());
+    }
+
+    /// MLA caches one latent head per layer whatever the TP size; GQA
+    /// splits KV heads over TP down to one per rank.
+    #[test]
+    fn kv_per_token_by_attention_kind() {
+        let serve = Serve::default();
+        let v3 = dims::dims_for("deepseek_v3_1_w8a8_mtp_quarot").expect("dims");
+        for tp in [1, 4, 8, 16] {
+            assert_eq!(kv_per_token(v3.arch, v3.format, &serve, &A3, tp), (1152, 0));
+        }
+        let c8 = dims::dims_for("deepseek_v3_1_w8a8c8_mxfp8").expect("dims");
+        assert_eq!(kv_per_token(c8.arch, c8.format, &serve, &A3, 4).0, 640);
+        let q = dims::dims_for("qwen3_235b_a22b_w8a8").expect("dims");
+        let per = |tp| kv_per_token(q.arch, q.format, &serve, &A3, tp).0;
+        assert_eq!((per(1), per(2), per(4), per(8)), (2048, 1024, 512, 512));
+        let ds = dims::dims_for("deepseek_v3_2_w8a8").expect("dims");
+        assert_eq!(kv_per_token(ds.arch, ds.format, &serve, &A3, 8).0, 1408);
+        let mut li = Serve::default();
+        li.additional_config
+            .insert("enable_sparse_li_c8".into(), Json::Bool(true));
+        assert_eq!(kv_per_token(ds.arch, ds.format, &li, &A3, 8).0, 1152 + 130);
+        li.additional_config
+            .insert("enable_sparse_sfa_c8".into(), Json::Bool(true));
+        assert_eq!(kv_per_token(ds.arch, ds.format, &li, &A3, 8).0, 656 + 130);
+    }
+
+    /// EPLB redundant experts add physical experts over the EP group.
+    #[test]
+    fn redundant_experts_add_weight() {
+        let m = model("deepseek_v3_1_w8a8_mtp_quarot");
+        let plain = Serve {
+            expert_parallel: true,
+            ..Serve::default()
+        };
+        let mut eplb = plain.clone();
+        eplb.additional_config.insert(
+            "eplb_config".into(),
+            serde_json::json!({ "num_redundant_experts": 16 }),
+        );
+        let a = role_budget(&input(m, &plain, 4, 4)).expect("sized");
+        let b = role_budget(&input(m, &eplb, 4, 4)).expect("sized");
+        assert_eq!(b.redundant_experts, 16);
+        // 16 more experts of 44.04M int8 parameters over 58 layers, over 16 ranks.
+        let per_expert = dims::DEEPSEEK_V3.expert_params();
+        assert_eq!(
+            b.weights.routed - a.weights.routed,
+            (58 * 272 * per_expert).div_ceil(16) - (58 * 256 * per_expert).div_ceil(16)
+        );
+    }
+
+    /// The largest `max_model_len` that fits is the last one whose blocks
+    /// fit, and the block count follows vLLM's integer division.
+    #[test]
+    fn block_math() {
+        let m = model("deepseek_v3_1_w8a8_mtp_quarot");
+        let serve = Serve {
+            expert_parallel: true,
+            max_model_len: Some(16384),
+            ..Serve::default()
+        };
+        let b = role_budget(&input(m, &serve, 4, 4)).expect("sized");
+        let page = 1152 * 128;
+        assert_eq!(b.kv_blocks, b.kv_bytes as u64 / page / 61);
+        assert_eq!(b.kv_tokens, b.kv_blocks * 128);
+        let fits = |len: u64| len.div_ceil(128) * page * 61 <= b.kv_bytes as u64;
+        assert!(fits(b.max_len_fits));
+        assert!(b.max_len_fits == 163840 || !fits(b.max_len_fits + 1));
+        assert_eq!(
+            b.requests_at_max_len,
+            b.kv_bytes as u64 / (16384 * 1152 * 61)
+        );
+    }
+}
