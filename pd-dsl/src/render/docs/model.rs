@@ -104,9 +104,10 @@ pub fn budget_rows(budget: &[crate::capacity::RoleBudget]) -> Vec<BudgetRow> {
             kv: format!("{} GiB", gib_signed(b.kv_bytes)),
             kv_per_token: if b.kv_bytes_per_request > 0 {
                 format!(
-                    "{} B + {} per request",
+                    "{} B + {}.{} MiB per request",
                     b.kv_bytes_per_token,
-                    gib(b.kv_bytes_per_request)
+                    b.kv_bytes_per_request * 10 / crate::capacity::MIB / 10,
+                    b.kv_bytes_per_request * 10 / crate::capacity::MIB % 10
                 )
             } else {
                 format!("{} B", b.kv_bytes_per_token)
@@ -116,7 +117,7 @@ pub fn budget_rows(budget: &[crate::capacity::RoleBudget]) -> Vec<BudgetRow> {
             at_max_len: b.requests_at_max_len.to_string(),
             workload: b.workload.map_or("-".to_owned(), |w| {
                 format!(
-                    "{} of {} tokens ({} per rank x {} ranks; {} seqs)",
+                    "{} requests of {} tokens ({} per rank x {} ranks; `max_num_seqs` {} in all)",
                     w.fit_total, w.tokens_per_request, w.fit_per_rank, w.ranks, w.seqs_total
                 )
             }),
