@@ -492,6 +492,24 @@ pub fn reserves(
     }
 }
 
+/// Blocks per layer the KV cache holds: `available // page_size //
+/// num_layers` (vllm/v1/core/kv_cache_utils.py `get_num_blocks`).
+pub const fn kv_blocks(available: u64, page_per_layer: u64, layers: u64) -> u64 {
+    if page_per_layer == 0 || layers == 0 {
+        0
+    } else {
+        available / page_per_layer / layers
+    }
+}
+
+/// KV bytes one request of `len` tokens needs over `layers` layers:
+/// `cdiv(len, block_size) x page_size` per layer
+/// (`FullAttentionSpec.max_memory_usage_bytes`, which `MLAAttentionSpec`
+/// inherits), the sum `_check_enough_kv_cache_memory` compares.
+pub const fn request_bytes(len: u64, block_size: u64, page_per_layer: u64, layers: u64) -> u64 {
+    len.div_ceil(block_size) * page_per_layer * layers
+}
+
 /// `VLLM_ALLOW_LONG_MAX_MODEL_LEN` is set to a true value on the role
 /// (vllm/envs.py: `"1"` or `"true"`, case-insensitive).
 pub fn allows_long_max_model_len(serve: &Serve) -> bool {
@@ -540,12 +558,7 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
     let kv_per_token_all = per_layer_token * layers;
     let kv_per_request = per_layer_request * layers;
     let available = kv_bytes.max(0) as u64;
-    // get_num_blocks: available // page_size // num_layers.
-    let blocks = if page == 0 {
-        0
-    } else {
-        available / page / layers.max(1)
-    };
+    let blocks = kv_blocks(available, page, layers);
     let kv_tokens = blocks * block_size;
     let model_max_len = arch.max_model_len;
     let max_model_len = serve.max_model_len.unwrap_or(model_max_len);
