@@ -323,16 +323,13 @@ pub fn kv_per_token(
             compress,
             ..
         } => {
-            // Per-token bytes summed over layers in thousandths of a byte
-            // would hide the division; callers multiply by layers already,
-            // so return the whole-model figure divided back per layer.
+            // The whole model's per-token bytes, returned per layer (the
+            // caller multiplies by the layer count).
             let mut per_token_all = 0u64;
             let mut layers = 0u64;
             for &(ratio, n) in compress {
                 layers += n;
-                if ratio > 0 {
-                    per_token_all += n * head_dim * 2 / ratio;
-                }
+                per_token_all += (n * head_dim * 2).checked_div(ratio).unwrap_or(0);
                 if ratio == 4 {
                     per_token_all += n * (index_head_dim + 2) / 4;
                 }
@@ -722,6 +719,7 @@ impl RoleBudget {
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
     use crate::tables::{self, A3};

@@ -640,18 +640,19 @@ mod tests {
             let Some(m) = MODELS.iter().find(|m| m.id == d.model) else {
                 continue;
             };
-            let ok = match (d.arch.attention, m.attention) {
-                (AttentionDims::Mla { indexer: None, .. }, Attention::Mla) => true,
-                (
-                    AttentionDims::Mla {
-                        indexer: Some(_), ..
-                    },
-                    Attention::DsaSparse,
-                ) => true,
-                (AttentionDims::Gqa { .. }, Attention::Gqa) => true,
-                (AttentionDims::V4 { .. }, Attention::V4Hybrid) => true,
-                _ => false,
-            };
+            let ok = matches!(
+                (d.arch.attention, m.attention),
+                (AttentionDims::Mla { indexer: None, .. }, Attention::Mla)
+                    | (
+                        AttentionDims::Mla {
+                            indexer: Some(_),
+                            ..
+                        },
+                        Attention::DsaSparse
+                    )
+                    | (AttentionDims::Gqa { .. }, Attention::Gqa)
+                    | (AttentionDims::V4 { .. }, Attention::V4Hybrid)
+            );
             assert!(
                 ok,
                 "{}: {:?} vs {:?}",

@@ -4,6 +4,8 @@
 //! distributions of the images (`scripts/upstream/kv_oracle.py`, through
 //! `scripts/upstream/corpus.py`). A missing corpus fails the test.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 use pd_dsl_core::capacity::{kv_blocks, kv_per_token, request_bytes};
 use pd_dsl_core::dims::{self, AttentionDims};
 use pd_dsl_core::layout::Serve;
