@@ -227,6 +227,7 @@ fn section_render(quick: bool) -> Res<()> {
     // Per layout: check and render, interleaved across layouts.
     let n = layouts.len();
     let mut per: Vec<(Vec<Duration>, Vec<Duration>)> = vec![Default::default(); n];
+    let mut budget: Vec<Vec<Duration>> = vec![Vec::new(); n];
     let by_name: Vec<&LayoutSpec> = layouts
         .iter()
         .map(|l| {
@@ -245,11 +246,15 @@ fn section_render(quick: bool) -> Res<()> {
             let (t, r) = timed(|| render::render_layout(&layouts[i]));
             sink ^= r.map(|a| a.len()).unwrap_or(0);
             per[i].1.push(t);
+            // The memory budget alone (check runs it once per layout too).
+            let (t, r) = timed(|| pd_dsl::capacity::budget(&layouts[i]));
+            sink ^= r.iter().map(|b| b.kv_tokens as usize).sum::<usize>();
+            budget[i].push(t);
         }
     }
     println!("### Per seed layout (target: render < 1 ms)\n");
-    println!("| layout | ranks | check | render | bytes |");
-    println!("|---|---|---|---|---|");
+    println!("| layout | ranks | check | of which budget | render | bytes |");
+    println!("|---|---|---|---|---|---|");
     let mut worst = Duration::ZERO;
     for (i, l) in layouts.iter().enumerate() {
         let a = render::render_layout(l).map_err(|e| e.to_string())?;
@@ -257,10 +262,11 @@ fn section_render(quick: bool) -> Res<()> {
         worst = worst.max(r);
         let ranks: usize = l.placement.nodes.iter().map(|n| n.ranks.len()).sum();
         println!(
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             l.name(),
             ranks,
             us(c),
+            us(median(&budget[i])),
             us(r),
             bytes_of(&a)
         );

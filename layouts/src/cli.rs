@@ -847,6 +847,44 @@ fn show(layout: &Layout, format: Format, out: &mut dyn Write) -> CliResult {
         ]);
     }
     let _ = write!(out, "{}", table(&t));
+    // The README's memory table, per rank of each role.
+    let rows = render::docs::model::budget_rows(&v.budget);
+    if !rows.is_empty() {
+        let mut b = vec![
+            [
+                "ROLE",
+                "SHAPE",
+                "USABLE",
+                "WEIGHTS",
+                "RESERVES",
+                "KV CACHE",
+                "KV/TOKEN",
+                "KV TOKENS",
+                "MAX MODEL LEN",
+                "AT MAX LEN",
+                "WORKLOAD AT ONCE",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ];
+        for r in rows {
+            b.push(vec![
+                r.role,
+                r.shape,
+                r.usable,
+                r.weights,
+                r.reserves,
+                r.kv,
+                r.kv_per_token,
+                r.kv_tokens,
+                r.max_len,
+                r.at_max_len,
+                r.workload,
+            ]);
+        }
+        let _ = writeln!(out, "memory per rank:");
+        let _ = write!(out, "{}", table(&b));
+    }
     if let Some(p) = &v.proxy {
         let _ = writeln!(
             out,

@@ -488,6 +488,7 @@ fn per_role_ports() -> pd_dsl::Layout {
             decode: { api: 9000, dp_rpc: 13000 },
         },
         proxy: { port: 1999 },
+        serve: { expert_parallel: true, max_model_len: 32768 },
         provenance: { recorded: "2026-12-01" },
     };
     pd_dsl::check(&spec).unwrap_or_else(|e| panic!("{e}"))
@@ -601,6 +602,7 @@ fn per_role_ports_with_engines_spanning_nodes_on_both_sides_rehearse() {
             decode: { api: 9000, dp_rpc: 13000 },
         },
         proxy: { port: 1999 },
+        serve: { expert_parallel: true, max_model_len: 32768 },
         provenance: { recorded: "2026-12-01" },
     };
     let l = pd_dsl::check(&spec).unwrap_or_else(|e| panic!("{e}"));

@@ -5,7 +5,9 @@
 //! This crate has no `syn` and no I/O, so the proc-macro crate can depend on
 //! it and run exactly the code the runtime runs.
 
+pub mod capacity;
 pub mod check;
+pub mod dims;
 pub mod layout;
 pub mod newer;
 pub mod placement;

@@ -272,6 +272,19 @@ rules! {
     C8KvGqaConnector = "c8_kv_gqa_connector", Hard, "C8 KV weights of GQA models move KV with the Layerwise connector, not V1";
     /// Verification image malformed or newer than the layout's.
     VerificationImage = "verification_image", Hard, "verification names an image no newer than the layout's";
+    // --- capacity (the per-rank memory budget, capacity.rs) ----------------------------
+    /// Weights and reserves leave no memory for the KV cache.
+    WeightsFit = "weights_fit", Hard, "a rank's weights and reserves fit in `gpu_memory_utilization` x its HBM";
+    /// One `max_model_len` request does not fit the KV cache.
+    MaxModelLenFitsKv = "max_model_len_fits_kv", Hard, "the KV cache of a rank holds one request of `max_model_len` tokens";
+    /// `max_model_len` beyond the model's position embeddings.
+    MaxModelLenWithinModel = "max_model_len_within_model", Hard, "`max_model_len` is within the model's `max_position_embeddings` unless `VLLM_ALLOW_LONG_MAX_MODEL_LEN` is set";
+    /// The declared workload runs more requests at once than the role holds.
+    WorkloadConcurrency = "workload_concurrency", Convention, "the declared workload's concurrency fits `max_num_seqs` x ranks and the KV cache";
+    /// `max_num_batched_tokens` below `max_num_seqs`.
+    BatchedTokensCoverSeqs = "batched_tokens_cover_seqs", Hard, "`max_num_batched_tokens >= max_num_seqs`";
+    /// `max_num_batched_tokens` below `max_model_len` without chunked prefill.
+    BatchedTokensCoverModelLen = "batched_tokens_cover_model_len", Hard, "without chunked prefill `max_num_batched_tokens >= max_model_len`";
     // --- acknowledgements -------------------------------------------------------------
     /// `allow` names no rule.
     AllowUnknownRule = "allow_unknown_rule", Hard, "`allow` names a rule";

@@ -7,7 +7,8 @@ use pd_dsl_core::spec::LayoutSpec;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
-/// A 1P1D layout on A3 in the upstream shape (P DP2 x TP8, D DP4 x TP4).
+/// A 1P1D layout on A3 in the upstream shape (P DP2 x TP8, D DP4 x TP4),
+/// with expert parallelism and a `max_model_len` every model's budget holds.
 fn pd(model: &str, image: &str) -> Value {
     json!({
         "name": "demo/a3-1p1d",
@@ -21,11 +22,12 @@ fn pd(model: &str, image: &str) -> Value {
         "connector": {"kind": "mooncake_v1", "kv_port": {"prefill": [36100], "decode": [36200]}},
         "ports": {"api": 7100, "dp_rpc": 12321},
         "proxy": {"port": 1999},
+        "serve": {"expert_parallel": true, "max_model_len": 32768},
         "provenance": {"recorded": "2026-08-20"}
     })
 }
 
-/// A single-node mixed layout on A3 (DP4 x TP4).
+/// A single-node mixed layout on A3 (DP4 x TP4), sized like [`pd`].
 fn mixed(model: &str, image: &str) -> Value {
     json!({
         "name": "demo/a3-mixed",
@@ -34,6 +36,7 @@ fn mixed(model: &str, image: &str) -> Value {
         "image": image,
         "topology": [{"role": "mixed", "count": 1, "dp": 4, "tp": 4}],
         "ports": {"api": 8000},
+        "serve": {"expert_parallel": true, "max_model_len": 32768},
         "provenance": {"recorded": "2026-08-20"}
     })
 }
@@ -121,9 +124,20 @@ fn other_block_sizes_need_prefix_caching_and_chunked_prefill_off() {
         q(json!({
             "block_size": 64,
             "prefix_caching": false,
+            "max_num_batched_tokens": 32768,
             "flags": [{"name": "--no-enable-chunked-prefill"}]
         })),
         BTreeSet::new()
+    );
+    // Without chunked prefill a batch holds a whole `max_model_len` prompt
+    // (vllm/config/scheduler.py `verify_max_model_len`).
+    assert_eq!(
+        q(json!({
+            "block_size": 64,
+            "prefix_caching": false,
+            "flags": [{"name": "--no-enable-chunked-prefill"}]
+        })),
+        only("batched_tokens_cover_model_len")
     );
 }
 
@@ -430,8 +444,6 @@ fn dsa_cp_needs_sequence_parallelism_where_the_image_checks_it() {
             v["additional_config"] = json!({"enable_flashcomm1": false});
             v
         },
-        // Shared-expert DP needs expert parallelism.
-        json!({"additional_config": {"enable_shared_expert_dp": true}}),
     ] {
         assert_eq!(
             broken(&cp(model, "v0.23.0", off.clone())),
@@ -439,6 +451,14 @@ fn dsa_cp_needs_sequence_parallelism_where_the_image_checks_it() {
             "{off}"
         );
     }
+    // Shared-expert DP needs expert parallelism (without it the experts do
+    // not fit either: the memory budget says so too).
+    let off =
+        json!({"additional_config": {"enable_shared_expert_dp": true}, "expert_parallel": false});
+    assert_eq!(
+        broken(&cp(model, "v0.23.0", off)),
+        BTreeSet::from(["dsa_cp_needs_sp", "weights_fit"])
+    );
     // Shared-expert DP needs TP > 1: decode at TP 1.
     let mut v = pd(model, "v0.23.0");
     v["topology"][1]["dp"] = json!(16);

@@ -9,7 +9,7 @@ fn main() {
         image: "v0.23.0",
         topology: <mixed 1 x dp4tp4>,
         ports: { api: 8000 },
-        provenance: { recorded: "2026-08-20" },
+        provenance: { recorded: "2026-08-20" }, serve: { expert_parallel: true },
         mixed: { block_size: 64 },
     };
 }

@@ -16,6 +16,6 @@ fn main() {
             graph: full_decode_only { capture_sizes: [3, 4, 6, 8] },
             speculative: { method: mtp, tokens: 2 },
         },
-        provenance: { recorded: "2026-06-27" },
+        provenance: { recorded: "2026-06-27" }, serve: { expert_parallel: true },
     };
 }

@@ -10,6 +10,6 @@ fn main() {
         topology: <prefill 1 x dp4tp4; decode 1 x dp16tp1;>,
         connector: mooncake_hybrid { kv_port: { prefill: 36100, decode: 36200 } },
         ports: { api: 7100, dp_rpc: 12321 },
-        provenance: { recorded: "2026-06-27" },
+        provenance: { recorded: "2026-06-27" }, serve: { expert_parallel: true },
     };
 }

@@ -11,7 +11,7 @@ fn main() {
         connector: mooncake_hybrid { kv_port: { prefill: 36100, decode: 36200 } },
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
-        provenance: { recorded: "2026-06-27" },
+        provenance: { recorded: "2026-06-27" }, serve: { expert_parallel: true },
         decode: { flags: ["--tokenizer_mode" = "slow"] },
     };
 }

@@ -13,6 +13,6 @@ fn main() {
         proxy: { port: 1999 },
         prefill: { graph: eager { capture_sizes: [8] } },
         decode: { graph: full_decode_only { capture_sizes: [4, 0, 8, 4] } },
-        provenance: { recorded: "2026-06-27" },
+        provenance: { recorded: "2026-06-27" }, serve: { expert_parallel: true },
     };
 }

@@ -11,6 +11,6 @@ fn main() {
         connector: mooncake_hybrid { kv_port: { prefill: 36100, decode: 36200 } },
         ports: { api: 7100, prefill: { dp_rpc: 12321 }, decode: { api: 8000, dp_rpc: 8003 } },
         proxy: { port: 1999 },
-        provenance: { recorded: "2026-06-27" },
+        provenance: { recorded: "2026-06-27" }, serve: { expert_parallel: true },
     };
 }

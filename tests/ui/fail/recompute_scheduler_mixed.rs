@@ -9,7 +9,7 @@ fn main() {
         image: "v0.21.0rc1",
         topology: <mixed 1 x dp4tp4;>,
         ports: { api: 7100 },
-        provenance: { recorded: "2026-06-27" },
+        provenance: { recorded: "2026-06-27" }, serve: { expert_parallel: true },
         mixed: { additional_config: { "recompute_scheduler_enable": true } },
     };
 }

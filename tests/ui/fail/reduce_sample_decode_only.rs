@@ -11,7 +11,7 @@ fn main() {
         connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36200 } },
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
-        provenance: { recorded: "2026-08-20" },
+        provenance: { recorded: "2026-08-20" }, serve: { expert_parallel: true },
         prefill: { additional_config: { "enable_reduce_sample": true } },
     };
 }

@@ -11,7 +11,7 @@ fn main() {
         connector: mooncake_hybrid { kv_port: { prefill: 36100, decode: 36200 } },
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 70000 },
-        provenance: { recorded: "2026-6-27" },
+        provenance: { recorded: "2026-6-27" }, serve: { expert_parallel: true },
         served_model_name: "ds v4",
         decode: { max_num_sqs: 60 },
     };

@@ -17,6 +17,7 @@ fn main() {
         proxy: { port: 1999 },
         model_path: "/root/model",
         served_model_name: "dsv4",
+        serve: { expert_parallel: true },
         provenance: {
             recorded: "2026-06-30",
             derived_from: "demo/a3-1p1d",

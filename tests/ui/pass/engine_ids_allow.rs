@@ -12,7 +12,7 @@ fn main() {
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
         engine_ids: { prefill: [0], decode: [2] },
-        provenance: { recorded: "2026-06-27" },
+        provenance: { recorded: "2026-06-27" }, serve: { expert_parallel: true },
         allow(engine_id_parity, "ids kept from the cluster's existing scripts"),
         allow(kv_port_on_adxl_edge, "upstream tutorial ports preserved"),
     };

@@ -4,14 +4,14 @@ use pd_dsl::layout;
 fn main() {
     let spec = layout! {
         name: "demo/950dt-2p1d",
-        model: deepseek_v3_1_w8a8c8_mxfp8,
+        model: deepseek_v3_1_w4a4c8_mxfp4,
         hardware: ascend_950dt,
         image: "v0.23.0",
         topology: <prefill 2 x dp4tp4; decode 1 x dp8tp1;>,
         connector: mooncake_v1 { kv_port: { prefill: 30000, decode: 30100 } },
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
-        provenance: { recorded: "2026-06-27" },
+        provenance: { recorded: "2026-06-27" }, serve: { expert_parallel: true },
     };
     let Ok(layout) = pd_dsl::check(&spec) else {
         std::process::exit(1)

@@ -13,7 +13,7 @@ fn main() {
         },
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
-        serve: {
+        serve: { expert_parallel: true,
             env: { HCCL_BUFFSIZE: 1024, OMP_NUM_THREADS: "1", LD_LIBRARY_PATH: prepend("/usr/local/Ascend/lib64") },
             flags: ["--disable-log-stats", "--tokenizer-mode" = "slow", "--hf-overrides" = { "rope_scaling": null, "x": [1, -2, 0.5] }],
             additional_config: { "enable_cpu_binding": true, "ascend_compilation_config": { "fuse_norm_quant": true } },

@@ -19,7 +19,7 @@ fn main() {
             graph: full_decode_only { capture_sizes: [3, 6, 9, 12] },
             speculative: { method: mtp, tokens: 2 },
         },
-        provenance: { recorded: "2026-06-27" },
+        provenance: { recorded: "2026-06-27" }, serve: { expert_parallel: true },
     };
     let Ok(layout) = pd_dsl::check(&spec) else {
         std::process::exit(1)

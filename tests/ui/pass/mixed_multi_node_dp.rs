@@ -9,7 +9,7 @@ fn main() {
         image: "v0.21.0rc1",
         topology: <mixed 1 x dp4tp4;>,
         ports: { api: 8000, dp_rpc: 13389 },
-        provenance: { recorded: "2026-06-27" },
+        provenance: { recorded: "2026-06-27" }, serve: { expert_parallel: true, max_model_len: 32768 },
     };
     let Ok(layout) = pd_dsl::check(&spec) else {
         std::process::exit(1)

@@ -10,7 +10,7 @@ fn main() {
         topology: <mixed 1 x dp4tp4>,
         ports: { api: 8000 },
         mixed: { max_model_len: 32768, additional_config: { "enable_balance_scheduling": true } },
-        provenance: { recorded: "2026-06-27" },
+        provenance: { recorded: "2026-06-27" }, serve: { expert_parallel: true },
     };
     let Ok(layout) = pd_dsl::check(&spec) else {
         std::process::exit(1)

@@ -48,6 +48,7 @@ fn main() {
         image: "v0.23.0",
         topology: <mixed 1 x dp4tp4>,
         ports: { api: 8000 },
+        serve: { expert_parallel: true },
         mixed: { max_num_seqs: 1, block_size: 128 },
         provenance: { recorded: "2026-08-20" },
     };
@@ -83,6 +84,7 @@ fn main() {
         image: "v0.23.0",
         topology: <mixed 1 x dp2tp8>,
         ports: { api: 8000 },
+        serve: { expert_parallel: true, max_model_len: 32768 },
         mixed: { additional_config: { "eplb_config": { "eplb_policy_type": 3, "eplb_heat_collection_stage": "decode" } } },
         provenance: { recorded: "2026-08-20" },
     };

@@ -57,6 +57,74 @@ pub struct TopologyTable {
     pub rows: Vec<TopologyRow>,
 }
 
+/// One role's line of the memory-budget table (values per rank, as text).
+#[derive(Clone, Debug)]
+pub struct BudgetRow {
+    /// Role.
+    pub role: String,
+    /// `dp2tp8, experts over 16`.
+    pub shape: String,
+    /// What vLLM may use: `54.86 GiB (0.9 x 60.96)`.
+    pub usable: String,
+    /// Weights in GiB.
+    pub weights: String,
+    /// Reserves in GiB.
+    pub reserves: String,
+    /// KV cache in GiB.
+    pub kv: String,
+    /// KV bytes per token.
+    pub kv_per_token: String,
+    /// Tokens the KV cache holds.
+    pub kv_tokens: String,
+    /// `65536 (fits 76288)`.
+    pub max_len: String,
+    /// Requests of `max_model_len` at once.
+    pub at_max_len: String,
+    /// Requests of the declared workload at once over the role, or `-`.
+    pub workload: String,
+}
+
+/// The budget rows of a layout, from the view's budget.
+pub fn budget_rows(budget: &[crate::capacity::RoleBudget]) -> Vec<BudgetRow> {
+    use crate::capacity::{gib, gib_signed};
+    budget
+        .iter()
+        .map(|b| BudgetRow {
+            role: b.role.to_string(),
+            shape: format!("dp{}tp{}, experts over {}", b.dp, b.tp, b.ep),
+            usable: format!(
+                "{} GiB ({}.{:03} x {})",
+                gib(b.requested_bytes),
+                b.utilization_milli / 1000,
+                b.utilization_milli % 1000,
+                gib(b.total_bytes)
+            ),
+            weights: format!("{} GiB", gib(b.weights.total())),
+            reserves: format!("{} GiB", gib(b.reserves.total())),
+            kv: format!("{} GiB", gib_signed(b.kv_bytes)),
+            kv_per_token: if b.kv_bytes_per_request > 0 {
+                format!(
+                    "{} B + {}.{} MiB per request",
+                    b.kv_bytes_per_token,
+                    b.kv_bytes_per_request * 10 / crate::capacity::MIB / 10,
+                    b.kv_bytes_per_request * 10 / crate::capacity::MIB % 10
+                )
+            } else {
+                format!("{} B", b.kv_bytes_per_token)
+            } + if b.estimate { " (estimate)" } else { "" },
+            kv_tokens: b.kv_tokens.to_string(),
+            max_len: format!("{} (fits {})", b.max_model_len, b.max_len_fits),
+            at_max_len: b.requests_at_max_len.to_string(),
+            workload: b.workload.map_or("-".to_owned(), |w| {
+                format!(
+                    "{} requests of {} tokens ({} per rank x {} ranks; `max_num_seqs` {} in all)",
+                    w.fit_total, w.tokens_per_request, w.fit_per_rank, w.ranks, w.seqs_total
+                )
+            }),
+        })
+        .collect()
+}
+
 /// Everything the layout's documents say.
 #[derive(Clone, Debug)]
 pub struct DocsView {
@@ -170,6 +238,8 @@ pub fn newer_doc(layout: &Layout) -> NewerDoc {
         },
         count: all.len(),
     }
+    /// The memory budget per role.
+    pub budget: Vec<BudgetRow>,
 }
 
 /// Builds the documents view of a layout.
@@ -206,6 +276,7 @@ pub fn docs_view(layout: &Layout) -> DocsView {
         last_node: meta.node_count.saturating_sub(1),
         k8s: k8s_doc(layout),
         newer: newer_doc(layout),
+        budget: budget_rows(&crate::capacity::budget(layout)),
         meta,
     }
 }

@@ -35,6 +35,20 @@
 //!     "connector_unregistered": null,   the layout's kv_connector when this release lacks it
 //!     "proxy_flags_removed": ["--x"]    flags of the layout's proxy script this release dropped
 //!   }]
+//!   "budget": [{                          memory budget of one rank per role (`pd_dsl::capacity`),
+//!     "role": "prefill", "dp": 2, "tp": 8,  empty when the model has no dimensions
+//!     "ep": 16,                           ranks the routed experts are split over
+//!     "total_bytes": .., "requested_bytes": .., "utilization_milli": 900,
+//!     "weights": {"embedding", "dense", "routed", "router", "mtp"},   bytes per rank
+//!     "reserves": {"activations", "sampler", "hccl", "graph", "runtime"},
+//!     "kv_bytes": .., "kv_bytes_per_token": 71424, "block_size": 128, "kv_blocks": ..,
+//!     "kv_tokens": ..,                    tokens the rank's KV cache holds
+//!     "max_model_len": 65536, "model_max_len": 163840,
+//!     "max_len_fits": ..,                 the largest `max_model_len` one request of which fits
+//!     "requests_at_max_len": ..,
+//!     "workload": {"tokens_per_request", "concurrency", "fit_per_rank", "fit_total",
+//!                  "seqs_total", "ranks"} or null,
+//!     "estimate": false, ...}]            true where the KV layout is estimated (DeepSeek-V4)
 //! }
 //! ```
 //! Fields are only ever added, never renamed or removed.
@@ -129,6 +143,8 @@ pub struct LayoutView {
     pub proxy: Option<ProxyView>,
     /// What each later image changes for the layout.
     pub newer_images: Vec<crate::newer::NewerImage>,
+    /// The memory budget of one rank per role, in node order.
+    pub budget: Vec<crate::capacity::RoleBudget>,
 }
 
 /// One row of `index.json` and of `catalog list --format json`.
@@ -218,6 +234,7 @@ pub fn layout_view(layout: &Layout) -> LayoutView {
         nodes: node_views(layout),
         proxy: proxy_view(layout),
         newer_images: layout.newer_images(),
+        budget: crate::capacity::budget(layout),
     }
 }
 
