@@ -133,7 +133,7 @@ fn broken_fixtures_say_what_and_where() {
     assert!(
         dsa[0]
             .4
-            .contains("`DeepSeek-V3.1-w8a8-mtp-QuaRot` (MLA attention)"),
+            .contains("`DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot` (MLA attention)"),
         "{f:?}"
     );
     let spec = finish(

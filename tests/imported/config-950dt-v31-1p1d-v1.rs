@@ -8,7 +8,7 @@ pub fn imported() -> LayoutSpec {
     layout! {
         /// Imported from `tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml`.
         name: "imported/950dt-v31-1p1d-v1",
-        model: deepseek_v3_1_w8a8c8_mxfp8,
+        model: deepseek_v3_1_w4a4c8_mxfp4,
         hardware: ascend_950dt,
         image: "v0.30.0rc2",
         topology: <prefill 1 x dp1tp8; decode 1 x dp8tp1;>,
@@ -52,7 +52,7 @@ pub fn imported() -> LayoutSpec {
             },
         },
         provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml"] },
-        deviate("model `Eco-Tech/DeepSeek-V3.1-w8a8c8-mxfp8` loaded from the hub (tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml:4)", "pd-dsl serves weights from a path; the model table's is `/weight/dsk_v3.1-T-w8a8c8_attn-0506-full/`"),
-        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-w8a8c8-mxfp8`) (tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml:4)", "pd-dsl passes the model table's `--served-model-name dsv3`: clients ask for that name"),
+        deviate("model `Eco-Tech/DeepSeek-V3.1-w4a4c8-mxfp4` loaded from the hub (tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml:4)", "pd-dsl serves weights from a path; the model table's is `/weight/dsk-v3.1-w4a4_mlp-w8a8c8_attn-0618-full`"),
+        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-w4a4c8-mxfp4`) (tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml:4)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
     }
 }

@@ -8,7 +8,7 @@ pub fn imported() -> LayoutSpec {
     layout! {
         /// Imported from `tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml`.
         name: "imported/a2-v31-1p1d-v1",
-        model: deepseek_v3_1_w8a8_mtp_quarot,
+        model: deepseek_v3_1_terminus_w4a8_mtp_quarot,
         hardware: a2,
         image: "v0.30.0rc2",
         topology: <prefill 1 x dp2tp4; decode 1 x dp16tp1;>,
@@ -52,7 +52,7 @@ pub fn imported() -> LayoutSpec {
             },
         },
         provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml"] },
-        deviate("model `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot` loaded from the hub (tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml:4)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot`"),
-        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot`) (tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml:4)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
+        deviate("model `Eco-Tech/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot` loaded from the hub (tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml:4)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot`"),
+        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot`) (tests/fixtures/import/configs/a2-v31-1p1d-v1.yaml:4)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
     }
 }

@@ -8,7 +8,7 @@ pub fn imported() -> LayoutSpec {
     layout! {
         /// Imported from `tests/fixtures/import/configs/a2-v31-mixed-1node.yaml`.
         name: "imported/a2-v31-mixed-1node",
-        model: deepseek_v3_1_w8a8_mtp_quarot,
+        model: deepseek_v3_1_terminus_w4a8_mtp_quarot,
         hardware: a2,
         image: "v0.30.0rc2",
         topology: <mixed 1 x dp1tp8;>,
@@ -24,7 +24,7 @@ pub fn imported() -> LayoutSpec {
         },
         provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/configs/a2-v31-mixed-1node.yaml"] },
         allow(dead_env_toggle, "imported from tests/fixtures/import/configs/a2-v31-mixed-1node.yaml:9"),
-        deviate("model `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot` loaded from the hub (tests/fixtures/import/configs/a2-v31-mixed-1node.yaml:11)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot`"),
-        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot`) (tests/fixtures/import/configs/a2-v31-mixed-1node.yaml:11)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
+        deviate("model `Eco-Tech/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot` loaded from the hub (tests/fixtures/import/configs/a2-v31-mixed-1node.yaml:11)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot`"),
+        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot`) (tests/fixtures/import/configs/a2-v31-mixed-1node.yaml:11)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
     }
 }

@@ -8,7 +8,7 @@ pub fn imported() -> LayoutSpec {
     layout! {
         /// Imported from `tests/fixtures/import/configs/a3-v31-1p1d-layerwise.yaml`.
         name: "imported/a3-v31-1p1d-layerwise",
-        model: deepseek_v3_1_w8a8_mtp_quarot,
+        model: deepseek_v3_1_terminus_w4a8_mtp_quarot,
         hardware: a3,
         image: "v0.30.0rc2",
         topology: <prefill 1 x dp2tp8; decode 1 x dp16tp1;>,
@@ -53,8 +53,8 @@ pub fn imported() -> LayoutSpec {
         },
         provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/configs/a3-v31-1p1d-layerwise.yaml"] },
         allow(kv_port_on_adxl_edge, "imported from tests/fixtures/import/configs/a3-v31-1p1d-layerwise.yaml:89"),
-        deviate("model `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot` loaded from the hub (tests/fixtures/import/configs/a3-v31-1p1d-layerwise.yaml:4)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot`"),
+        deviate("model `Eco-Tech/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot` loaded from the hub (tests/fixtures/import/configs/a3-v31-1p1d-layerwise.yaml:4)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot`"),
         deviate("the e2e runner starts `load_balance_proxy_server_example.py` (tests/fixtures/import/configs/a3-v31-1p1d-layerwise.yaml:89)", "pd-dsl starts `load_balance_proxy_layerwise_server_example.py`: `MooncakeLayerwiseConnector` pairs with it (rule `connector_proxy_pairing`)"),
-        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot`) (tests/fixtures/import/configs/a3-v31-1p1d-layerwise.yaml:4)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
+        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot`) (tests/fixtures/import/configs/a3-v31-1p1d-layerwise.yaml:4)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
     }
 }

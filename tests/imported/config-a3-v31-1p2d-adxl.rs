@@ -8,7 +8,7 @@ pub fn imported() -> LayoutSpec {
     layout! {
         /// Imported from `tests/fixtures/import/configs/a3-v31-1p2d-adxl.yaml`.
         name: "imported/a3-v31-1p2d-adxl",
-        model: deepseek_v3_1_w8a8_mtp_quarot,
+        model: deepseek_v3_1_terminus_w4a8_mtp_quarot,
         hardware: a3,
         image: "v0.30.0rc2",
         topology: <prefill 1 x dp2tp8; decode 2 x dp16tp1;>,
@@ -53,7 +53,7 @@ pub fn imported() -> LayoutSpec {
         },
         provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/configs/a3-v31-1p2d-adxl.yaml"] },
         allow(kv_port_in_adxl_range, "imported from tests/fixtures/import/configs/a3-v31-1p2d-adxl.yaml:97, tests/fixtures/import/configs/a3-v31-1p2d-adxl.yaml:138, tests/fixtures/import/configs/a3-v31-1p2d-adxl.yaml:179"),
-        deviate("model `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot` loaded from the hub (tests/fixtures/import/configs/a3-v31-1p2d-adxl.yaml:4)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot`"),
-        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot`) (tests/fixtures/import/configs/a3-v31-1p2d-adxl.yaml:4)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
+        deviate("model `Eco-Tech/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot` loaded from the hub (tests/fixtures/import/configs/a3-v31-1p2d-adxl.yaml:4)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot`"),
+        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot`) (tests/fixtures/import/configs/a3-v31-1p2d-adxl.yaml:4)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
     }
 }

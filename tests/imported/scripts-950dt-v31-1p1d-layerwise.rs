@@ -8,13 +8,14 @@ pub fn imported() -> LayoutSpec {
     layout! {
         /// Imported from `tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/launch.sh`, `tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/proxy.sh`, `tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/run_dp_template_decode.sh`, `tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/run_dp_template_prefill.sh`.
         name: "imported/950dt-v31-1p1d-layerwise",
-        model: deepseek_v3_1_w8a8c8_mxfp8,
+        model: deepseek_v3_1_w4a4c8_mxfp4,
         hardware: ascend_950dt,
         image: "v0.30.0rc2",
         topology: <prefill 1 x dp1tp8; decode 1 x dp8tp1;>,
         connector: mooncake_layerwise { kv_port: { prefill: 36000, decode: 36100 }, extra: { "ascend_local_comm_res_path": "/etc/hccl_rootinfo.json" } },
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
+        served_model_name: "dsv3",
         serve: {
             max_model_len: 32768,
             expert_parallel: true,
