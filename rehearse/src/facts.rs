@@ -195,7 +195,7 @@ pub fn vllm_version_of_image(tag: &str) -> Result<String, String> {
         return Ok(f.vllm.version.clone());
     }
     pd_dsl::tables::image(tag)
-        .map(|i| i.vllm.to_owned())
+        .map(|i| i.vllm().to_owned())
         .ok_or_else(|| {
             let known: Vec<&str> = pd_dsl::tables::IMAGES.iter().map(|i| i.tag).collect();
             format!(
