@@ -90,6 +90,15 @@ pub struct RunMixedSh<'a> {
     pub x: &'a MixedModel,
 }
 
+/// The Kubernetes readiness probe's `bash -c` script: every given API port
+/// of the pod answers `/health` (through `http_request`, as `run.sh` polls).
+#[derive(Debug, Template)]
+#[template(path = "sh/health_probe.sh")]
+pub struct HealthProbeSh<'a> {
+    /// The pod's API ports.
+    pub ports: &'a [u32],
+}
+
 #[cfg(test)]
 #[allow(clippy::expect_used)]
 mod tests {

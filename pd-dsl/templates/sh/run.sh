@@ -157,6 +157,8 @@ fi
 
 {% include "sh/no_proxy.sh" %}
 
+{% include "sh/http.sh" %}
+
 # Resolves a host name to an IP with getent (an IP resolves to itself).
 resolve_host() {
     local addr
@@ -452,7 +454,8 @@ WAIT_SECONDS=${PD_WAIT_SECONDS:-{{ m.wait_seconds }}}
 is_uint "$WAIT_SECONDS" || die "PD_WAIT_SECONDS must be a number of seconds, got '$WAIT_SECONDS'"
 POLL_SECONDS=${PD_POLL_SECONDS:-10}
 [[ $POLL_SECONDS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$POLL_SECONDS'"
-command -v curl >/dev/null || die "curl is needed to poll /health (install curl)"
+command -v curl >/dev/null 2>&1 || command -v python3 >/dev/null 2>&1 || die "neither curl nor python3 is installed: one of them polls /health; install python3"
+log "node $NODE_INDEX polls /health with $(http_client)"
 
 # Records for stop.sh: this script's pid and a run id every process it starts inherits.
 if [[ -s $LOG_DIR/run.pid ]]; then
@@ -486,11 +489,11 @@ trap 'stop HUP 129' HUP
 trap 'stop TERM 143' TERM
 trap 'stop INT 130' INT
 
-# Polls URL until it answers (CURL_OK: -f = HTTP 2xx only), the last started process exits, or WAIT_SECONDS pass.
+# Polls URL until it answers (strict: -f, an HTTP status below 400 only), the last started process exits, or WAIT_SECONDS pass.
 wait_http() {
-    local url=$1 what=$2 strict=$3 deadline=$((SECONDS + WAIT_SECONDS)) opts=(--noproxy '*' -sS -o /dev/null --connect-timeout 3 -m 5)
+    local url=$1 what=$2 strict=$3 deadline=$((SECONDS + WAIT_SECONDS)) opts=(-sS -o /dev/null --connect-timeout 3 -m 5)
     if ((strict)); then opts+=(-f); fi
-    until curl "${opts[@]}" "$url" 2>/dev/null; do
+    until http_request "${opts[@]}" "$url" 2>/dev/null; do
         kill -0 "${PIDS[-1]}" 2>/dev/null || return 1
         ((SECONDS < deadline)) || die "timed out after ${WAIT_SECONDS}s waiting for $what at $url"
         sleep "$POLL_SECONDS"
@@ -518,7 +521,7 @@ if ((NODE_INDEX == 0 && HAS_PROXY)); then
         for ep in "${ENDPOINTS[@]}"; do
             host=${NODE_IPS[${ep%%:*}]}
             port=${ep#*:}
-            curl --noproxy '*' -fsS --connect-timeout 3 -m 5 -o /dev/null "http://$host:$port/health" 2>/dev/null || down+=("$host:$port")
+            http_request -fsS --connect-timeout 3 -m 5 -o /dev/null "http://$host:$port/health" 2>/dev/null || down+=("$host:$port")
         done
         if ((${#down[@]} == 0)); then
             break

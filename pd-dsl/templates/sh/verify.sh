@@ -10,9 +10,10 @@ PORT={{ m.entry_port }}
 BODY={{ m.verify_body }}
 
 {% include "sh/resolve_url.sh" %}
+{% include "sh/http.sh" %}
 resolve_url "${1:-}"
 URL="$BASE/v1/chat/completions"
-echo "verify.sh: trying $URL (from $FROM)" >&2
+echo "verify.sh: trying $URL (from $FROM) with $(http_client)" >&2
 
 out=$(mktemp)
 hdr=$(mktemp)
@@ -24,7 +25,7 @@ if [[ -n ${OPENAI_API_KEY:-} ]]; then
     headers+=(-H "@$hdr")
 fi
 # Straight to the deployment, never through http_proxy/https_proxy/all_proxy.
-if ! code=$(curl --noproxy '*' -sS -m "${PD_VERIFY_TIMEOUT:-600}" -o "$out" -w '%{http_code}' "${headers[@]}" -d "$BODY" "$URL"); then
+if ! code=$(http_request -sS -m "${PD_VERIFY_TIMEOUT:-600}" -o "$out" -w '%{http_code}' "${headers[@]}" -d "$BODY" "$URL"); then
     echo "verify.sh: FAIL: no response from $URL (from $FROM); on another host, set PD_PROXY_URL" >&2
     exit 1
 fi

@@ -167,6 +167,8 @@ pub struct DocsView {
     pub k8s: Option<K8sDoc>,
     /// What each later image changes for the layout.
     pub newer: NewerDoc,
+    /// The memory budget per role.
+    pub budget: Vec<BudgetRow>,
 }
 
 /// The "Newer images" section: one row per set of changes (the later
@@ -238,8 +240,6 @@ pub fn newer_doc(layout: &Layout) -> NewerDoc {
         },
         count: all.len(),
     }
-    /// The memory budget per role.
-    pub budget: Vec<BudgetRow>,
 }
 
 /// Builds the documents view of a layout.

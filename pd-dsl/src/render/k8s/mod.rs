@@ -182,7 +182,7 @@ pub fn artifacts(
     files.push(("scripts.yaml".into(), yaml(layout, &config_map)?));
 
     for set in &names.sets {
-        let lws = engine_set(layout, &names, set, settings);
+        let lws = engine_set(layout, &names, set, settings)?;
         files.push((
             format!(
                 "{}.yaml",

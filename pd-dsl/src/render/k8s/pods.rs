@@ -6,7 +6,10 @@ use super::{
     DRIVER_TOOLS, ENV_ENGINE_NODES, ENV_FIRST_NODE, ENV_LOCAL_IP, ENV_NODE_HOSTS, POD_IP_FIELD,
     SCRIPTS_DIR, TERMINATION_GRACE_SECONDS, lws,
 };
+use crate::render::RenderError;
+use crate::render::scripts::HealthProbeSh;
 use crate::{Layout, Role};
+use askama::Template;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{
     ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource,
@@ -181,18 +184,20 @@ fn engine_volumes(
 }
 
 /// A readiness probe that passes when every given API port answers
-/// `/health` (the ranks listen on all addresses: `--host 0.0.0.0`).
-fn health_probe(ports: &[u32]) -> Option<Probe> {
+/// `/health` (the ranks listen on all addresses: `--host 0.0.0.0`), through
+/// the scripts' `http_request` (curl when the image has it, else python3).
+fn health_probe(layout: &Layout, ports: &[u32]) -> Result<Option<Probe>, RenderError> {
     if ports.is_empty() {
-        return None;
+        return Ok(None);
     }
-    let list: Vec<String> = ports.iter().map(u32::to_string).collect();
-    let script = format!(
-        "for port in {}; do curl --noproxy '*' -fsS --connect-timeout 1 -m 2 -o /dev/null \"http://127.0.0.1:$port/health\" || exit 1; done",
-        list.join(" ")
-    );
+    let script = HealthProbeSh { ports }
+        .render()
+        .map_err(|e| RenderError::Layout {
+            layout: layout.name().to_owned(),
+            message: format!("cannot render the readiness probe's script: {e}"),
+        })?;
     let timeout = i32::try_from(2 * ports.len() + 5).unwrap_or(i32::MAX);
-    Some(Probe {
+    Ok(Some(Probe {
         exec: Some(ExecAction {
             command: Some(vec!["bash".to_owned(), "-c".to_owned(), script]),
         }),
@@ -200,7 +205,7 @@ fn health_probe(ports: &[u32]) -> Option<Probe> {
         timeout_seconds: Some(timeout),
         failure_threshold: Some(3),
         ..Probe::default()
-    })
+    }))
 }
 
 fn engine_pod(
@@ -209,7 +214,7 @@ fn engine_pod(
     set: &EngineSet,
     node: usize,
     settings: &K8sSettings,
-) -> PodTemplateSpec {
+) -> Result<PodTemplateSpec, RenderError> {
     let role = layout
         .placement
         .engines
@@ -251,7 +256,7 @@ fn engine_pod(
                 })
                 .collect()
         }),
-        readiness_probe: health_probe(&ports),
+        readiness_probe: health_probe(layout, &ports)?,
         // Whole nodes, as upstream CI requests them: the ranks' device lists
         // count from 0 over the node's NPUs, as on bare metal.
         resources: Some(ResourceRequirements {
@@ -264,7 +269,7 @@ fn engine_pod(
     };
     let mut labels = labels(&names.base, role.as_str());
     labels.insert("pd-dsl/engine".to_owned(), set.engine.to_string());
-    PodTemplateSpec {
+    Ok(PodTemplateSpec {
         metadata: Some(ObjectMeta {
             labels: Some(labels),
             ..ObjectMeta::default()
@@ -278,7 +283,7 @@ fn engine_pod(
             volumes: Some(volumes),
             ..PodSpec::default()
         }),
-    }
+    })
 }
 
 pub(super) fn engine_set(
@@ -286,18 +291,18 @@ pub(super) fn engine_set(
     names: &Names,
     set: &EngineSet,
     settings: &K8sSettings,
-) -> LeaderWorkerSet {
+) -> Result<LeaderWorkerSet, RenderError> {
     let role = layout
         .placement
         .engines
         .get(set.engine)
         .map_or(Role::Mixed, |e| e.role);
-    let leader = engine_pod(layout, names, set, set.nodes[0], settings);
+    let leader = engine_pod(layout, names, set, set.nodes[0], settings)?;
     let (leader_template, worker_template) = match set.nodes.get(1) {
         // Workers differ from the leader when they serve no API (a mixed
         // engine's headless nodes): no readiness probe on ports they lack.
         Some(&worker) => {
-            let w = engine_pod(layout, names, set, worker, settings);
+            let w = engine_pod(layout, names, set, worker, settings)?;
             if w == leader {
                 (None, w)
             } else {
@@ -308,7 +313,7 @@ pub(super) fn engine_set(
     };
     let mut labels = labels(&names.base, role.as_str());
     labels.insert("pd-dsl/engine".to_owned(), set.engine.to_string());
-    LeaderWorkerSet::new(
+    Ok(LeaderWorkerSet::new(
         meta(&set.name, labels),
         LeaderWorkerSetSpec {
             replicas: Some(1),
@@ -319,7 +324,7 @@ pub(super) fn engine_set(
                 worker_template,
             },
         },
-    )
+    ))
 }
 
 pub(super) fn proxy_objects(
