@@ -37,6 +37,8 @@ pub(crate) struct Arg {
 pub(crate) struct NodeIn {
     /// Where the node is described.
     pub at: Loc,
+    /// The node's index in the input ([`InputRank::input_node`]).
+    pub index: usize,
     pub role: Role,
     pub model: P<String>,
     pub dp: P<u64>,
@@ -906,6 +908,7 @@ fn input_rank(n: &NodeIn, node: usize, local: u64, _pd: bool) -> InputRank {
         .collect();
     InputRank {
         node,
+        input_node: n.index,
         dp_rank: n.rank_start.v + local,
         model: n.model.v.clone(),
         options,

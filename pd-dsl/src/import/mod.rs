@@ -214,6 +214,11 @@ pub struct InputProxy {
 pub struct InputRank {
     /// Index of the node in pd-dsl's node order.
     pub node: usize,
+    /// Index of the node in the input: an e2e config's `node_index` (the
+    /// `config` entry's, or the `deployment` entry's place), or the node's
+    /// place in a script set (launcher lines, then `vllm serve` commands,
+    /// in file order).
+    pub input_node: usize,
     /// Global DP rank.
     pub dp_rank: u64,
     /// The model path or hub id `vllm serve` gets.

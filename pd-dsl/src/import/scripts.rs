@@ -278,6 +278,8 @@ pub(crate) fn node_from_serve(
         .unwrap_or(p(String::new(), model.at));
     Ok(NodeIn {
         at: toks.first().map_or(model.at, |t| t.at),
+        // The caller places it.
+        index: 0,
         role,
         model,
         dp,
@@ -607,7 +609,9 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
                     shapes,
                 });
             } else {
-                nodes.push(node_from_serve(toks, env.clone(), &mut notes)?);
+                let mut n = node_from_serve(toks, env.clone(), &mut notes)?;
+                n.index = nodes.len();
+                nodes.push(n);
             }
         }
         for l in &s.launchers {
@@ -672,6 +676,7 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
             *i += 1;
             let n = NodeIn {
                 at: l.at,
+                index: nodes.len(),
                 role,
                 model: t.model.clone(),
                 dp: l.dp.clone(),

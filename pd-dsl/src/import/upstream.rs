@@ -331,6 +331,7 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
             let node_at = at(file, c);
             let n = NodeIn {
                 at: node_at,
+                index: usize::try_from(idx).unwrap_or(usize::MAX),
                 role,
                 model: model.clone(),
                 dp: p(cfg.dp_size.value, at(file, &cfg.dp_size)),
@@ -368,7 +369,9 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
             let cmd = &entry.value.server_cmd;
             let cmd_at = at(file, cmd);
             let toks = locate_words(file, text, &cmd.value, cmd_at)?;
-            let n = node_from_serve(&toks, env_of(file, entry.value.envs.as_ref()), &mut notes)?;
+            let mut n =
+                node_from_serve(&toks, env_of(file, entry.value.envs.as_ref()), &mut notes)?;
+            n.index = nodes.len();
             nodes.push(n);
         }
         // Native DP: the workers name the master by a variable; the first
