@@ -417,6 +417,64 @@ const QWEN3_235B: Model = Model {
     kv_c8: false,
 };
 
+/// Qwen3.5-397B-A17B (vllm-ascend docs/source/tutorials/models/
+/// Qwen3.5-397B-A17B.md @v0.29.0rc1: a multimodal MoE model with MTP,
+/// `--served-model-name qwen3.5` L207, `qwen3_5_mtp` L215, the quantized
+/// builds need `--quantization ascend` L222; its linear-attention layers
+/// make vLLM's hybrid KV cache manager apply, L276, L470). Its full-attention
+/// layers are taken as GQA (the enum has no linear-attention kind).
+const QWEN3_5_FAMILY: Model = Model {
+    id: "",
+    weights: "",
+    source: "",
+    hub_ids: &[],
+    default_path: "",
+    served_name: "qwen3.5",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: true,
+    attention: Attention::Gqa,
+    multimodal: true,
+    drafts: &[],
+    tokenizer_mode: None,
+    kv_c8: false,
+};
+
+/// Qwen3.5-397B-A17B w8a8 with MTP (Qwen3.5-397B-A17B.md L28; e2e:
+/// tests/e2e/weekly/multi_node/external_dp/config/Qwen-3.5-397B-A17B-W8A8-PD.yaml).
+pub static QWEN3_5_397B_A17B_W8A8_MTP: Model = Model {
+    id: "qwen3_5_397b_a17b_w8a8_mtp",
+    weights: "Qwen3.5-397B-A17B-w8a8-mtp",
+    source: "ModelScope Eco-Tech/Qwen3.5-397B-A17B-w8a8-mtp",
+    hub_ids: &["Eco-Tech/Qwen3.5-397B-A17B-w8a8-mtp"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3.5-397B-A17B-w8a8-mtp",
+    ..QWEN3_5_FAMILY
+};
+
+/// Qwen3.5-397B-A17B w4a8 with MTP (Qwen3.5-397B-A17B.md L29; e2e:
+/// tests/e2e/weekly/multi_node/external_dp/config/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml).
+pub static QWEN3_5_397B_A17B_W4A8_MTP: Model = Model {
+    id: "qwen3_5_397b_a17b_w4a8_mtp",
+    weights: "Qwen3.5-397B-A17B-w4a8-mtp",
+    source: "ModelScope Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp",
+    hub_ids: &["Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp",
+    ..QWEN3_5_FAMILY
+};
+
+/// Qwen3.5-122B-A10B w4a8 (e2e only: tests/e2e/weekly/multi_node/external_dp/
+/// config/Qwen3.5-122B-A10B-w4a8-128k-1k-TPOT50-90-PD.yaml @v0.27.1rc1,
+/// `--quantization ascend`, `qwen3_5_mtp`); family facts: `QWEN3_5_FAMILY`.
+pub static QWEN3_5_122B_A10B_W4A8: Model = Model {
+    id: "qwen3_5_122b_a10b_w4a8",
+    weights: "Qwen3.5-122B-A10B-w4a8",
+    source: "ModelScope Eco-Tech/Qwen3.5-122B-A10B-w4a8",
+    hub_ids: &["Eco-Tech/Qwen3.5-122B-A10B-w4a8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3.5-122B-A10B-w4a8",
+    ..QWEN3_5_FAMILY
+};
+
 /// Qwen3-VL-235B-A22B-Instruct (docs/source/tutorials/models/
 /// Qwen3-VL-235B-A22B-Instruct.md, `--served-model-name qwen3-vl-235b`).
 /// Multimodal; its text decoder is taken as GQA like Qwen3 (the architecture
@@ -957,7 +1015,7 @@ pub static MINIMAX_M2_5_W8A8_QUAROT: Model = Model {
 };
 
 /// Every model, in table order.
-pub static MODELS: [&Model; 38] = [
+pub static MODELS: [&Model; 41] = [
     &DEEPSEEK_V4_FLASH_W8A8_MTP,
     &DEEPSEEK_V3_1_W8A8_MTP_QUAROT,
     &DEEPSEEK_V3_1_BF16,
@@ -996,6 +1054,9 @@ pub static MODELS: [&Model; 38] = [
     &MINIMAX_M2_7_W8A8_QUAROT,
     &MINIMAX_M2_7_W8A8C8_QUAROT,
     &MINIMAX_M2_5_W8A8_QUAROT,
+    &QWEN3_5_397B_A17B_W8A8_MTP,
+    &QWEN3_5_397B_A17B_W4A8_MTP,
+    &QWEN3_5_122B_A10B_W4A8,
 ];
 
 /// Looks a model up by its layout identifier.

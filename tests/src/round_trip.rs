@@ -298,6 +298,7 @@ pub const VLLM_DEFAULTS: &[(&str, &str)] = &[
     ("--host", "0.0.0.0"),
     ("--data-parallel-size", "1"),
     ("--tensor-parallel-size", "1"),
+    ("--data-parallel-start-rank", "0"),
 ];
 
 /// Normalisation 9: options a `--headless` worker ignores (it runs no API

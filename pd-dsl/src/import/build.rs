@@ -98,6 +98,11 @@ pub(crate) const RANK_FLAGS: &[&str] = &[
     "--headless",
 ];
 
+/// vLLM's `--data-parallel-rpc-port` default (vllm `vllm/config/parallel.py`,
+/// `data_parallel_rpc_port`: 29550 in every vLLM of the corpus, 0.18.0 to
+/// 0.30.0).
+const VLLM_DP_RPC_PORT: u64 = 29550;
+
 /// Env the spine derives per node or rank, and harness-internal variables
 /// of the upstream e2e runner (`SERVER_PORT` is its port placeholder).
 const DERIVED_ENV: &[&str] = &[
@@ -481,6 +486,23 @@ fn build_inner(
     }
     // A single-node, single-rank mixed engine needs no DP RPC port.
     let needs_rpc = engines.iter().any(|e| e.dp.v > 1 || e.nodes.len() > 1);
+    // No node passes one: every engine runs at vLLM's default, which
+    // pd-dsl's launcher must pass (rule `dp_rpc_port_required`).
+    let passes_rpc = d.nodes.iter().any(|n| {
+        n.rank_args
+            .iter()
+            .any(|a| a.flag.v == "--data-parallel-rpc-port")
+    });
+    if dp_rpc.is_none() && needs_rpc && !passes_rpc {
+        d.notes.push(Note {
+            at: first.at,
+            what: format!(
+                "no `--data-parallel-rpc-port` (vLLM's default {VLLM_DP_RPC_PORT} applies)"
+            ),
+            why: "pd-dsl passes the DP RPC port to every rank; the layout states vLLM's default".into(),
+        });
+        dp_rpc = Some(p(VLLM_DP_RPC_PORT, first.at));
+    }
     let ports = PortsSpec {
         api: Some(Spanned::new(api.v, s(api.at))),
         dp_rpc: dp_rpc

@@ -107,6 +107,37 @@ pub(crate) fn split_args(toks: &[Tok]) -> Result<Vec<Arg>, Fail> {
     Ok(out)
 }
 
+/// A flag given more than once (per-rank flags are refused twice by
+/// [`take_rank_flags`]): vLLM's argparse keeps the last value, so the import
+/// keeps it and reports every earlier one.
+pub(crate) fn once_each(args: &mut Vec<Arg>, notes: &mut Vec<Note>) {
+    let mut i = 0;
+    while i < args.len() {
+        let flag = args[i].flag.v.clone();
+        if RANK_FLAGS.contains(&flag.as_str()) {
+            i += 1;
+            continue;
+        }
+        if let Some(j) = args[i + 1..].iter().position(|a| a.flag.v == flag) {
+            let later = &args[i + 1 + j];
+            let show = |a: &Arg| a.value.as_ref().map_or(String::new(), |v| format!(" {}", v.v));
+            notes.push(Note {
+                at: later.flag.at,
+                what: format!(
+                    "`{flag}` given twice (`{flag}{}` at line {}, then `{flag}{}`)",
+                    show(&args[i]),
+                    args[i].flag.at.line,
+                    show(later)
+                ),
+                why: "vLLM's argparse keeps the last; pd-dsl passes it once, with that value".into(),
+            });
+            args.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
 /// The per-rank flags of a serve command (derived by pd-dsl).
 #[derive(Default, Debug)]
 pub(crate) struct Facts {
@@ -251,10 +282,11 @@ fn role_of(args: &[Arg]) -> Result<Role, Fail> {
 pub(crate) fn node_from_serve(
     toks: &[Tok],
     env: Vec<(P<String>, P<String>)>,
-    _notes: &mut Vec<Note>,
+    notes: &mut Vec<Note>,
 ) -> Result<NodeIn, Fail> {
     let (model, rest) = serve_head(toks)?;
     let mut args = split_args(rest)?;
+    once_each(&mut args, notes);
     let facts = take_rank_flags(&mut args)?;
     let role = role_of(&args)?;
     let one = |at: Loc| p(1u64, at);
