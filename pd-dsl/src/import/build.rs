@@ -7,9 +7,9 @@
 use super::{Imported, Input, InputProxy, InputRank, Loc, Note, Options, SourceMap};
 use crate::placement::{default_ranks_per_node, derived_engine_id};
 use crate::spec::{
-    ConnectorKind, ConnectorSpec, EngineGroup, EngineIdsSpec, EnvEntry, EnvValue, FlagEntry,
-    GraphMode, HardwareSpec, Json, KvPorts, LayoutSpec, PortsSpec, ProvenanceSpec, ProxyScript,
-    ProxySpec, Role, ServeSpec, SpeculativeSpec,
+    ConnectorKind, ConnectorSpec, EngineGroup, EngineId, EngineIdsSpec, EnvEntry, EnvValue,
+    FlagEntry, GraphMode, HardwareSpec, Json, KvPorts, LayoutSpec, PortsSpec, ProvenanceSpec,
+    ProxyScript, ProxySpec, Role, ServeSpec, SpeculativeSpec,
 };
 use crate::{Spanned, tables};
 use std::collections::BTreeMap;
@@ -172,6 +172,9 @@ struct Engine {
     /// Input node indices, in rank order.
     nodes: Vec<usize>,
     kv: Option<KvIn>,
+    /// Each node's `engine_id` as written (upstream gives a multi-node
+    /// engine's nodes their own).
+    node_ids: Vec<Option<P<u64>>>,
 }
 
 #[derive(Clone, Debug)]
@@ -295,15 +298,24 @@ fn build_inner(
                     ));
                 }
                 if let (Some(a), Some(b)) = (&e.kv, &kv)
-                    && (a.port.as_ref().map(|x| x.v) != b.port.as_ref().map(|x| x.v)
-                        || a.engine_id.as_ref().map(|x| x.v) != b.engine_id.as_ref().map(|x| x.v))
+                    && a.port.as_ref().map(|x| x.v) != b.port.as_ref().map(|x| x.v)
                 {
                     let at = b.port.as_ref().map_or(n.at, |x| x.at);
                     return Err((
                         at,
-                        "found a `kv_port` or `engine_id` differing between nodes of one engine, expected one per engine: the engine's ranks share one kv-transfer-config".into(),
+                        format!(
+                            "found `kv_port` {} on this node and {} on the engine's first node, expected one per engine: the engine's ranks take consecutive spans from one base",
+                            b.port
+                                .as_ref()
+                                .map_or("none".to_owned(), |x| x.v.to_string()),
+                            a.port
+                                .as_ref()
+                                .map_or("none".to_owned(), |x| x.v.to_string())
+                        ),
                     ));
                 }
+                e.node_ids
+                    .push(kv.as_ref().and_then(|k| k.engine_id.clone()));
                 e.nodes.push(i);
             }
         } else {
@@ -321,6 +333,7 @@ fn build_inner(
                 dp: n.dp.clone(),
                 tp: n.tp.clone(),
                 nodes: vec![i],
+                node_ids: vec![kv.as_ref().and_then(|k| k.engine_id.clone())],
                 kv,
             });
         }
@@ -493,13 +506,25 @@ fn build_inner(
             .iter()
             .any(|a| a.flag.v == "--data-parallel-rpc-port")
     });
+    if let Some(n) = d.nodes.iter().find(|n| {
+        !n.rank_args
+            .iter()
+            .any(|a| a.flag.v == "--data-parallel-address")
+    }) {
+        d.notes.push(Note {
+            at: n.at,
+            what: "no `--data-parallel-address` (vLLM's default)".into(),
+            why: "pd-dsl passes each engine's DP master address to every rank".into(),
+        });
+    }
     if dp_rpc.is_none() && needs_rpc && !passes_rpc {
         d.notes.push(Note {
             at: first.at,
             what: format!(
                 "no `--data-parallel-rpc-port` (vLLM's default {VLLM_DP_RPC_PORT} applies)"
             ),
-            why: "pd-dsl passes the DP RPC port to every rank; the layout states vLLM's default".into(),
+            why: "pd-dsl passes the DP RPC port to every rank; the layout states vLLM's default"
+                .into(),
         });
         dp_rpc = Some(p(VLLM_DP_RPC_PORT, first.at));
     }
@@ -521,7 +546,7 @@ fn build_inner(
     if pd {
         let mut kind: Option<P<ConnectorKind>> = None;
         let mut ports_by_role: BTreeMap<Role, Vec<Spanned<u64>>> = BTreeMap::new();
-        let mut ids_by_role: BTreeMap<Role, Vec<Spanned<u64>>> = BTreeMap::new();
+        let mut ids_by_role: BTreeMap<Role, Vec<EngineId>> = BTreeMap::new();
         let mut ids_differ = false;
         let mut extra: BTreeMap<String, Spanned<Json>> = BTreeMap::new();
         let mut role_index: BTreeMap<Role, usize> = BTreeMap::new();
@@ -564,14 +589,26 @@ fn build_inner(
             let ri = role_index.entry(e.role).or_insert(0);
             let derived = derived_engine_id(e.role, *ri);
             *ri += 1;
-            let id = match &kv.engine_id {
-                Some(id) => {
-                    if Some(id.v) != derived {
-                        ids_differ = true;
-                    }
-                    Spanned::new(id.v, s(id.at))
-                }
+            let one = |x: &Option<P<u64>>, s: &mut dyn FnMut(Loc) -> crate::Site| match x {
+                Some(id) => Spanned::new(id.v, s(id.at)),
                 None => Spanned::new(derived.unwrap_or(0), s(at)),
+            };
+            let per_node = e
+                .node_ids
+                .iter()
+                .any(|x| x.as_ref().map(|x| x.v) != e.node_ids[0].as_ref().map(|x| x.v));
+            let id = if per_node {
+                ids_differ = true;
+                EngineId::PerNode(e.node_ids.iter().map(|x| one(x, &mut s)).collect())
+            } else {
+                if kv
+                    .engine_id
+                    .as_ref()
+                    .is_some_and(|id| Some(id.v) != derived)
+                {
+                    ids_differ = true;
+                }
+                EngineId::One(one(&kv.engine_id, &mut s))
             };
             ids_by_role.entry(e.role).or_default().push(id);
             for (k, v) in &kv.extra {
@@ -1324,10 +1361,18 @@ fn serve_block(
             }
             _ => b.flags.push(FlagEntry {
                 name: Spanned::new(flag.to_owned(), s(a.flag.at)),
-                value: a
-                    .value
-                    .as_ref()
-                    .map(|v| Spanned::new(Json::String(v.v.clone()), s(v.at))),
+                // A JSON value written over several lines is passed on one
+                // (vLLM parses it alike; the round trip compares JSON as
+                // JSON): a flag value holds no control characters.
+                value: a.value.as_ref().map(|v| {
+                    let text = match serde_json::from_str::<Json>(&v.v) {
+                        Ok(j @ (Json::Object(_) | Json::Array(_))) if v.v.contains('\n') => {
+                            j.to_string()
+                        }
+                        _ => v.v.clone(),
+                    };
+                    Spanned::new(Json::String(text), s(v.at))
+                }),
             }),
         }
     }

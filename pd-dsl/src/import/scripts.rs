@@ -120,7 +120,11 @@ pub(crate) fn once_each(args: &mut Vec<Arg>, notes: &mut Vec<Note>) {
         }
         if let Some(j) = args[i + 1..].iter().position(|a| a.flag.v == flag) {
             let later = &args[i + 1 + j];
-            let show = |a: &Arg| a.value.as_ref().map_or(String::new(), |v| format!(" {}", v.v));
+            let show = |a: &Arg| {
+                a.value
+                    .as_ref()
+                    .map_or(String::new(), |v| format!(" {}", v.v))
+            };
             notes.push(Note {
                 at: later.flag.at,
                 what: format!(
@@ -129,7 +133,8 @@ pub(crate) fn once_each(args: &mut Vec<Arg>, notes: &mut Vec<Note>) {
                     args[i].flag.at.line,
                     show(later)
                 ),
-                why: "vLLM's argparse keeps the last; pd-dsl passes it once, with that value".into(),
+                why: "vLLM's argparse keeps the last; pd-dsl passes it once, with that value"
+                    .into(),
             });
             args.remove(i);
         } else {

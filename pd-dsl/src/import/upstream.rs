@@ -147,8 +147,10 @@ impl<'de> Deserialize<'de> for Scalar {
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
                 Ok(Scalar(v.to_owned()))
             }
+            // The runners turn values into text with Python's `str()`
+            // (`DistEnvBuilder.build`: `{k: str(v)}`): `True`, `False`.
             fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar, E> {
-                Ok(Scalar(v.to_string()))
+                Ok(Scalar(if v { "True" } else { "False" }.to_owned()))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
                 Ok(Scalar(v.to_string()))
@@ -262,8 +264,9 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
     for (k, at) in &keys.0 {
         // Upstream keeps anchors in extra root keys (`env_common`,
         // `env_prefill`, `_envs`, `_server_cmd`, `prefill_server_cmd`).
-        let anchor_holder =
-            k.starts_with("env") || k.starts_with('_') && !k.starts_with("__") || k.ends_with("_server_cmd");
+        let anchor_holder = k.starts_with("env")
+            || k.starts_with('_') && !k.starts_with("__")
+            || k.ends_with("_server_cmd");
         if ROOT_KEYS.contains(&k.as_str()) || TEST_KEYS.contains(&k.as_str()) || anchor_holder {
             continue;
         }
@@ -438,7 +441,12 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
             .filter(|d| d.value.enabled.as_ref().is_none_or(|e| e.value));
         let role_of_entry = |i: u64| -> Result<Option<Role>, Fail> {
             let Some(d) = disagg else { return Ok(None) };
-            for x in d.value.prefiller_host_index.iter().chain(&d.value.decoder_host_index) {
+            for x in d
+                .value
+                .prefiller_host_index
+                .iter()
+                .chain(&d.value.decoder_host_index)
+            {
                 if x.value >= count {
                     return Err((
                         at(file, x),
@@ -456,11 +464,15 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
                 (false, true) => Ok(Some(Role::Decode)),
                 (true, true) => Err((
                     at(file, d),
-                    format!("found entry {i} in both `prefiller_host_index` and `decoder_host_index`, expected one role per node"),
+                    format!(
+                        "found entry {i} in both `prefiller_host_index` and `decoder_host_index`, expected one role per node"
+                    ),
                 )),
                 (false, false) => Err((
                     at(file, d),
-                    format!("found `deployment` entry {i} in neither `prefiller_host_index` nor `decoder_host_index`, expected every node in one: its role is unknown"),
+                    format!(
+                        "found `deployment` entry {i} in neither `prefiller_host_index` nor `decoder_host_index`, expected every node in one: its role is unknown"
+                    ),
                 )),
             }
         };
@@ -487,7 +499,11 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
                 merged.append(&mut env);
                 env = merged;
             }
-            let master = if role == Some(Role::Decode) { decode_start } else { 0 };
+            let master = if role == Some(Role::Decode) {
+                decode_start
+            } else {
+                0
+            };
             let toks = locate_words(file, text, &cmd.value, cmd_at)?;
             let toks = runner_expand(toks, &env, i, master);
             let mut n = node_from_serve(&toks, env, &mut notes)?;
@@ -502,20 +518,29 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
                         ),
                     ));
                 }
-            } else if n.role != Role::Mixed && disagg.is_none() && root.disaggregated_prefill.is_some() {
+            } else if n.role != Role::Mixed
+                && disagg.is_none()
+                && root.disaggregated_prefill.is_some()
+            {
                 return Err((
                     n.at,
-                    format!("found a {} node (its `kv_role`) with `disaggregated_prefill` disabled, expected it enabled: the runner starts no proxy", n.role),
+                    format!(
+                        "found a {} node (its `kv_role`) with `disaggregated_prefill` disabled, expected it enabled: the runner starts no proxy",
+                        n.role
+                    ),
                 ));
             }
             nodes.push(n);
         }
         if disagg.is_some() {
-            let at = root.disaggregated_prefill.as_ref().map_or(top, |d| at(file, d));
+            let at = root
+                .disaggregated_prefill
+                .as_ref()
+                .map_or(top, |d| at(file, d));
             proxy_command = Some(internal_proxy(&nodes));
             notes.push(super::Note {
                 at,
-                what: "internal DP: the input runs one `vllm serve` per node for its local DP ranks (`--data-parallel-size-local`, `--data-parallel-start-rank`, `--headless` workers), one API server on `--port`; the proxy lists each API server once".into(),
+                what: "internal DP: the input runs one `vllm serve` per node for its local DP ranks (`--data-parallel-size-local`, `--data-parallel-start-rank`, `--headless` workers, no `--data-parallel-rank`), one API server on `--port`; the proxy lists each API server once".into(),
                 why: "pd-dsl runs PD engines with external DP: one `vllm serve` per rank through `launch_online_dp.py` (`--data-parallel-rank`, API ports from `--port` up), each rank in the proxy lists".into(),
             });
             notes.push(super::Note {
@@ -779,7 +804,12 @@ fn locate_words(file: usize, text: &str, cmd: &str, start: Loc) -> Result<Vec<To
 /// only known at run time, allowed where pd-dsl derives the value); any
 /// other stays a run-time value, refused at its position where a literal
 /// is needed.
-fn runner_expand(toks: Vec<Tok>, env: &[(P<String>, P<String>)], node: u64, master: u64) -> Vec<Tok> {
+fn runner_expand(
+    toks: Vec<Tok>,
+    env: &[(P<String>, P<String>)],
+    node: u64,
+    master: u64,
+) -> Vec<Tok> {
     toks.into_iter()
         .map(|t| {
             if t.literal || !t.text.contains('$') {
@@ -845,7 +875,12 @@ fn internal_proxy(nodes: &[NodeIn]) -> InputProxy {
         nodes
             .iter()
             .filter(|n| n.role == role && !n.headless)
-            .map(|n| (format!("${{NODE_{}_IP}}", n.index), n.api_port.v.to_string()))
+            .map(|n| {
+                (
+                    format!("${{NODE_{}_IP}}", n.index),
+                    n.api_port.v.to_string(),
+                )
+            })
             .unzip()
     };
     let (ph, pp) = list(Role::Prefill);
