@@ -279,15 +279,28 @@ fn is_env_name(s: &str) -> bool {
         && it.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// `--kebab-case`, optionally with dotted keys into a JSON option
+/// (`--attention-config.indexer_kv_dtype`: vLLM's `FlexibleArgumentParser`
+/// merges `--json-arg.key value` into the JSON argument, vllm
+/// `vllm/utils/argparse_utils.py` @v0.23.0 L389-416; the keys are passed
+/// as written).
 fn is_flag(s: &str) -> bool {
-    s.strip_prefix("--").is_some_and(|rest| {
+    let mut parts = s.split('.');
+    let head = parts.next().unwrap_or_default();
+    let kebab = head.strip_prefix("--").is_some_and(|rest| {
         !rest.is_empty()
             && rest.split('-').all(|w| {
                 !w.is_empty()
                     && w.chars()
                         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
             })
-    })
+    });
+    kebab
+        && parts.all(|k| {
+            !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
 }
 
 fn check_texts(spec: &LayoutSpec, cx: &mut Cx) {

@@ -1683,6 +1683,9 @@ pub static SPECULATIVE_METHODS: &[&str] = &[
     "draft_model",
     "extract_hidden_states",
     "deepseek_mtp",
+    // Qwen3.5's MTP head (vllm `vllm/config/speculative.py` `MTPModelTypes`
+    // @v0.23.0 L46; vllm-ascend Qwen3.5-397B-A17B.md @v0.29.0rc1 L215).
+    "qwen3_5_mtp",
 ];
 
 #[cfg(test)]

@@ -59,6 +59,10 @@
 //!     resolved the same way (a DP master's address only); `--port` and
 //!     every other flag compare as written.
 //!
+//! 12. `kv_port` in `--kv-transfer-config` as a number or a numeric
+//!     string: vLLM's `KVTransferConfig.kv_port` is an `int`, which
+//!     pydantic reads from either.
+//!
 //! Anything else that differs — a flag missing, added or changed, an env
 //! variable missing, added or changed, another model, a proxy endpoint
 //! missing, added, changed or moved — fails the test with the unit, node,
@@ -366,6 +370,7 @@ pub fn compare(input: &InputRank, ran: &Ran, start: &BTreeMap<String, String>) -
                     (Ok(mut wj), Ok(gj)) => {
                         if flag == "--kv-transfer-config" {
                             normalise_engine_id(&mut wj, &gj, ran, &mut diffs);
+                            normalise_kv_port(&mut wj, &gj);
                         }
                         if wj != gj {
                             diffs.push(diff(
@@ -493,6 +498,26 @@ pub fn names(text: &str, about: &str) -> bool {
 
 pub fn show(v: Option<&str>) -> String {
     v.map_or("no value".to_owned(), |v| format!("`{v}`"))
+}
+
+/// Normalisation 12: `kv_port` as a number or a numeric string (vLLM's
+/// `KVTransferConfig.kv_port` is an `int`; pydantic reads `"30000"` as
+/// 30000).
+pub fn normalise_kv_port(want: &mut Value, got: &Value) {
+    let (Some(w), Some(g)) = (want.as_object_mut(), got.as_object()) else {
+        return;
+    };
+    let number = |v: &Value| -> Option<u64> {
+        v.as_u64()
+            .or_else(|| v.as_str().and_then(|s| s.parse::<u64>().ok()))
+    };
+    if let (Some(wp), Some(gp)) = (w.get("kv_port"), g.get("kv_port"))
+        && number(wp).is_some()
+        && number(wp) == number(gp)
+    {
+        let gp = gp.clone();
+        w.insert("kv_port".into(), gp);
+    }
 }
 
 /// Normalisation 3: an `engine_id` the input leaves out is pd-dsl's

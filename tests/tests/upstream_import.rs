@@ -150,7 +150,12 @@ fn options(argv: &[String]) -> Vec<(String, Option<String>)> {
             Some((n, v)) => (n, Some(v.to_owned())),
             None => (f, None),
         };
-        let flag = format!("--{}", name.replace('_', "-"));
+        // Only the flag before a dotted key is spelled (`--a_b.c_d` →
+        // `--a-b.c_d`), as the importer does.
+        let flag = match name.split_once('.') {
+            Some((f, k)) => format!("--{}.{k}", f.replace('_', "-")),
+            None => format!("--{}", name.replace('_', "-")),
+        };
         if value.is_some() {
             out.push((flag, value));
             i += 1;

@@ -80,6 +80,10 @@ pub(crate) struct Deployment {
     pub proxy_command: Option<InputProxy>,
     /// Notes the front end already made.
     pub notes: Vec<Note>,
+    /// Errors the build went on after (settings pd-dsl cannot state): the
+    /// import fails with them, `lint` reports them with every rule finding
+    /// on the rest.
+    pub errors: Vec<(Loc, String)>,
 }
 
 type Fail = (Loc, String);
@@ -123,8 +127,14 @@ pub(crate) fn normalise_flag(raw: &str) -> (String, Option<String>) {
         Some((n, v)) => (n, Some(v.to_owned())),
         None => (raw, None),
     };
+    // A dotted key into a JSON option (`--attention-config.indexer_kv_dtype`)
+    // is passed as written: only the flag before the first `.` is spelled.
+    let (flag, keys) = match name.split_once('.') {
+        Some((f, k)) => (f, format!(".{k}")),
+        None => (name, String::new()),
+    };
     (
-        format!("--{}", name.trim_start_matches('-').replace('_', "-")),
+        format!("--{}{keys}", flag.trim_start_matches('-').replace('_', "-")),
         value,
     )
 }
@@ -184,22 +194,32 @@ struct KvIn {
     engine_id: Option<P<u64>>,
     extra: BTreeMap<String, P<Json>>,
     shapes: BTreeMap<String, (P<Json>, Loc)>,
+    /// Top-level keys pd-dsl does not render (`kv_connector_module_path`,
+    /// `kv_buffer_device`), with their values.
+    dropped: Vec<(String, Json)>,
 }
+
+/// The deployment as a spec, with the errors the build went on after
+/// (empty: the import succeeds).
+pub(crate) type Built = (Imported, Vec<(Loc, String)>);
 
 pub(crate) fn build(
     mut d: Deployment,
     mut map: SourceMap,
     inputs: &[Input],
     opts: &Options,
-) -> Result<Imported, (SourceMap, Loc, String)> {
+) -> Result<Built, (SourceMap, Loc, String)> {
     match build_inner(&mut d, &mut map, inputs, opts) {
-        Ok((spec, ranks)) => Ok(Imported {
-            proxy: spec.proxy.as_ref().and(d.proxy_command),
-            spec,
-            map,
-            notes: d.notes,
-            ranks,
-        }),
+        Ok((spec, ranks)) => Ok((
+            Imported {
+                proxy: spec.proxy.as_ref().and(d.proxy_command),
+                spec,
+                map,
+                notes: d.notes,
+                ranks,
+            },
+            d.errors,
+        )),
         Err((at, m)) => Err((map, at, m)),
     }
 }
@@ -301,7 +321,8 @@ fn build_inner(
                     && a.port.as_ref().map(|x| x.v) != b.port.as_ref().map(|x| x.v)
                 {
                     let at = b.port.as_ref().map_or(n.at, |x| x.at);
-                    return Err((
+                    // The first node's port stands for the engine.
+                    d.errors.push((
                         at,
                         format!(
                             "found `kv_port` {} on this node and {} on the engine's first node, expected one per engine: the engine's ranks take consecutive spans from one base",
@@ -517,6 +538,22 @@ fn build_inner(
             why: "pd-dsl passes each engine's DP master address to every rank".into(),
         });
     }
+    if let Some(r) = &dp_rpc
+        && let Some(n) = d.nodes.iter().find(|n| {
+            !n.rank_args
+                .iter()
+                .any(|a| a.flag.v == "--data-parallel-rpc-port")
+        })
+    {
+        d.notes.push(Note {
+            at: n.at,
+            what: format!(
+                "no `--data-parallel-rpc-port` on a {} node (vLLM's default {VLLM_DP_RPC_PORT} applies there)",
+                n.role
+            ),
+            why: format!("pd-dsl passes the layout's DP RPC port {} to every rank", r.v),
+        });
+    }
     if dp_rpc.is_none() && needs_rpc && !passes_rpc {
         d.notes.push(Note {
             at: first.at,
@@ -642,7 +679,7 @@ fn build_inner(
                     d.notes.push(Note {
                         at: *key_at,
                         what: format!(
-                            "`kv_connector_extra_config.{shape_role}` is {}",
+                            "`--kv-transfer-config` key `kv_connector_extra_config.{shape_role}` is {}",
                             shape.v
                         ),
                         why: match want {
@@ -652,6 +689,40 @@ fn build_inner(
                             None => format!("the deployment has no {shape_role} engine"),
                         },
                     });
+                }
+            }
+        }
+        // What one engine's kv-transfer-config says and pd-dsl does not
+        // render, or renders on every engine.
+        for &ei in &order {
+            let e = &engines[ei];
+            let Some(kv) = &e.kv else { continue };
+            for (k, v) in &kv.dropped {
+                let what = format!("`--kv-transfer-config` key `{k}` ({v}) dropped");
+                if !d.notes.iter().any(|n| n.what == what) {
+                    d.notes.push(Note {
+                        at: kv.kind.at,
+                        what,
+                        why: format!(
+                            "pd-dsl renders `kv_connector`, `kv_role`, `kv_port`, `engine_id` and `kv_connector_extra_config`; `{}` is found by its name",
+                            kv.kind.v.kv_connector()
+                        ),
+                    });
+                }
+            }
+            for k in extra.keys() {
+                if !kv.extra.contains_key(k) {
+                    let what = format!(
+                        "`--kv-transfer-config` key `kv_connector_extra_config.{k}` set on some engines, not on this {} engine",
+                        e.role
+                    );
+                    if !d.notes.iter().any(|n| n.what == what) {
+                        d.notes.push(Note {
+                            at: kv.kind.at,
+                            what,
+                            why: "pd-dsl renders one extra config for every engine".into(),
+                        });
+                    }
                 }
             }
         }
@@ -816,7 +887,11 @@ fn build_inner(
         let nodes: Vec<&NodeIn> = d.nodes.iter().filter(|n| n.role == role).collect();
         let Some(n0) = nodes.first() else { continue };
         for n in &nodes[1..] {
-            same_settings(n0, n)?;
+            // pd-dsl renders one template per role: the first node's
+            // settings stand for the role, every difference is an error.
+            if let Err(e) = same_settings(n0, n) {
+                d.errors.push(e);
+            }
         }
         let block = serve_block(n0, model, &mut served, &mut d.notes, &mut s)?;
         roles.insert(role, block);
@@ -1166,6 +1241,16 @@ fn kv_of(n: &NodeIn) -> Result<Option<KvIn>, Fail> {
     };
     let port = num("kv_port")?;
     let engine_id = num("engine_id")?;
+    let dropped: Vec<(String, Json)> = obj
+        .iter()
+        .filter(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "kv_connector" | "kv_role" | "kv_port" | "engine_id" | "kv_connector_extra_config"
+            )
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let mut extra = BTreeMap::new();
     let mut shapes = BTreeMap::new();
     if let Some(Json::Object(x)) = obj.get("kv_connector_extra_config") {
@@ -1183,6 +1268,7 @@ fn kv_of(n: &NodeIn) -> Result<Option<KvIn>, Fail> {
         engine_id,
         extra,
         shapes,
+        dropped,
     }))
 }
 

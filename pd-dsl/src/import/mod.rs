@@ -240,6 +240,20 @@ pub struct InputRank {
 /// Reads the inputs: one e2e config (`.yaml`/`.yml`), or any number of
 /// shell scripts for one deployment.
 pub fn import(inputs: &[Input], opts: &Options) -> Result<Imported, ImportError> {
+    let (imported, errors) = read_and_build(inputs, opts)?;
+    match errors.into_iter().next() {
+        None => Ok(imported),
+        Some(e) => Err(e),
+    }
+}
+
+/// The deployment as far as it can be built, and the errors the build went
+/// on after (a setting pd-dsl cannot state); `Err` when nothing could be
+/// built.
+fn read_and_build(
+    inputs: &[Input],
+    opts: &Options,
+) -> Result<(Imported, Vec<ImportError>), ImportError> {
     let Some(first) = inputs.first() else {
         return Err(ImportError {
             file: "<input>".into(),
@@ -273,12 +287,23 @@ pub fn import(inputs: &[Input], opts: &Options) -> Result<Imported, ImportError>
     } else {
         scripts::read(inputs).map_err(fail)?
     };
-    build::build(deployment, map, inputs, opts).map_err(|(map, at, message)| ImportError {
-        file: map.file(at.file).to_owned(),
-        line: at.line,
-        column: at.column,
-        message,
-    })
+    let (imported, errors) =
+        build::build(deployment, map, inputs, opts).map_err(|(map, at, message)| ImportError {
+            file: map.file(at.file).to_owned(),
+            line: at.line,
+            column: at.column,
+            message,
+        })?;
+    let errors = errors
+        .into_iter()
+        .map(|(at, message)| ImportError {
+            file: imported.map.file(at.file).to_owned(),
+            line: at.line,
+            column: at.column,
+            message,
+        })
+        .collect();
+    Ok((imported, errors))
 }
 
 /// The loader's check ([`crate::load`]), as a position in input `file`.
@@ -395,10 +420,20 @@ pub fn findings(imported: &Imported) -> Vec<Finding> {
     out
 }
 
-/// Imports and reports every finding; a read error is the only finding.
+/// Imports and reports every finding. A setting pd-dsl cannot state (two
+/// nodes of one role set differently) is an error, and every rule still
+/// runs on the rest (the role's first node standing for it); an input that
+/// cannot be read at all has that read error as its only finding.
 pub fn lint(inputs: &[Input], opts: &Options) -> Vec<Finding> {
-    match import(inputs, opts) {
-        Ok(imported) => findings(&imported),
+    match read_and_build(inputs, opts) {
+        Ok((imported, errors)) => {
+            let mut out: Vec<Finding> = errors.into_iter().map(Finding::from).collect();
+            out.extend(findings(&imported));
+            out.sort_by(|a, b| {
+                (&a.file, a.line, a.column, a.level).cmp(&(&b.file, b.line, b.column, b.level))
+            });
+            out
+        }
         Err(e) => vec![e.into()],
     }
 }

@@ -754,6 +754,7 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
         proxy,
         proxy_command,
         notes,
+        errors: Vec::new(),
     })
 }
 

@@ -499,6 +499,25 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
                 merged.append(&mut env);
                 env = merged;
             }
+            // The runner's server starts every `vllm serve` with it
+            // (upstream `tests/e2e/conftest.py`, `RemoteOpenAIServer.
+            // _start_server`), whatever the config says.
+            if !env
+                .iter()
+                .any(|(k, _)| k.v == "VLLM_WORKER_MULTIPROC_METHOD")
+            {
+                env.push((
+                    p("VLLM_WORKER_MULTIPROC_METHOD".to_owned(), cmd_at),
+                    p("spawn".to_owned(), cmd_at),
+                ));
+                if i == 0 {
+                    notes.push(super::Note {
+                        at: cmd_at,
+                        what: "env `VLLM_WORKER_MULTIPROC_METHOD=spawn` added".into(),
+                        why: "the e2e runner's server sets it on every `vllm serve` it starts (tests/e2e/conftest.py `RemoteOpenAIServer._start_server`); the layout states it".into(),
+                    });
+                }
+            }
             let master = if role == Some(Role::Decode) {
                 decode_start
             } else {
@@ -582,6 +601,7 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
         proxy: None,
         proxy_command,
         notes,
+        errors: Vec::new(),
     })
 }
 
