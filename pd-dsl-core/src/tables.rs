@@ -417,6 +417,31 @@ const QWEN3_235B: Model = Model {
     kv_c8: false,
 };
 
+/// GLM-4.7 w8a8 with C8 KV (e2e only: tests/e2e/weekly/multi_node/
+/// internal_dp/config/GLM-4.7-W8A8C8-Mooncake-Layerwise.yaml @v0.29.0rc1,
+/// `--kv-cache-dtype int8`; the family's tutorial docs/source/tutorials/
+/// models/GLM4.x.md: `--served-model-name glm` L146, the w8a8 builds run
+/// with `--quantization ascend` L150; MoE). Its attention is taken as GQA
+/// (GLM-4.5/4.6/4.7 share one architecture; the head counts were not found
+/// in a citable upstream file); no MTP layer is assumed for this build.
+pub static GLM_4_7_W8A8C8: Model = Model {
+    id: "glm_4_7_w8a8c8",
+    weights: "GLM-4.7-W8A8C8",
+    source: "ModelScope vllm-ascend/GLM-4.7-W8A8C8",
+    hub_ids: &["vllm-ascend/GLM-4.7-W8A8C8"],
+    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/GLM-4.7-W8A8C8",
+    served_name: "glm",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+    kv_c8: true,
+};
+
 /// Qwen3.5-397B-A17B (vllm-ascend docs/source/tutorials/models/
 /// Qwen3.5-397B-A17B.md @v0.29.0rc1: a multimodal MoE model with MTP,
 /// `--served-model-name qwen3.5` L207, `qwen3_5_mtp` L215, the quantized
@@ -1015,7 +1040,7 @@ pub static MINIMAX_M2_5_W8A8_QUAROT: Model = Model {
 };
 
 /// Every model, in table order.
-pub static MODELS: [&Model; 41] = [
+pub static MODELS: [&Model; 42] = [
     &DEEPSEEK_V4_FLASH_W8A8_MTP,
     &DEEPSEEK_V3_1_W8A8_MTP_QUAROT,
     &DEEPSEEK_V3_1_BF16,
@@ -1057,6 +1082,7 @@ pub static MODELS: [&Model; 41] = [
     &QWEN3_5_397B_A17B_W8A8_MTP,
     &QWEN3_5_397B_A17B_W4A8_MTP,
     &QWEN3_5_122B_A10B_W4A8,
+    &GLM_4_7_W8A8C8,
 ];
 
 /// Looks a model up by its layout identifier.

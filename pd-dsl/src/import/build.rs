@@ -493,33 +493,63 @@ fn build_inner(
     }
 
     // --- ports -------------------------------------------------------------------
+    // One API port base and one DP RPC port for the layout (the first
+    // node's); a PD role whose nodes all use another one gets its own
+    // (`ports: { decode: { api, dp_rpc } }`); a node differing within its
+    // role is reported.
     let api = first.api_port.clone();
     let mut dp_rpc: Option<P<u64>> = None;
+    let mut role_api: BTreeMap<Role, P<u64>> = BTreeMap::new();
+    let mut role_rpc: BTreeMap<Role, P<u64>> = BTreeMap::new();
     for n in d.nodes.iter().filter(|n| !n.headless) {
-        if n.api_port.v != api.v {
+        let base = role_api.entry(n.role).or_insert(n.api_port.clone());
+        if n.api_port.v != base.v {
             d.notes.push(Note {
                 at: n.api_port.at,
                 what: format!(
-                    "API port base {} on one node, {} on the first",
-                    n.api_port.v, api.v
+                    "API port base (`--port`) {} on one {} node, {} on the role's first",
+                    n.api_port.v, n.role, base.v
                 ),
-                why: "pd-dsl starts every node's ranks at one API port base".into(),
+                why: "pd-dsl starts every node's ranks of a role at one API port base".into(),
             });
         }
+    }
+    for n in &d.nodes {
         if let Some(r) = &n.dp_rpc {
-            match &dp_rpc {
-                None => dp_rpc = Some(r.clone()),
-                Some(first) if first.v != r.v => d.notes.push(Note {
+            if dp_rpc.is_none() {
+                dp_rpc = Some(r.clone());
+            }
+            let base = role_rpc.entry(n.role).or_insert(r.clone());
+            if base.v != r.v {
+                d.notes.push(Note {
                     at: r.at,
-                    what: format!("DP RPC port {} on one node, {} on the first", r.v, first.v),
-                    why: "pd-dsl uses one DP RPC port for every engine (each engine has its own master)".into(),
-                }),
-                Some(_) => {}
+                    what: format!(
+                        "`--data-parallel-rpc-port` {} on one {} node, {} on the role's first",
+                        r.v, n.role, base.v
+                    ),
+                    why: "pd-dsl uses one DP RPC port per role (each engine has its own master)".into(),
+                });
             }
         }
     }
-    // A single-node, single-rank mixed engine needs no DP RPC port.
-    let needs_rpc = engines.iter().any(|e| e.dp.v > 1 || e.nodes.len() > 1);
+    let role_ports = |role: Role, s: &mut dyn FnMut(Loc) -> crate::Site| {
+        let a = role_api.get(&role).filter(|a| a.v != api.v);
+        let r = role_rpc
+            .get(&role)
+            .filter(|r| dp_rpc.as_ref().is_some_and(|d| d.v != r.v));
+        (a.is_some() || r.is_some()).then(|| crate::spec::RolePortsSpec {
+            api: a.map(|a| Spanned::new(a.v, s(a.at))),
+            dp_rpc: r.map(|r| Spanned::new(r.v, s(r.at))),
+            site: a.or(r).map_or(crate::Site::NONE, |x| s(x.at)),
+        })
+    };
+    let prefill_ports = role_ports(Role::Prefill, &mut s);
+    let decode_ports = role_ports(Role::Decode, &mut s);
+    // A single-node, single-rank mixed engine needs no DP RPC port; the
+    // launcher passes one to every PD rank (rule `dp_rpc_port_required`).
+    let needs_rpc = engines
+        .iter()
+        .any(|e| e.dp.v > 1 || e.nodes.len() > 1 || e.role != Role::Mixed);
     // No node passes one: every engine runs at vLLM's default, which
     // pd-dsl's launcher must pass (rule `dp_rpc_port_required`).
     let passes_rpc = d.nodes.iter().any(|n| {
@@ -570,8 +600,8 @@ fn build_inner(
         dp_rpc: dp_rpc
             .filter(|_| needs_rpc)
             .map(|r| Spanned::new(r.v, s(r.at))),
-        prefill: None,
-        decode: None,
+        prefill: prefill_ports,
+        decode: decode_ports,
         site: s(api.at),
     };
 
@@ -1203,6 +1233,29 @@ fn kv_of(n: &NodeIn) -> Result<Option<KvIn>, Fail> {
             .iter()
             .map(|k| k.kv_connector())
             .collect();
+        // vLLM's MultiConnector chains connectors (upstream's KV-pool runs:
+        // a Mooncake PD connector plus `AscendStoreConnector`).
+        if name == "MultiConnector" {
+            let inner: Vec<String> = obj
+                .get("kv_connector_extra_config")
+                .and_then(|x| x.get("connectors"))
+                .and_then(Json::as_array)
+                .map(|cs| {
+                    cs.iter()
+                        .filter_map(|c| c.get("kv_connector").and_then(Json::as_str))
+                        .map(|c| format!("`{c}`"))
+                        .collect()
+                })
+                .unwrap_or_default();
+            return Err((
+                v.at,
+                format!(
+                    "found `kv_connector` `MultiConnector` chaining {}, expected one of `{}`: a pd-dsl layout runs one PD connector, and a KV pool (`AscendStoreConnector`, its `kv_pool` master) is not part of the layout model",
+                    if inner.is_empty() { "no connectors".to_owned() } else { inner.join(", ") },
+                    known.join("`, `")
+                ),
+            ));
+        }
         return Err((
             v.at,
             format!(

@@ -167,6 +167,23 @@ impl Facts {
             .transpose()
     }
 
+    /// The number a per-node command passes, refusing a value only known at
+    /// run time (`--port $SERVER_PORT` the runner does not fill): no
+    /// launcher stands behind the command to give it.
+    fn num_now(&self, flag: &str) -> Result<Option<P<u64>>, Fail> {
+        match self.get(flag) {
+            Some(v) if v.v.contains('$') => Err((
+                v.at,
+                format!(
+                    "found `{flag} {}`, a value only known at run time, expected a number: nothing the importer reads sets it",
+                    v.v
+                ),
+            )),
+            Some(v) => number(v, &format!("`{flag}`")).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// Literal per-rank flags must say what the node's facts say.
     pub fn agree_with(&self, n: &NodeIn) -> Result<(), Fail> {
         let checks: [(&str, Option<u64>); 5] = [
@@ -295,20 +312,20 @@ pub(crate) fn node_from_serve(
     let facts = take_rank_flags(&mut args)?;
     let role = role_of(&args)?;
     let one = |at: Loc| p(1u64, at);
-    let dp = facts.num("--data-parallel-size")?.unwrap_or(one(model.at));
+    let dp = facts.num_now("--data-parallel-size")?.unwrap_or(one(model.at));
     let tp = facts
-        .num("--tensor-parallel-size")?
+        .num_now("--tensor-parallel-size")?
         .unwrap_or(one(model.at));
     let dp_local = facts
-        .num("--data-parallel-size-local")?
+        .num_now("--data-parallel-size-local")?
         .unwrap_or(p(dp.v, dp.at));
     let rank_start = facts
-        .num("--data-parallel-start-rank")?
-        .or(facts.num("--data-parallel-rank")?)
+        .num_now("--data-parallel-start-rank")?
+        .or(facts.num_now("--data-parallel-rank")?)
         .unwrap_or(p(0, model.at));
     // vLLM's default API port.
-    let api_port = facts.num("--port")?.unwrap_or(p(8000, model.at));
-    let dp_rpc = facts.num("--data-parallel-rpc-port")?;
+    let api_port = facts.num_now("--port")?.unwrap_or(p(8000, model.at));
+    let dp_rpc = facts.num_now("--data-parallel-rpc-port")?;
     let master = facts
         .get("--data-parallel-address")
         .cloned()

@@ -270,15 +270,25 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
         if ROOT_KEYS.contains(&k.as_str()) || TEST_KEYS.contains(&k.as_str()) || anchor_holder {
             continue;
         }
+        // A near miss of a known key is a typo: refused, with the key.
+        let hint = did_you_mean(k, ROOT_KEYS.iter().copied());
+        if !hint.is_empty() {
+            return Err((
+                Loc { file, ..*at },
+                format!(
+                    "found unknown key `{k}`, expected one of `{}` (or an anchor holder: `env*`, `_*`, `*_server_cmd`){hint}",
+                    ROOT_KEYS.join("`, `")
+                ),
+            ));
+        }
         // The runner ignores what it does not read; so does the import,
         // saying so.
         notes.push(super::Note {
             at: Loc { file, ..*at },
             what: format!("root key `{k}` ignored"),
             why: format!(
-                "neither the e2e runner nor pd-dsl reads it; known keys are `{}`{}",
-                ROOT_KEYS.join("`, `"),
-                did_you_mean(k, ROOT_KEYS.iter().copied())
+                "neither the e2e runner nor pd-dsl reads it; known keys are `{}`",
+                ROOT_KEYS.join("`, `")
             ),
         });
     }
@@ -905,8 +915,20 @@ fn internal_proxy(nodes: &[NodeIn]) -> InputProxy {
     };
     let (ph, pp) = list(Role::Prefill);
     let (dh, dp) = list(Role::Decode);
+    // `DISAGGREGATED_PREFILL_PROXY_SCRIPT` in node 0's envs names another
+    // script (`ProxyLauncher`).
+    let script = nodes
+        .first()
+        .and_then(|n| {
+            n.env
+                .iter()
+                .find(|(k, _)| k.v == "DISAGGREGATED_PREFILL_PROXY_SCRIPT")
+        })
+        .map_or(ProxyScript::LoadBalance.file_name().to_owned(), |(_, v)| {
+            v.v.rsplit('/').next().unwrap_or_default().to_owned()
+        });
     InputProxy {
-        script: ProxyScript::LoadBalance.file_name().to_owned(),
+        script,
         options: vec![
             ("--host".into(), vec!["${NODE_0_IP}".into()]),
             ("--port".into(), vec!["6000".into()]),
