@@ -557,10 +557,13 @@ fn build_inner(
             .iter()
             .any(|a| a.flag.v == "--data-parallel-rpc-port")
     });
+    // pd-dsl passes it to every PD rank (`$5` of the template).
     if let Some(n) = d.nodes.iter().find(|n| {
-        !n.rank_args
-            .iter()
-            .any(|a| a.flag.v == "--data-parallel-address")
+        n.role != Role::Mixed
+            && !n
+                .rank_args
+                .iter()
+                .any(|a| a.flag.v == "--data-parallel-address")
     }) {
         d.notes.push(Note {
             at: n.at,
@@ -584,7 +587,12 @@ fn build_inner(
             why: format!("pd-dsl passes the layout's DP RPC port {} to every rank", r.v),
         });
     }
-    if dp_rpc.is_none() && needs_rpc && !passes_rpc {
+    // The rule asks for one where the launcher runs (PD) or an engine spans
+    // nodes.
+    let rule_needs_rpc = engines
+        .iter()
+        .any(|e| e.role != Role::Mixed || e.nodes.len() > 1);
+    if dp_rpc.is_none() && rule_needs_rpc && !passes_rpc {
         d.notes.push(Note {
             at: first.at,
             what: format!(
