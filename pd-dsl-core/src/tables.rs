@@ -446,8 +446,11 @@ pub static GLM_4_7_W8A8C8: Model = Model {
 /// Qwen3.5-397B-A17B.md @v0.29.0rc1: a multimodal MoE model with MTP,
 /// `--served-model-name qwen3.5` L207, `qwen3_5_mtp` L215, the quantized
 /// builds need `--quantization ascend` L222; its linear-attention layers
-/// make vLLM's hybrid KV cache manager apply, L276, L470). Its full-attention
-/// layers are taken as GQA (the enum has no linear-attention kind).
+/// make vLLM's hybrid KV cache manager apply, L276, L470, which is not the
+/// DeepSeek-V4 layout `hybrid_kv` stands for: upstream runs it with
+/// `MooncakeConnectorV1`, e.g. tests/e2e/weekly/multi_node/external_dp/config/
+/// Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml). Its full-attention layers are
+/// taken as GQA (the enum has no linear-attention kind).
 const QWEN3_5_FAMILY: Model = Model {
     id: "",
     weights: "",
@@ -458,7 +461,7 @@ const QWEN3_5_FAMILY: Model = Model {
     quantization: Some("ascend"),
     mtp: true,
     moe: true,
-    hybrid_kv: true,
+    hybrid_kv: false,
     attention: Attention::Gqa,
     multimodal: true,
     drafts: &[],
