@@ -460,3 +460,29 @@ fn per_node_engine_ids_must_cover_the_engine_s_nodes() {
     let e = short.expect_err("three ids for two nodes").to_string();
     assert!(e.contains("found 3 per-node engine ids for decode engine 0 on 2 nodes"), "{e}");
 }
+
+#[test]
+fn lint_runs_the_rules_past_a_setting_pd_dsl_cannot_state() {
+    // The headless decode worker sets its own `--gpu-memory-utilization`:
+    // the import fails, and lint still reports what the rules find.
+    let text = INTERNAL_PD.replace(
+        "--headless\n",
+        "--headless --gpu-memory-utilization 0.9\n",
+    );
+    assert_ne!(text, INTERNAL_PD);
+    let input = [Input::new("pd.yaml", text.as_str())];
+    let e = import(&input, &Options::default()).unwrap_err();
+    assert!(e.message.contains("`--gpu-memory-utilization`"), "{e}");
+    let f = lint(&input, &Options::default());
+    assert!(
+        f.iter().any(|f| f.level == Level::Error
+            && f.rule.is_none()
+            && f.message.contains("`--gpu-memory-utilization`")),
+        "{f:#?}"
+    );
+    assert!(
+        f.iter()
+            .any(|f| f.rule.as_deref() == Some("kv_port_in_adxl_range")),
+        "{f:#?}"
+    );
+}
