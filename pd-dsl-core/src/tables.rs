@@ -370,6 +370,27 @@ const GLM_5_2_FAMILY: Model = Model {
     ..GLM_5_FAMILY
 };
 
+/// GLM-5.3 (docs/source/tutorials/models/GLM5.3.md @v0.29.0rc1:
+/// `--served-model-name glm-5` L195, `--quantization ascend` L204,
+/// `enable_dsa_cp` L208, which only models with the DSA indexer read,
+/// `deepseek_mtp` L209): the GLM-5 shape.
+const GLM_5_3_FAMILY: Model = Model {
+    served_name: "glm-5",
+    ..GLM_5_FAMILY
+};
+
+/// GLM-5.3 w8a8 with C8 KV (GLM5.3.md L29; e2e: tests/e2e/weekly/multi_node/
+/// internal_dp/config/GLM5_3-W8A8-A3-dual-nodes.yaml @v0.28.0rc1).
+pub static GLM_5_3_W8A8C8: Model = Model {
+    id: "glm_5_3_w8a8c8",
+    weights: "GLM-5.3-w8a8c8",
+    source: "ModelScope Eco-Tech/GLM-5.3-w8a8c8",
+    hub_ids: &["Eco-Tech/GLM-5.3-w8a8c8", "vllm-ascend/GLM-5.3-w8a8c8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.3-w8a8c8",
+    kv_c8: true,
+    ..GLM_5_3_FAMILY
+};
+
 /// Kimi-K2.x: the DeepSeek-V3 MLA shape (61 layers, 384 experts) with a
 /// vision tower (`KimiK25ForConditionalGeneration`) and no MTP layer:
 /// upstream drafts with eagle3 or dflash. MLA confirmed upstream: Kimi runs
@@ -1043,7 +1064,7 @@ pub static MINIMAX_M2_5_W8A8_QUAROT: Model = Model {
 };
 
 /// Every model, in table order.
-pub static MODELS: [&Model; 42] = [
+pub static MODELS: [&Model; 43] = [
     &DEEPSEEK_V4_FLASH_W8A8_MTP,
     &DEEPSEEK_V3_1_W8A8_MTP_QUAROT,
     &DEEPSEEK_V3_1_BF16,
@@ -1086,6 +1107,7 @@ pub static MODELS: [&Model; 42] = [
     &QWEN3_5_397B_A17B_W4A8_MTP,
     &QWEN3_5_122B_A10B_W4A8,
     &GLM_4_7_W8A8C8,
+    &GLM_5_3_W8A8C8,
 ];
 
 /// Looks a model up by its layout identifier.

@@ -415,7 +415,8 @@ fn an_internal_dp_pd_config_imports_with_the_runner_values_and_says_what_differs
         .map(|e| (e.name.value.as_str(), format!("{:?}", e.value.value)))
         .collect();
     assert!(
-        env.iter().any(|(k, v)| *k == "OMP_PROC_BIND" && v.contains("False")),
+        env.iter()
+            .any(|(k, v)| *k == "OMP_PROC_BIND" && v.contains("False")),
         "{env:?}"
     );
     let notes: Vec<&str> = imported.notes.iter().map(|n| n.what.as_str()).collect();
@@ -425,7 +426,10 @@ fn an_internal_dp_pd_config_imports_with_the_runner_values_and_says_what_differs
         "env `VLLM_WORKER_MULTIPROC_METHOD=spawn` added",
         "the e2e runner starts the proxy with `python`",
     ] {
-        assert!(notes.iter().any(|n| n.starts_with(want)), "{want}: {notes:#?}");
+        assert!(
+            notes.iter().any(|n| n.starts_with(want)),
+            "{want}: {notes:#?}"
+        );
     }
     // The literal-block command is read whole, not its first line only.
     let printed = pd_dsl::import::print::layout_source(&spec);
@@ -438,7 +442,10 @@ fn an_internal_dp_pd_config_imports_with_the_runner_values_and_says_what_differs
 
 #[test]
 fn a_placeholder_the_runner_does_not_fill_is_refused_at_its_position() {
-    let text = INTERNAL_PD.replace("--port $SERVER_PORT\n        --data-parallel-size 2", "--port $UNKNOWN_PORT\n        --data-parallel-size 2");
+    let text = INTERNAL_PD.replace(
+        "--port $SERVER_PORT\n        --data-parallel-size 2",
+        "--port $UNKNOWN_PORT\n        --data-parallel-size 2",
+    );
     assert_ne!(text, INTERNAL_PD);
     let e = import(&[Input::new("pd.yaml", text.as_str())], &Options::default()).unwrap_err();
     assert!(e.message.contains("$UNKNOWN_PORT"), "{e}");
@@ -458,17 +465,17 @@ fn per_node_engine_ids_must_cover_the_engine_s_nodes() {
     assert_eq!(ids, vec![Some(0), Some(1), Some(3)]);
     let short = pd_dsl::load::from_yaml("x.yaml", &yaml("{prefill: [0], decode: [[1, 3, 5]]}"));
     let e = short.expect_err("three ids for two nodes").to_string();
-    assert!(e.contains("found 3 per-node engine ids for decode engine 0 on 2 nodes"), "{e}");
+    assert!(
+        e.contains("found 3 per-node engine ids for decode engine 0 on 2 nodes"),
+        "{e}"
+    );
 }
 
 #[test]
 fn lint_runs_the_rules_past_a_setting_pd_dsl_cannot_state() {
     // The headless decode worker sets its own `--gpu-memory-utilization`:
     // the import fails, and lint still reports what the rules find.
-    let text = INTERNAL_PD.replace(
-        "--headless\n",
-        "--headless --gpu-memory-utilization 0.9\n",
-    );
+    let text = INTERNAL_PD.replace("--headless\n", "--headless --gpu-memory-utilization 0.9\n");
     assert_ne!(text, INTERNAL_PD);
     let input = [Input::new("pd.yaml", text.as_str())];
     let e = import(&input, &Options::default()).unwrap_err();

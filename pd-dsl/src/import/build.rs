@@ -527,7 +527,8 @@ fn build_inner(
                         "`--data-parallel-rpc-port` {} on one {} node, {} on the role's first",
                         r.v, n.role, base.v
                     ),
-                    why: "pd-dsl uses one DP RPC port per role (each engine has its own master)".into(),
+                    why: "pd-dsl uses one DP RPC port per role (each engine has its own master)"
+                        .into(),
                 });
             }
         }
@@ -1259,7 +1260,11 @@ fn kv_of(n: &NodeIn) -> Result<Option<KvIn>, Fail> {
                 v.at,
                 format!(
                     "found `kv_connector` `MultiConnector` chaining {}, expected one of `{}`: a pd-dsl layout runs one PD connector, and a KV pool (`AscendStoreConnector`, its `kv_pool` master) is not part of the layout model",
-                    if inner.is_empty() { "no connectors".to_owned() } else { inner.join(", ") },
+                    if inner.is_empty() {
+                        "no connectors".to_owned()
+                    } else {
+                        inner.join(", ")
+                    },
                     known.join("`, `")
                 ),
             ));

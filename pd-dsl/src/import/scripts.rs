@@ -312,7 +312,9 @@ pub(crate) fn node_from_serve(
     let facts = take_rank_flags(&mut args)?;
     let role = role_of(&args)?;
     let one = |at: Loc| p(1u64, at);
-    let dp = facts.num_now("--data-parallel-size")?.unwrap_or(one(model.at));
+    let dp = facts
+        .num_now("--data-parallel-size")?
+        .unwrap_or(one(model.at));
     let tp = facts
         .num_now("--tensor-parallel-size")?
         .unwrap_or(one(model.at));
