@@ -540,7 +540,7 @@ fn every_upstream_config_imports_and_runs_what_its_runner_runs() {
         "{:<12} {:>7} {:>12} {:>9} {:>14}\n",
         "release", "configs", "runner fails", "imported", "round-tripped"
     ));
-    let pct = |n: usize, of: usize| if of == 0 { 0 } else { 100 * n / of };
+    let pct = |n: usize, of: usize| (100 * n).checked_div(of).unwrap_or(0);
     let mut total = [0usize; 4];
     for (rel, row) in &table {
         let starts = row[0] - row[1];
