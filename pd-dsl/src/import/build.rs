@@ -980,7 +980,9 @@ fn build_inner(
         let file = parts.next().unwrap_or(first);
         let stem = match parts.next() {
             Some(dir) if inputs.len() > 1 && !dir.is_empty() && dir != "." => dir.to_owned(),
-            _ => file.split('.').next().unwrap_or("layout").to_owned(),
+            // The file name without its extension (`DeepSeek_V3.1T_PD.yaml`
+            // → `deepseek_v3.1t_pd`, not `deepseek_v3`).
+            _ => file.rsplit_once('.').map_or(file, |(stem, _)| stem).to_owned(),
         };
         let clean: String = stem
             .to_ascii_lowercase()
