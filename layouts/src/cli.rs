@@ -8,8 +8,9 @@
 //! catalog show NAME [--format json]
 //!                                one layout's nodes; the JSON is the stable interface
 //!                                documented on `pd_dsl::render::view` (`LayoutView`)
-//! catalog render NAME [--out DIR]
-//!                                write one layout's directory (`DIR/NAME/`) atomically
+//! catalog render NAME|FILE [--out DIR]
+//!                                write one layout's directory (`DIR/NAME/`) atomically; FILE: a
+//!                                YAML/JSON layout or an upstream e2e config (imported)
 //! --k8s-namespace NS --k8s-npu-resource NAME --k8s-weights pvc:CLAIM|hostpath:/DIR
 //! --k8s-image-registry PREFIX    settings of the `k8s/` manifests (the catalog build
 //!                                and `render`); defaults in `K8sArgs`
@@ -110,7 +111,8 @@ enum Command {
     },
     /// Write one layout's directory.
     Render {
-        /// Layout name.
+        /// Layout name, or a file: a pd-dsl layout (`.yaml`/`.json`) or an
+        /// upstream e2e config (imported as `catalog import` does).
         name: String,
         /// Catalog directory; the layout goes to `DIR/NAME/`.
         #[arg(long, value_name = "DIR", default_value = "catalog")]
@@ -450,6 +452,14 @@ where
             name,
             out: dir,
             k8s,
+        }) if !layouts.iter().any(|l| l.name() == name) && Path::new(&name).is_file() => {
+            load_file(Path::new(&name), err)
+                .and_then(|l| k8s.settings().and_then(|k| render_one(&l, &dir, &k, out)))
+        }
+        Some(Command::Render {
+            name,
+            out: dir,
+            k8s,
         }) => find(&layouts, &name)
             .and_then(|l| k8s.settings().and_then(|k| render_one(l, &dir, &k, out))),
         Some(Command::Import { .. } | Command::Lint { .. } | Command::Upstream { .. }) => {
@@ -509,6 +519,41 @@ fn finish(result: CliResult, err: &mut dyn Write) -> u8 {
             code
         }
     }
+}
+
+/// A layout from a file, as `render FILE` reads it: a pd-dsl YAML/JSON
+/// layout through the loader (every rule runs), an upstream e2e config
+/// through the importer (`import` then `finish`, what `catalog import
+/// --format yaml` prints, loaded back). Findings go to `err`; exit 1 when
+/// the file does not make a layout.
+fn load_file(path: &Path, err: &mut dyn Write) -> Result<Layout, (u8, String)> {
+    use pd_dsl::import;
+    let inputs = read_inputs(&[path.to_path_buf()])?;
+    let input = &inputs[0];
+    let lower = input.name.to_ascii_lowercase();
+    let failed = |what: String| (EXIT_STALE, what);
+    if lower.ends_with(".json") {
+        return pd_dsl::load::from_json(&input.name, &input.text)
+            .map_err(|e| failed(e.to_string()));
+    }
+    if import::is_layout_document(&input.text) {
+        return pd_dsl::load::from_yaml(&input.name, &input.text)
+            .map_err(|e| failed(e.to_string()));
+    }
+    let imported = import::import(&inputs, &import::Options::default())
+        .map_err(|e| failed(import::Finding::from(e).to_string()))?;
+    let spec = import::finish(&imported).map_err(|findings| {
+        for f in &findings {
+            let _ = writeln!(err, "{f}");
+        }
+        failed(format!(
+            "the deployment in `{}` breaks {} hard rule(s); no `allow` can excuse them",
+            input.name,
+            findings.len()
+        ))
+    })?;
+    let yaml = serde_saphyr::to_string(&spec).map_err(render_failed)?;
+    pd_dsl::load::from_yaml(&input.name, &yaml).map_err(|e| failed(e.to_string()))
 }
 
 fn read_inputs(files: &[PathBuf]) -> Result<Vec<pd_dsl::import::Input>, (u8, String)> {

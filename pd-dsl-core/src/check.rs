@@ -284,15 +284,28 @@ fn is_env_name(s: &str) -> bool {
         && it.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// `--kebab-case`, optionally with dotted keys into a JSON option
+/// (`--attention-config.indexer_kv_dtype`: vLLM's `FlexibleArgumentParser`
+/// merges `--json-arg.key value` into the JSON argument, vllm
+/// `vllm/utils/argparse_utils.py` @v0.23.0 L389-416; the keys are passed
+/// as written).
 fn is_flag(s: &str) -> bool {
-    s.strip_prefix("--").is_some_and(|rest| {
+    let mut parts = s.split('.');
+    let head = parts.next().unwrap_or_default();
+    let kebab = head.strip_prefix("--").is_some_and(|rest| {
         !rest.is_empty()
             && rest.split('-').all(|w| {
                 !w.is_empty()
                     && w.chars()
                         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
             })
-    })
+    });
+    kebab
+        && parts.all(|k| {
+            !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
 }
 
 fn check_texts(spec: &LayoutSpec, cx: &mut Cx) {
@@ -1002,13 +1015,15 @@ fn check_wiring(
                     if list.len() != n {
                         cx.report(
                             Rule::EngineIdCount,
-                            list.last().map_or(ids.site, |l| l.site),
+                            list.last()
+                                .and_then(|l| l.ids().last())
+                                .map_or(ids.site, |l| l.site),
                             format!("engine_ids.{field}"),
-                            format!("found {} {field} engine ids for {n} {field} engines, expected {n}: every engine gets its own id", list.len()),
+                            format!("found {} {field} engine ids for {n} {field} engines, expected {n}: every engine gets its own id (one, or one per node `[a, b]`)", list.len()),
                         );
                         ok = false;
                     }
-                    all.extend(list.iter().map(|v| (role, v)));
+                    all.extend(list.iter().flat_map(|v| v.ids()).map(|v| (role, v)));
                 }
                 let mut seen: BTreeMap<u64, Role> = BTreeMap::new();
                 for (role, id) in &all {
@@ -1039,8 +1054,13 @@ fn check_wiring(
                         );
                     }
                 }
-                input.ids_prefill = Some(ids.prefill.iter().map(|v| v.value).collect());
-                input.ids_decode = Some(ids.decode.iter().map(|v| v.value).collect());
+                let values = |l: &[crate::spec::EngineId]| -> Vec<Vec<u64>> {
+                    l.iter()
+                        .map(|e| e.ids().iter().map(|v| v.value).collect())
+                        .collect()
+                };
+                input.ids_prefill = Some(values(&ids.prefill));
+                input.ids_decode = Some(values(&ids.decode));
             }
         }
         (None, false) => {
@@ -2492,6 +2512,30 @@ fn derive(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
     let (model, hw, image, shapes, wiring) = (model?, hw?, image?, shapes?, wiring?);
     let image_ref = image.reference(hw)?;
     let placement = placement::place(&shapes, &wiring.input);
+    // One id per node: as many as the engine has nodes.
+    if let Some(ids) = &spec.engine_ids {
+        for (role, list) in [(Role::Prefill, &ids.prefill), (Role::Decode, &ids.decode)] {
+            let engines = placement.engines.iter().filter(|e| e.role == role);
+            for (e, id) in engines.zip(list) {
+                if let crate::spec::EngineId::PerNode(per) = id
+                    && per.len() != e.nodes.len()
+                {
+                    cx.report(
+                        Rule::EngineIdCount,
+                        per.last().map_or(ids.site, |l| l.site),
+                        format!("engine_ids.{role}"),
+                        format!(
+                            "found {} per-node engine ids for {role} engine {} on {} nodes, expected {}: one id per node of the engine (or one for the engine)",
+                            per.len(),
+                            e.role_index,
+                            e.nodes.len(),
+                            e.nodes.len()
+                        ),
+                    );
+                }
+            }
+        }
+    }
     let layout = Layout {
         spec: spec.clone(),
         model,

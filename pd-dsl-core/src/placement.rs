@@ -45,6 +45,9 @@ pub struct NodePlan {
     pub headless: bool,
     /// Node hosts the proxy.
     pub hosts_proxy: bool,
+    /// `engine_id` of this node's ranks: the engine's, or the node's own
+    /// where the layout gives one per node.
+    pub engine_id: Option<u64>,
     /// The ranks on this node.
     pub ranks: Vec<RankPlan>,
 }
@@ -148,10 +151,10 @@ pub struct PlacementInput {
     pub kv_prefill: Vec<u32>,
     /// kv port per decode engine (one value repeats).
     pub kv_decode: Vec<u32>,
-    /// Engine id overrides per prefill engine.
-    pub ids_prefill: Option<Vec<u64>>,
-    /// Engine id overrides per decode engine.
-    pub ids_decode: Option<Vec<u64>>,
+    /// Engine id overrides per prefill engine: one id, or one per node.
+    pub ids_prefill: Option<Vec<Vec<u64>>>,
+    /// Engine id overrides per decode engine: one id, or one per node.
+    pub ids_decode: Option<Vec<Vec<u64>>>,
 }
 
 /// The whole derived placement.
@@ -226,25 +229,29 @@ pub fn place(groups: &[GroupShape], input: &PlacementInput) -> Placement {
             let index = p.engines.len();
             let pick =
                 |list: &[u32]| -> Option<u32> { list.get(role_index).or(list.first()).copied() };
-            let (kv_port, engine_id) = match (input.connector, g.role) {
-                (Some(_), Role::Prefill) => (
-                    pick(&input.kv_prefill),
-                    input
-                        .ids_prefill
-                        .as_ref()
-                        .and_then(|ids| ids.get(role_index).copied())
-                        .or(derived_engine_id(g.role, role_index)),
-                ),
-                (Some(_), Role::Decode) => (
-                    pick(&input.kv_decode),
-                    input
-                        .ids_decode
-                        .as_ref()
-                        .and_then(|ids| ids.get(role_index).copied())
-                        .or(derived_engine_id(g.role, role_index)),
-                ),
-                _ => (None, None),
+            let given = |ids: &Option<Vec<Vec<u64>>>| -> Vec<u64> {
+                ids.as_ref()
+                    .and_then(|ids| ids.get(role_index).cloned())
+                    .unwrap_or_default()
             };
+            let (kv_port, node_ids) = match (input.connector, g.role) {
+                (Some(_), Role::Prefill) => (pick(&input.kv_prefill), given(&input.ids_prefill)),
+                (Some(_), Role::Decode) => (pick(&input.kv_decode), given(&input.ids_decode)),
+                _ => (None, Vec::new()),
+            };
+            // The k-th node's id: its own where one per node is given, else
+            // the engine's (written or derived).
+            let derived = input
+                .connector
+                .and_then(|_| derived_engine_id(g.role, role_index));
+            let id_on = |k: usize| -> Option<u64> {
+                match node_ids.as_slice() {
+                    [] => derived,
+                    [one] => Some(*one),
+                    many => many.get(k).or(many.first()).copied(),
+                }
+            };
+            let engine_id = id_on(0);
             let ports = input.role_ports.get(&g.role).copied().unwrap_or(RolePorts {
                 api: input.api_port,
                 dp_rpc: input.dp_rpc_port,
@@ -282,6 +289,7 @@ pub fn place(groups: &[GroupShape], input: &PlacementInput) -> Placement {
                     dp_master: first,
                     headless: g.role == Role::Mixed && k > 0,
                     hosts_proxy: node == 0 && input.connector.is_some(),
+                    engine_id: id_on(k),
                     ranks,
                 });
             }
@@ -478,7 +486,7 @@ mod tests {
                 connector: Some(ConnectorKind::MooncakeHybrid),
                 kv_prefill: vec![36000],
                 kv_decode: vec![36100],
-                ids_prefill: Some(vec![10]),
+                ids_prefill: Some(vec![vec![10]]),
                 ..PlacementInput::default()
             },
         );

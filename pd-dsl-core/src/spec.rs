@@ -296,16 +296,55 @@ pub struct RolePortsSpec {
     pub site: Site,
 }
 
+/// One engine's `engine_id`: one for all its nodes, or one per node (a
+/// multi-node engine whose nodes' ranks pass different ids, as upstream's
+/// e2e configs give each node of an engine its own, e.g. tests/e2e/weekly/
+/// multi_node/external_dp/config/GLM_5_1_PD_in32k_bs20-90.yaml @v0.26.0rc1:
+/// the prefill engine on nodes 0 and 1 runs with ids 0 and 1). Written `3`
+/// or `[2, 3]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum EngineId {
+    /// The engine's id, on every node.
+    One(Spanned<u64>),
+    /// One id per node of the engine, in node order.
+    PerNode(Vec<Spanned<u64>>),
+}
+
+impl EngineId {
+    /// Every id written, in node order.
+    pub fn ids(&self) -> &[Spanned<u64>] {
+        match self {
+            EngineId::One(id) => std::slice::from_ref(id),
+            EngineId::PerNode(ids) => ids,
+        }
+    }
+
+    /// The id of the engine's `k`-th node (the engine's id for `One`).
+    pub fn on_node(&self, k: usize) -> Option<u64> {
+        match self {
+            EngineId::One(id) => Some(id.value),
+            EngineId::PerNode(ids) => ids.get(k).map(|i| i.value),
+        }
+    }
+}
+
+impl From<Spanned<u64>> for EngineId {
+    fn from(id: Spanned<u64>) -> EngineId {
+        EngineId::One(id)
+    }
+}
+
 /// Explicit engine ids overriding the derived ones.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EngineIdsSpec {
-    /// One id per prefill engine.
+    /// One entry per prefill engine.
     #[serde(default)]
-    pub prefill: Vec<Spanned<u64>>,
-    /// One id per decode engine.
+    pub prefill: Vec<EngineId>,
+    /// One entry per decode engine.
     #[serde(default)]
-    pub decode: Vec<Spanned<u64>>,
+    pub decode: Vec<EngineId>,
     /// Where the override was written.
     #[serde(skip)]
     pub site: Site,

@@ -382,6 +382,27 @@ const GLM_5_2_FAMILY: Model = Model {
     ..GLM_5_FAMILY
 };
 
+/// GLM-5.3 (docs/source/tutorials/models/GLM5.3.md @v0.29.0rc1:
+/// `--served-model-name glm-5` L195, `--quantization ascend` L204,
+/// `enable_dsa_cp` L208, which only models with the DSA indexer read,
+/// `deepseek_mtp` L209): the GLM-5 shape.
+const GLM_5_3_FAMILY: Model = Model {
+    served_name: "glm-5",
+    ..GLM_5_FAMILY
+};
+
+/// GLM-5.3 w8a8 with C8 KV (GLM5.3.md L29; e2e: tests/e2e/weekly/multi_node/
+/// internal_dp/config/GLM5_3-W8A8-A3-dual-nodes.yaml @v0.28.0rc1).
+pub static GLM_5_3_W8A8C8: Model = Model {
+    id: "glm_5_3_w8a8c8",
+    weights: "GLM-5.3-w8a8c8",
+    source: "ModelScope Eco-Tech/GLM-5.3-w8a8c8",
+    hub_ids: &["Eco-Tech/GLM-5.3-w8a8c8", "vllm-ascend/GLM-5.3-w8a8c8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.3-w8a8c8",
+    kv_c8: true,
+    ..GLM_5_3_FAMILY
+};
+
 /// Kimi-K2.x: the DeepSeek-V3 MLA shape (61 layers, 384 experts) with a
 /// vision tower (`KimiK25ForConditionalGeneration`) and no MTP layer:
 /// upstream drafts with eagle3 or dflash. MLA confirmed upstream: Kimi runs
@@ -427,6 +448,92 @@ const QWEN3_235B: Model = Model {
     drafts: &[],
     tokenizer_mode: None,
     kv_c8: false,
+};
+
+/// GLM-4.7 w8a8 with C8 KV (e2e only: tests/e2e/weekly/multi_node/
+/// internal_dp/config/GLM-4.7-W8A8C8-Mooncake-Layerwise.yaml @v0.29.0rc1,
+/// `--kv-cache-dtype int8`; the family's tutorial docs/source/tutorials/
+/// models/GLM4.x.md: `--served-model-name glm` L146, the w8a8 builds run
+/// with `--quantization ascend` L150; MoE). Its attention is taken as GQA
+/// (GLM-4.5/4.6/4.7 share one architecture; the head counts were not found
+/// in a citable upstream file); no MTP layer is assumed for this build.
+pub static GLM_4_7_W8A8C8: Model = Model {
+    id: "glm_4_7_w8a8c8",
+    weights: "GLM-4.7-W8A8C8",
+    source: "ModelScope vllm-ascend/GLM-4.7-W8A8C8",
+    hub_ids: &["vllm-ascend/GLM-4.7-W8A8C8"],
+    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/GLM-4.7-W8A8C8",
+    served_name: "glm",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: false,
+    drafts: &[],
+    tokenizer_mode: None,
+    kv_c8: true,
+};
+
+/// Qwen3.5-397B-A17B (vllm-ascend docs/source/tutorials/models/
+/// Qwen3.5-397B-A17B.md @v0.29.0rc1: a multimodal MoE model with MTP,
+/// `--served-model-name qwen3.5` L207, `qwen3_5_mtp` L215, the quantized
+/// builds need `--quantization ascend` L222; its linear-attention layers
+/// make vLLM's hybrid KV cache manager apply, L276, L470, which is not the
+/// DeepSeek-V4 layout `hybrid_kv` stands for: upstream runs it with
+/// `MooncakeConnectorV1`, e.g. tests/e2e/weekly/multi_node/external_dp/config/
+/// Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml). Its full-attention layers are
+/// taken as GQA (the enum has no linear-attention kind).
+const QWEN3_5_FAMILY: Model = Model {
+    id: "",
+    weights: "",
+    source: "",
+    hub_ids: &[],
+    default_path: "",
+    served_name: "qwen3.5",
+    quantization: Some("ascend"),
+    mtp: true,
+    moe: true,
+    hybrid_kv: false,
+    attention: Attention::Gqa,
+    multimodal: true,
+    drafts: &[],
+    tokenizer_mode: None,
+    kv_c8: false,
+};
+
+/// Qwen3.5-397B-A17B w8a8 with MTP (Qwen3.5-397B-A17B.md L28; e2e:
+/// tests/e2e/weekly/multi_node/external_dp/config/Qwen-3.5-397B-A17B-W8A8-PD.yaml).
+pub static QWEN3_5_397B_A17B_W8A8_MTP: Model = Model {
+    id: "qwen3_5_397b_a17b_w8a8_mtp",
+    weights: "Qwen3.5-397B-A17B-w8a8-mtp",
+    source: "ModelScope Eco-Tech/Qwen3.5-397B-A17B-w8a8-mtp",
+    hub_ids: &["Eco-Tech/Qwen3.5-397B-A17B-w8a8-mtp"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3.5-397B-A17B-w8a8-mtp",
+    ..QWEN3_5_FAMILY
+};
+
+/// Qwen3.5-397B-A17B w4a8 with MTP (Qwen3.5-397B-A17B.md L29; e2e:
+/// tests/e2e/weekly/multi_node/external_dp/config/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml).
+pub static QWEN3_5_397B_A17B_W4A8_MTP: Model = Model {
+    id: "qwen3_5_397b_a17b_w4a8_mtp",
+    weights: "Qwen3.5-397B-A17B-w4a8-mtp",
+    source: "ModelScope Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp",
+    hub_ids: &["Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp",
+    ..QWEN3_5_FAMILY
+};
+
+/// Qwen3.5-122B-A10B w4a8 (e2e only: tests/e2e/weekly/multi_node/external_dp/
+/// config/Qwen3.5-122B-A10B-w4a8-128k-1k-TPOT50-90-PD.yaml @v0.27.1rc1,
+/// `--quantization ascend`, `qwen3_5_mtp`); family facts: `QWEN3_5_FAMILY`.
+pub static QWEN3_5_122B_A10B_W4A8: Model = Model {
+    id: "qwen3_5_122b_a10b_w4a8",
+    weights: "Qwen3.5-122B-A10B-w4a8",
+    source: "ModelScope Eco-Tech/Qwen3.5-122B-A10B-w4a8",
+    hub_ids: &["Eco-Tech/Qwen3.5-122B-A10B-w4a8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3.5-122B-A10B-w4a8",
+    ..QWEN3_5_FAMILY
 };
 
 /// Qwen3-VL-235B-A22B-Instruct (docs/source/tutorials/models/
@@ -969,7 +1076,7 @@ pub static MINIMAX_M2_5_W8A8_QUAROT: Model = Model {
 };
 
 /// Every model, in table order.
-pub static MODELS: [&Model; 38] = [
+pub static MODELS: [&Model; 43] = [
     &DEEPSEEK_V4_FLASH_W8A8_MTP,
     &DEEPSEEK_V3_1_W8A8_MTP_QUAROT,
     &DEEPSEEK_V3_1_BF16,
@@ -1008,6 +1115,11 @@ pub static MODELS: [&Model; 38] = [
     &MINIMAX_M2_7_W8A8_QUAROT,
     &MINIMAX_M2_7_W8A8C8_QUAROT,
     &MINIMAX_M2_5_W8A8_QUAROT,
+    &QWEN3_5_397B_A17B_W8A8_MTP,
+    &QWEN3_5_397B_A17B_W4A8_MTP,
+    &QWEN3_5_122B_A10B_W4A8,
+    &GLM_4_7_W8A8C8,
+    &GLM_5_3_W8A8C8,
 ];
 
 /// Looks a model up by its layout identifier.

@@ -7,10 +7,10 @@
 use crate::parse::{Block, Entry, Group, Key, Layout, Range, Value};
 use pd_dsl_core::rules::{closest, did_you_mean};
 use pd_dsl_core::spec::{
-    AllowSpec, BenchSpec, ConnectorKind, ConnectorSpec, DeviationSpec, EngineGroup, EngineIdsSpec,
-    EnvEntry, EnvValue, FigureSpec, FlagEntry, GraphMode, HardwareSpec, Json, KvPorts, LayoutSpec,
-    PortsSpec, ProvenanceSpec, ProxyScript, ProxySpec, Role, RolePortsSpec, ServeSpec,
-    SpeculativeSpec, Verification,
+    AllowSpec, BenchSpec, ConnectorKind, ConnectorSpec, DeviationSpec, EngineGroup, EngineId,
+    EngineIdsSpec, EnvEntry, EnvValue, FigureSpec, FlagEntry, GraphMode, HardwareSpec, Json,
+    KvPorts, LayoutSpec, PortsSpec, ProvenanceSpec, ProxyScript, ProxySpec, Role, RolePortsSpec,
+    ServeSpec, SpeculativeSpec, Verification,
 };
 use pd_dsl_core::{Rule, Site, Spanned};
 use proc_macro2::Span;
@@ -835,12 +835,35 @@ impl Cx {
             ..EngineIdsSpec::default()
         };
         if let Some(e) = f.get("prefill") {
-            ids.prefill = self.ints(&e.value, "engine_ids.prefill");
+            ids.prefill = self.engine_id_list(&e.value, "engine_ids.prefill");
         }
         if let Some(e) = f.get("decode") {
-            ids.decode = self.ints(&e.value, "engine_ids.decode");
+            ids.decode = self.engine_id_list(&e.value, "engine_ids.decode");
         }
         Some(ids)
+    }
+
+    /// `[a, b]` (one id per engine), `a`, or `[a, [b, c]]` (one engine's
+    /// ids per node).
+    fn engine_id_list(&mut self, v: &Value, field: &str) -> Vec<EngineId> {
+        match v {
+            Value::List(_, items) => items
+                .iter()
+                .filter_map(|i| match i {
+                    Value::List(..) => Some(EngineId::PerNode(self.ints(i, field))),
+                    _ => self.int(i, field).map(EngineId::One),
+                })
+                .collect(),
+            Value::Int(_) => self.int(v, field).map(EngineId::One).into_iter().collect(),
+            _ => {
+                self.expected(
+                    v,
+                    "an integer, a list `[a, b]`, or per-node ids `[[a, b]]`",
+                    field,
+                );
+                Vec::new()
+            }
+        }
     }
 
     fn serve(&mut self, v: &Value, what: &str) -> ServeSpec {

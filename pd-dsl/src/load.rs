@@ -502,8 +502,16 @@ impl Sites {
         if let Some(ids) = &mut s.engine_ids {
             let n = g("engine_ids");
             ids.site = self.site(n.and_then(|n| n.at));
-            self.list(&mut ids.prefill, n.and_then(|n| n.get("prefill")));
-            self.list(&mut ids.decode, n.and_then(|n| n.get("decode")));
+            for (list, key) in [(&mut ids.prefill, "prefill"), (&mut ids.decode, "decode")] {
+                let l = n.and_then(|n| n.get(key));
+                for (i, id) in list.iter_mut().enumerate() {
+                    let item = l.and_then(|l| l.item(i));
+                    match id {
+                        crate::spec::EngineId::One(v) => self.set(v, item),
+                        crate::spec::EngineId::PerNode(v) => self.list(v, item),
+                    }
+                }
+            }
         }
         self.opt(&mut s.model_path, g("model_path"));
         self.opt(&mut s.served_model_name, g("served_model_name"));

@@ -68,8 +68,15 @@ fn upstream_engine_ids_and_adxl_ports_are_kept_and_acknowledged() {
     let imported = import(&inputs(&[p]), &Options::default()).unwrap();
     let spec = finish(&imported).unwrap();
     let ids = spec.engine_ids.as_ref().expect("ids differ from derived");
-    let v = |x: &[pd_dsl::Spanned<u64>]| x.iter().map(|x| x.value).collect::<Vec<_>>();
-    assert_eq!((v(&ids.prefill), v(&ids.decode)), (vec![0, 1], vec![2]));
+    let v = |x: &[pd_dsl::EngineId]| {
+        x.iter()
+            .map(|e| e.ids().iter().map(|x| x.value).collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        (v(&ids.prefill), v(&ids.decode)),
+        (vec![vec![0], vec![1]], vec![vec![2]])
+    );
     let rules: Vec<&str> = spec.allow.iter().map(|a| a.rule.value.as_str()).collect();
     assert_eq!(rules, ["kv_port_in_adxl_range", "engine_id_parity"]);
     assert!(spec.allow[0].reason.value.starts_with("imported from "));
@@ -340,4 +347,149 @@ fn a_lone_carriage_return_is_refused_where_it_is() {
     }
     assert_eq!(lf, both);
     assert!(import(&[Input::new("x.yaml", crlf)], &Options::default()).is_ok());
+}
+
+/// An internal-DP PD config (`disaggregated_prefill`), as upstream writes
+/// them: the runner's placeholders resolved from the node's envs, one node's
+/// own `engine_id`s kept per node, what pd-dsl does otherwise reported.
+const INTERNAL_PD: &str = r#"model: "Qwen/Qwen3-235B-A22B"
+num_nodes: 3
+npu_per_node: 16
+env_common: &env_common
+  SERVER_PORT: 8080
+  OMP_PROC_BIND: false
+disaggregated_prefill:
+  enabled: true
+  prefiller_host_index: [0]
+  decoder_host_index: [1, 2]
+deployment:
+  - envs:
+      <<: *env_common
+    server_cmd: >
+        vllm serve "Qwen/Qwen3-235B-A22B"
+        --port $SERVER_PORT
+        --data-parallel-size 2 --data-parallel-size-local 2
+        --data-parallel-address $LOCAL_IP --data-parallel-rpc-port 13389
+        --tensor-parallel-size 8 --enable-expert-parallel --enable-expert-parallel
+        --kv-transfer-config
+        '{"kv_connector": "MooncakeConnectorV1", "kv_role": "kv_producer", "kv_port": "30000", "engine_id": "0",
+        "kv_connector_extra_config": {"prefill": {"dp_size": 2, "tp_size": 8}, "decode": {"dp_size": 4, "tp_size": 8}}}'
+  - envs:
+      <<: *env_common
+    server_cmd: |
+        vllm serve "Qwen/Qwen3-235B-A22B" --port $SERVER_PORT
+        --data-parallel-size 4 --data-parallel-size-local 2
+        --data-parallel-address $LOCAL_IP --data-parallel-rpc-port 13389
+        --tensor-parallel-size 8 --enable-expert-parallel
+        --kv-transfer-config '{"kv_connector": "MooncakeConnectorV1", "kv_role": "kv_consumer", "kv_port": "30100", "engine_id": "1", "kv_connector_extra_config": {"prefill": {"dp_size": 2, "tp_size": 8}, "decode": {"dp_size": 4, "tp_size": 8}}}'
+  - envs:
+      <<: *env_common
+    server_cmd: >
+        vllm serve "Qwen/Qwen3-235B-A22B" --headless
+        --data-parallel-size 4 --data-parallel-size-local 2 --data-parallel-start-rank 2
+        --data-parallel-address $MASTER_IP --data-parallel-rpc-port 13389
+        --tensor-parallel-size 8 --enable-expert-parallel
+        --kv-transfer-config '{"kv_connector": "MooncakeConnectorV1", "kv_role": "kv_consumer", "kv_port": "30100", "engine_id": "3", "kv_connector_extra_config": {"prefill": {"dp_size": 2, "tp_size": 8}, "decode": {"dp_size": 4, "tp_size": 8}}}'
+"#;
+
+#[test]
+fn an_internal_dp_pd_config_imports_with_the_runner_values_and_says_what_differs() {
+    let imported = import(&[Input::new("pd.yaml", INTERNAL_PD)], &Options::default()).unwrap();
+    let spec = finish(&imported).unwrap();
+    // `--port $SERVER_PORT` is the node's `SERVER_PORT`, not vLLM's 8000.
+    assert_eq!(spec.ports.api.as_ref().map(|p| p.value), Some(8080));
+    // The decode engine spans nodes 1 and 2 (`$MASTER_IP` is the first
+    // decoder's address) and keeps each node's own id.
+    let ids = spec.engine_ids.as_ref().expect("per-node ids");
+    let decode: Vec<Vec<u64>> = ids
+        .decode
+        .iter()
+        .map(|e| e.ids().iter().map(|x| x.value).collect())
+        .collect();
+    assert_eq!(decode, vec![vec![1, 3]]);
+    // The runner's str() of a YAML boolean.
+    let env: Vec<(&str, String)> = spec
+        .serve
+        .env
+        .iter()
+        .map(|e| (e.name.value.as_str(), format!("{:?}", e.value.value)))
+        .collect();
+    assert!(
+        env.iter()
+            .any(|(k, v)| *k == "OMP_PROC_BIND" && v.contains("False")),
+        "{env:?}"
+    );
+    let notes: Vec<&str> = imported.notes.iter().map(|n| n.what.as_str()).collect();
+    for want in [
+        "internal DP: the input runs one `vllm serve` per node",
+        "`--enable-expert-parallel` given twice",
+        "env `VLLM_WORKER_MULTIPROC_METHOD=spawn` added",
+        "the e2e runner starts the proxy with `python`",
+    ] {
+        assert!(
+            notes.iter().any(|n| n.starts_with(want)),
+            "{want}: {notes:#?}"
+        );
+    }
+    // The literal-block command is read whole, not its first line only.
+    let printed = pd_dsl::import::print::layout_source(&spec);
+    assert!(printed.contains("decode: [[1, 3]]"), "{printed}");
+    let yaml = serde_saphyr::to_string(&spec).unwrap();
+    let layout = pd_dsl::load::from_yaml("pd.yaml", &yaml).unwrap();
+    let node_ids: Vec<Option<u64>> = layout.placement.nodes.iter().map(|n| n.engine_id).collect();
+    assert_eq!(node_ids, vec![Some(0), Some(1), Some(3)]);
+}
+
+#[test]
+fn a_placeholder_the_runner_does_not_fill_is_refused_at_its_position() {
+    let text = INTERNAL_PD.replace(
+        "--port $SERVER_PORT\n        --data-parallel-size 2",
+        "--port $UNKNOWN_PORT\n        --data-parallel-size 2",
+    );
+    assert_ne!(text, INTERNAL_PD);
+    let e = import(&[Input::new("pd.yaml", text.as_str())], &Options::default()).unwrap_err();
+    assert!(e.message.contains("$UNKNOWN_PORT"), "{e}");
+    assert_eq!(e.line, 16, "{e}");
+}
+
+#[test]
+fn per_node_engine_ids_must_cover_the_engine_s_nodes() {
+    let yaml = |ids: &str| {
+        format!(
+            "name: t/x\nmodel: qwen3_235b_a22b\nhardware: a3\nimage: v0.23.0\ntopology:\n- {{role: prefill, count: 1, dp: 2, tp: 8}}\n- {{role: decode, count: 1, dp: 4, tp: 8}}\nconnector: {{kind: mooncake_v1, kv_port: {{prefill: [36100], decode: [36200]}}}}\nports: {{api: 8080, dp_rpc: 13389}}\nproxy: {{port: 1999}}\nengine_ids: {ids}\nprovenance: {{recorded: \"2026-08-17\"}}\nverified: never\n"
+        )
+    };
+    let ok = pd_dsl::load::from_yaml("x.yaml", &yaml("{prefill: [0], decode: [[1, 3]]}"));
+    let layout = ok.unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<Option<u64>> = layout.placement.nodes.iter().map(|n| n.engine_id).collect();
+    assert_eq!(ids, vec![Some(0), Some(1), Some(3)]);
+    let short = pd_dsl::load::from_yaml("x.yaml", &yaml("{prefill: [0], decode: [[1, 3, 5]]}"));
+    let e = short.expect_err("three ids for two nodes").to_string();
+    assert!(
+        e.contains("found 3 per-node engine ids for decode engine 0 on 2 nodes"),
+        "{e}"
+    );
+}
+
+#[test]
+fn lint_runs_the_rules_past_a_setting_pd_dsl_cannot_state() {
+    // The headless decode worker sets its own `--gpu-memory-utilization`:
+    // the import fails, and lint still reports what the rules find.
+    let text = INTERNAL_PD.replace("--headless\n", "--headless --gpu-memory-utilization 0.9\n");
+    assert_ne!(text, INTERNAL_PD);
+    let input = [Input::new("pd.yaml", text.as_str())];
+    let e = import(&input, &Options::default()).unwrap_err();
+    assert!(e.message.contains("`--gpu-memory-utilization`"), "{e}");
+    let f = lint(&input, &Options::default());
+    assert!(
+        f.iter().any(|f| f.level == Level::Error
+            && f.rule.is_none()
+            && f.message.contains("`--gpu-memory-utilization`")),
+        "{f:#?}"
+    );
+    assert!(
+        f.iter()
+            .any(|f| f.rule.as_deref() == Some("kv_port_in_adxl_range")),
+        "{f:#?}"
+    );
 }

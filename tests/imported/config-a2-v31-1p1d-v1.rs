@@ -25,7 +25,7 @@ pub fn imported() -> LayoutSpec {
             env: {
                 VLLM_RPC_TIMEOUT: "3600000",
                 HCCL_EXEC_TIMEOUT: "204",
-                OMP_PROC_BIND: "false",
+                OMP_PROC_BIND: "False",
                 OMP_NUM_THREADS: "10",
                 PYTORCH_NPU_ALLOC_CONF: "expandable_segments:True",
                 TASK_QUEUE_ENABLE: "1",

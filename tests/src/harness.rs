@@ -164,7 +164,11 @@ pub fn flags(argv: &[String]) -> BTreeMap<String, Vec<String>> {
     let mut current: Option<String> = None;
     for a in argv {
         if let Some(f) = a.strip_prefix("--") {
-            let f = format!("--{}", f.replace('_', "-"));
+            // A dotted key into a JSON option keeps its spelling.
+            let f = match f.split_once('.') {
+                Some((head, keys)) => format!("--{}.{keys}", head.replace('_', "-")),
+                None => format!("--{}", f.replace('_', "-")),
+            };
             assert!(!m.contains_key(&f), "flag {f} given twice in {argv:?}");
             m.insert(f.clone(), Vec::new());
             current = Some(f);

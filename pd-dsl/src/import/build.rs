@@ -7,9 +7,9 @@
 use super::{Imported, Input, InputProxy, InputRank, Loc, Note, Options, SourceMap};
 use crate::placement::{default_ranks_per_node, derived_engine_id};
 use crate::spec::{
-    ConnectorKind, ConnectorSpec, EngineGroup, EngineIdsSpec, EnvEntry, EnvValue, FlagEntry,
-    GraphMode, HardwareSpec, Json, KvPorts, LayoutSpec, PortsSpec, ProvenanceSpec, ProxyScript,
-    ProxySpec, Role, ServeSpec, SpeculativeSpec,
+    ConnectorKind, ConnectorSpec, EngineGroup, EngineId, EngineIdsSpec, EnvEntry, EnvValue,
+    FlagEntry, GraphMode, HardwareSpec, Json, KvPorts, LayoutSpec, PortsSpec, ProvenanceSpec,
+    ProxyScript, ProxySpec, Role, ServeSpec, SpeculativeSpec,
 };
 use crate::{Spanned, tables};
 use std::collections::BTreeMap;
@@ -37,6 +37,8 @@ pub(crate) struct Arg {
 pub(crate) struct NodeIn {
     /// Where the node is described.
     pub at: Loc,
+    /// The node's index in the input ([`InputRank::input_node`]).
+    pub index: usize,
     pub role: Role,
     pub model: P<String>,
     pub dp: P<u64>,
@@ -78,6 +80,10 @@ pub(crate) struct Deployment {
     pub proxy_command: Option<InputProxy>,
     /// Notes the front end already made.
     pub notes: Vec<Note>,
+    /// Errors the build went on after (settings pd-dsl cannot state): the
+    /// import fails with them, `lint` reports them with every rule finding
+    /// on the rest.
+    pub errors: Vec<(Loc, String)>,
 }
 
 type Fail = (Loc, String);
@@ -95,6 +101,11 @@ pub(crate) const RANK_FLAGS: &[&str] = &[
     "--tensor-parallel-size",
     "--headless",
 ];
+
+/// vLLM's `--data-parallel-rpc-port` default (vllm `vllm/config/parallel.py`,
+/// `data_parallel_rpc_port`: 29550 in every vLLM of the corpus, 0.18.0 to
+/// 0.30.0).
+const VLLM_DP_RPC_PORT: u64 = 29550;
 
 /// Env the spine derives per node or rank, and harness-internal variables
 /// of the upstream e2e runner (`SERVER_PORT` is its port placeholder).
@@ -116,8 +127,14 @@ pub(crate) fn normalise_flag(raw: &str) -> (String, Option<String>) {
         Some((n, v)) => (n, Some(v.to_owned())),
         None => (raw, None),
     };
+    // A dotted key into a JSON option (`--attention-config.indexer_kv_dtype`)
+    // is passed as written: only the flag before the first `.` is spelled.
+    let (flag, keys) = match name.split_once('.') {
+        Some((f, k)) => (f, format!(".{k}")),
+        None => (name, String::new()),
+    };
     (
-        format!("--{}", name.trim_start_matches('-').replace('_', "-")),
+        format!("--{}{keys}", flag.trim_start_matches('-').replace('_', "-")),
         value,
     )
 }
@@ -165,6 +182,9 @@ struct Engine {
     /// Input node indices, in rank order.
     nodes: Vec<usize>,
     kv: Option<KvIn>,
+    /// Each node's `engine_id` as written (upstream gives a multi-node
+    /// engine's nodes their own).
+    node_ids: Vec<Option<P<u64>>>,
 }
 
 #[derive(Clone, Debug)]
@@ -174,22 +194,32 @@ struct KvIn {
     engine_id: Option<P<u64>>,
     extra: BTreeMap<String, P<Json>>,
     shapes: BTreeMap<String, (P<Json>, Loc)>,
+    /// Top-level keys pd-dsl does not render (`kv_connector_module_path`,
+    /// `kv_buffer_device`), with their values.
+    dropped: Vec<(String, Json)>,
 }
+
+/// The deployment as a spec, with the errors the build went on after
+/// (empty: the import succeeds).
+pub(crate) type Built = (Imported, Vec<(Loc, String)>);
 
 pub(crate) fn build(
     mut d: Deployment,
     mut map: SourceMap,
     inputs: &[Input],
     opts: &Options,
-) -> Result<Imported, (SourceMap, Loc, String)> {
+) -> Result<Built, (SourceMap, Loc, String)> {
     match build_inner(&mut d, &mut map, inputs, opts) {
-        Ok((spec, ranks)) => Ok(Imported {
-            proxy: spec.proxy.as_ref().and(d.proxy_command),
-            spec,
-            map,
-            notes: d.notes,
-            ranks,
-        }),
+        Ok((spec, ranks)) => Ok((
+            Imported {
+                proxy: spec.proxy.as_ref().and(d.proxy_command),
+                spec,
+                map,
+                notes: d.notes,
+                ranks,
+            },
+            d.errors,
+        )),
         Err((at, m)) => Err((map, at, m)),
     }
 }
@@ -288,15 +318,25 @@ fn build_inner(
                     ));
                 }
                 if let (Some(a), Some(b)) = (&e.kv, &kv)
-                    && (a.port.as_ref().map(|x| x.v) != b.port.as_ref().map(|x| x.v)
-                        || a.engine_id.as_ref().map(|x| x.v) != b.engine_id.as_ref().map(|x| x.v))
+                    && a.port.as_ref().map(|x| x.v) != b.port.as_ref().map(|x| x.v)
                 {
                     let at = b.port.as_ref().map_or(n.at, |x| x.at);
-                    return Err((
+                    // The first node's port stands for the engine.
+                    d.errors.push((
                         at,
-                        "found a `kv_port` or `engine_id` differing between nodes of one engine, expected one per engine: the engine's ranks share one kv-transfer-config".into(),
+                        format!(
+                            "found `kv_port` {} on this node and {} on the engine's first node, expected one per engine: the engine's ranks take consecutive spans from one base",
+                            b.port
+                                .as_ref()
+                                .map_or("none".to_owned(), |x| x.v.to_string()),
+                            a.port
+                                .as_ref()
+                                .map_or("none".to_owned(), |x| x.v.to_string())
+                        ),
                     ));
                 }
+                e.node_ids
+                    .push(kv.as_ref().and_then(|k| k.engine_id.clone()));
                 e.nodes.push(i);
             }
         } else {
@@ -314,6 +354,7 @@ fn build_inner(
                 dp: n.dp.clone(),
                 tp: n.tp.clone(),
                 nodes: vec![i],
+                node_ids: vec![kv.as_ref().and_then(|k| k.engine_id.clone())],
                 kv,
             });
         }
@@ -452,40 +493,124 @@ fn build_inner(
     }
 
     // --- ports -------------------------------------------------------------------
+    // One API port base and one DP RPC port for the layout (the first
+    // node's); a PD role whose nodes all use another one gets its own
+    // (`ports: { decode: { api, dp_rpc } }`); a node differing within its
+    // role is reported.
     let api = first.api_port.clone();
     let mut dp_rpc: Option<P<u64>> = None;
+    let mut role_api: BTreeMap<Role, P<u64>> = BTreeMap::new();
+    let mut role_rpc: BTreeMap<Role, P<u64>> = BTreeMap::new();
     for n in d.nodes.iter().filter(|n| !n.headless) {
-        if n.api_port.v != api.v {
+        let base = role_api.entry(n.role).or_insert(n.api_port.clone());
+        if n.api_port.v != base.v {
             d.notes.push(Note {
                 at: n.api_port.at,
                 what: format!(
-                    "API port base {} on one node, {} on the first",
-                    n.api_port.v, api.v
+                    "API port base (`--port`) {} on one {} node, {} on the role's first",
+                    n.api_port.v, n.role, base.v
                 ),
-                why: "pd-dsl starts every node's ranks at one API port base".into(),
+                why: "pd-dsl starts every node's ranks of a role at one API port base".into(),
             });
         }
+    }
+    for n in &d.nodes {
         if let Some(r) = &n.dp_rpc {
-            match &dp_rpc {
-                None => dp_rpc = Some(r.clone()),
-                Some(first) if first.v != r.v => d.notes.push(Note {
+            if dp_rpc.is_none() {
+                dp_rpc = Some(r.clone());
+            }
+            let base = role_rpc.entry(n.role).or_insert(r.clone());
+            if base.v != r.v {
+                d.notes.push(Note {
                     at: r.at,
-                    what: format!("DP RPC port {} on one node, {} on the first", r.v, first.v),
-                    why: "pd-dsl uses one DP RPC port for every engine (each engine has its own master)".into(),
-                }),
-                Some(_) => {}
+                    what: format!(
+                        "`--data-parallel-rpc-port` {} on one {} node, {} on the role's first",
+                        r.v, n.role, base.v
+                    ),
+                    why: "pd-dsl uses one DP RPC port per role (each engine has its own master)"
+                        .into(),
+                });
             }
         }
     }
-    // A single-node, single-rank mixed engine needs no DP RPC port.
-    let needs_rpc = engines.iter().any(|e| e.dp.v > 1 || e.nodes.len() > 1);
+    let role_ports = |role: Role, s: &mut dyn FnMut(Loc) -> crate::Site| {
+        let a = role_api.get(&role).filter(|a| a.v != api.v);
+        let r = role_rpc
+            .get(&role)
+            .filter(|r| dp_rpc.as_ref().is_some_and(|d| d.v != r.v));
+        (a.is_some() || r.is_some()).then(|| crate::spec::RolePortsSpec {
+            api: a.map(|a| Spanned::new(a.v, s(a.at))),
+            dp_rpc: r.map(|r| Spanned::new(r.v, s(r.at))),
+            site: a.or(r).map_or(crate::Site::NONE, |x| s(x.at)),
+        })
+    };
+    let prefill_ports = role_ports(Role::Prefill, &mut s);
+    let decode_ports = role_ports(Role::Decode, &mut s);
+    // A single-node, single-rank mixed engine needs no DP RPC port; the
+    // launcher passes one to every PD rank (rule `dp_rpc_port_required`).
+    let needs_rpc = engines
+        .iter()
+        .any(|e| e.dp.v > 1 || e.nodes.len() > 1 || e.role != Role::Mixed);
+    // No node passes one: every engine runs at vLLM's default, which
+    // pd-dsl's launcher must pass (rule `dp_rpc_port_required`).
+    let passes_rpc = d.nodes.iter().any(|n| {
+        n.rank_args
+            .iter()
+            .any(|a| a.flag.v == "--data-parallel-rpc-port")
+    });
+    // pd-dsl passes it to every PD rank (`$5` of the template).
+    if let Some(n) = d.nodes.iter().find(|n| {
+        n.role != Role::Mixed
+            && !n
+                .rank_args
+                .iter()
+                .any(|a| a.flag.v == "--data-parallel-address")
+    }) {
+        d.notes.push(Note {
+            at: n.at,
+            what: "no `--data-parallel-address` (vLLM's default)".into(),
+            why: "pd-dsl passes each engine's DP master address to every rank".into(),
+        });
+    }
+    if let Some(r) = &dp_rpc
+        && let Some(n) = d.nodes.iter().find(|n| {
+            !n.rank_args
+                .iter()
+                .any(|a| a.flag.v == "--data-parallel-rpc-port")
+        })
+    {
+        d.notes.push(Note {
+            at: n.at,
+            what: format!(
+                "no `--data-parallel-rpc-port` on a {} node (vLLM's default {VLLM_DP_RPC_PORT} applies there)",
+                n.role
+            ),
+            why: format!("pd-dsl passes the layout's DP RPC port {} to every rank", r.v),
+        });
+    }
+    // The rule asks for one where the launcher runs (PD) or an engine spans
+    // nodes.
+    let rule_needs_rpc = engines
+        .iter()
+        .any(|e| e.role != Role::Mixed || e.nodes.len() > 1);
+    if dp_rpc.is_none() && rule_needs_rpc && !passes_rpc {
+        d.notes.push(Note {
+            at: first.at,
+            what: format!(
+                "no `--data-parallel-rpc-port` (vLLM's default {VLLM_DP_RPC_PORT} applies)"
+            ),
+            why: "pd-dsl passes the DP RPC port to every rank; the layout states vLLM's default"
+                .into(),
+        });
+        dp_rpc = Some(p(VLLM_DP_RPC_PORT, first.at));
+    }
     let ports = PortsSpec {
         api: Some(Spanned::new(api.v, s(api.at))),
         dp_rpc: dp_rpc
             .filter(|_| needs_rpc)
             .map(|r| Spanned::new(r.v, s(r.at))),
-        prefill: None,
-        decode: None,
+        prefill: prefill_ports,
+        decode: decode_ports,
         site: s(api.at),
     };
 
@@ -497,7 +622,7 @@ fn build_inner(
     if pd {
         let mut kind: Option<P<ConnectorKind>> = None;
         let mut ports_by_role: BTreeMap<Role, Vec<Spanned<u64>>> = BTreeMap::new();
-        let mut ids_by_role: BTreeMap<Role, Vec<Spanned<u64>>> = BTreeMap::new();
+        let mut ids_by_role: BTreeMap<Role, Vec<EngineId>> = BTreeMap::new();
         let mut ids_differ = false;
         let mut extra: BTreeMap<String, Spanned<Json>> = BTreeMap::new();
         let mut role_index: BTreeMap<Role, usize> = BTreeMap::new();
@@ -540,14 +665,26 @@ fn build_inner(
             let ri = role_index.entry(e.role).or_insert(0);
             let derived = derived_engine_id(e.role, *ri);
             *ri += 1;
-            let id = match &kv.engine_id {
-                Some(id) => {
-                    if Some(id.v) != derived {
-                        ids_differ = true;
-                    }
-                    Spanned::new(id.v, s(id.at))
-                }
+            let one = |x: &Option<P<u64>>, s: &mut dyn FnMut(Loc) -> crate::Site| match x {
+                Some(id) => Spanned::new(id.v, s(id.at)),
                 None => Spanned::new(derived.unwrap_or(0), s(at)),
+            };
+            let per_node = e
+                .node_ids
+                .iter()
+                .any(|x| x.as_ref().map(|x| x.v) != e.node_ids[0].as_ref().map(|x| x.v));
+            let id = if per_node {
+                ids_differ = true;
+                EngineId::PerNode(e.node_ids.iter().map(|x| one(x, &mut s)).collect())
+            } else {
+                if kv
+                    .engine_id
+                    .as_ref()
+                    .is_some_and(|id| Some(id.v) != derived)
+                {
+                    ids_differ = true;
+                }
+                EngineId::One(one(&kv.engine_id, &mut s))
             };
             ids_by_role.entry(e.role).or_default().push(id);
             for (k, v) in &kv.extra {
@@ -581,7 +718,7 @@ fn build_inner(
                     d.notes.push(Note {
                         at: *key_at,
                         what: format!(
-                            "`kv_connector_extra_config.{shape_role}` is {}",
+                            "`--kv-transfer-config` key `kv_connector_extra_config.{shape_role}` is {}",
                             shape.v
                         ),
                         why: match want {
@@ -591,6 +728,40 @@ fn build_inner(
                             None => format!("the deployment has no {shape_role} engine"),
                         },
                     });
+                }
+            }
+        }
+        // What one engine's kv-transfer-config says and pd-dsl does not
+        // render, or renders on every engine.
+        for &ei in &order {
+            let e = &engines[ei];
+            let Some(kv) = &e.kv else { continue };
+            for (k, v) in &kv.dropped {
+                let what = format!("`--kv-transfer-config` key `{k}` ({v}) dropped");
+                if !d.notes.iter().any(|n| n.what == what) {
+                    d.notes.push(Note {
+                        at: kv.kind.at,
+                        what,
+                        why: format!(
+                            "pd-dsl renders `kv_connector`, `kv_role`, `kv_port`, `engine_id` and `kv_connector_extra_config`; `{}` is found by its name",
+                            kv.kind.v.kv_connector()
+                        ),
+                    });
+                }
+            }
+            for k in extra.keys() {
+                if !kv.extra.contains_key(k) {
+                    let what = format!(
+                        "`--kv-transfer-config` key `kv_connector_extra_config.{k}` set on some engines, not on this {} engine",
+                        e.role
+                    );
+                    if !d.notes.iter().any(|n| n.what == what) {
+                        d.notes.push(Note {
+                            at: kv.kind.at,
+                            what,
+                            why: "pd-dsl renders one extra config for every engine".into(),
+                        });
+                    }
                 }
             }
         }
@@ -755,7 +926,11 @@ fn build_inner(
         let nodes: Vec<&NodeIn> = d.nodes.iter().filter(|n| n.role == role).collect();
         let Some(n0) = nodes.first() else { continue };
         for n in &nodes[1..] {
-            same_settings(n0, n)?;
+            // pd-dsl renders one template per role: the first node's
+            // settings stand for the role, every difference is an error.
+            if let Err(e) = same_settings(n0, n) {
+                d.errors.push(e);
+            }
         }
         let block = serve_block(n0, model, &mut served, &mut d.notes, &mut s)?;
         roles.insert(role, block);
@@ -805,7 +980,9 @@ fn build_inner(
         let file = parts.next().unwrap_or(first);
         let stem = match parts.next() {
             Some(dir) if inputs.len() > 1 && !dir.is_empty() && dir != "." => dir.to_owned(),
-            _ => file.split('.').next().unwrap_or("layout").to_owned(),
+            // The file name without its extension (`DeepSeek_V3.1T_PD.yaml`
+            // → `deepseek_v3.1t_pd`, not `deepseek_v3`).
+            _ => file.rsplit_once('.').map_or(file, |(stem, _)| stem).to_owned(),
         };
         let clean: String = stem
             .to_ascii_lowercase()
@@ -906,6 +1083,7 @@ fn input_rank(n: &NodeIn, node: usize, local: u64, _pd: bool) -> InputRank {
         .collect();
     InputRank {
         node,
+        input_node: n.index,
         dp_rank: n.rank_start.v + local,
         model: n.model.v.clone(),
         options,
@@ -1066,6 +1244,33 @@ fn kv_of(n: &NodeIn) -> Result<Option<KvIn>, Fail> {
             .iter()
             .map(|k| k.kv_connector())
             .collect();
+        // vLLM's MultiConnector chains connectors (upstream's KV-pool runs:
+        // a Mooncake PD connector plus `AscendStoreConnector`).
+        if name == "MultiConnector" {
+            let inner: Vec<String> = obj
+                .get("kv_connector_extra_config")
+                .and_then(|x| x.get("connectors"))
+                .and_then(Json::as_array)
+                .map(|cs| {
+                    cs.iter()
+                        .filter_map(|c| c.get("kv_connector").and_then(Json::as_str))
+                        .map(|c| format!("`{c}`"))
+                        .collect()
+                })
+                .unwrap_or_default();
+            return Err((
+                v.at,
+                format!(
+                    "found `kv_connector` `MultiConnector` chaining {}, expected one of `{}`: a pd-dsl layout runs one PD connector, and a KV pool (`AscendStoreConnector`, its `kv_pool` master) is not part of the layout model",
+                    if inner.is_empty() {
+                        "no connectors".to_owned()
+                    } else {
+                        inner.join(", ")
+                    },
+                    known.join("`, `")
+                ),
+            ));
+        }
         return Err((
             v.at,
             format!(
@@ -1104,6 +1309,16 @@ fn kv_of(n: &NodeIn) -> Result<Option<KvIn>, Fail> {
     };
     let port = num("kv_port")?;
     let engine_id = num("engine_id")?;
+    let dropped: Vec<(String, Json)> = obj
+        .iter()
+        .filter(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "kv_connector" | "kv_role" | "kv_port" | "engine_id" | "kv_connector_extra_config"
+            )
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let mut extra = BTreeMap::new();
     let mut shapes = BTreeMap::new();
     if let Some(Json::Object(x)) = obj.get("kv_connector_extra_config") {
@@ -1121,6 +1336,7 @@ fn kv_of(n: &NodeIn) -> Result<Option<KvIn>, Fail> {
         engine_id,
         extra,
         shapes,
+        dropped,
     }))
 }
 
@@ -1299,10 +1515,18 @@ fn serve_block(
             }
             _ => b.flags.push(FlagEntry {
                 name: Spanned::new(flag.to_owned(), s(a.flag.at)),
-                value: a
-                    .value
-                    .as_ref()
-                    .map(|v| Spanned::new(Json::String(v.v.clone()), s(v.at))),
+                // A JSON value written over several lines is passed on one
+                // (vLLM parses it alike; the round trip compares JSON as
+                // JSON): a flag value holds no control characters.
+                value: a.value.as_ref().map(|v| {
+                    let text = match serde_json::from_str::<Json>(&v.v) {
+                        Ok(j @ (Json::Object(_) | Json::Array(_))) if v.v.contains('\n') => {
+                            j.to_string()
+                        }
+                        _ => v.v.clone(),
+                    };
+                    Spanned::new(Json::String(text), s(v.at))
+                }),
             }),
         }
     }

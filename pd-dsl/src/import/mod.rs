@@ -214,6 +214,11 @@ pub struct InputProxy {
 pub struct InputRank {
     /// Index of the node in pd-dsl's node order.
     pub node: usize,
+    /// Index of the node in the input: an e2e config's `node_index` (the
+    /// `config` entry's, or the `deployment` entry's place), or the node's
+    /// place in a script set (launcher lines, then `vllm serve` commands,
+    /// in file order).
+    pub input_node: usize,
     /// Global DP rank.
     pub dp_rank: u64,
     /// The model path or hub id `vllm serve` gets.
@@ -235,6 +240,20 @@ pub struct InputRank {
 /// Reads the inputs: one e2e config (`.yaml`/`.yml`), or any number of
 /// shell scripts for one deployment.
 pub fn import(inputs: &[Input], opts: &Options) -> Result<Imported, ImportError> {
+    let (imported, errors) = read_and_build(inputs, opts)?;
+    match errors.into_iter().next() {
+        None => Ok(imported),
+        Some(e) => Err(e),
+    }
+}
+
+/// The deployment as far as it can be built, and the errors the build went
+/// on after (a setting pd-dsl cannot state); `Err` when nothing could be
+/// built.
+fn read_and_build(
+    inputs: &[Input],
+    opts: &Options,
+) -> Result<(Imported, Vec<ImportError>), ImportError> {
     let Some(first) = inputs.first() else {
         return Err(ImportError {
             file: "<input>".into(),
@@ -268,12 +287,23 @@ pub fn import(inputs: &[Input], opts: &Options) -> Result<Imported, ImportError>
     } else {
         scripts::read(inputs).map_err(fail)?
     };
-    build::build(deployment, map, inputs, opts).map_err(|(map, at, message)| ImportError {
-        file: map.file(at.file).to_owned(),
-        line: at.line,
-        column: at.column,
-        message,
-    })
+    let (imported, errors) =
+        build::build(deployment, map, inputs, opts).map_err(|(map, at, message)| ImportError {
+            file: map.file(at.file).to_owned(),
+            line: at.line,
+            column: at.column,
+            message,
+        })?;
+    let errors = errors
+        .into_iter()
+        .map(|(at, message)| ImportError {
+            file: imported.map.file(at.file).to_owned(),
+            line: at.line,
+            column: at.column,
+            message,
+        })
+        .collect();
+    Ok((imported, errors))
 }
 
 /// The loader's check ([`crate::load`]), as a position in input `file`.
@@ -390,10 +420,20 @@ pub fn findings(imported: &Imported) -> Vec<Finding> {
     out
 }
 
-/// Imports and reports every finding; a read error is the only finding.
+/// Imports and reports every finding. A setting pd-dsl cannot state (two
+/// nodes of one role set differently) is an error, and every rule still
+/// runs on the rest (the role's first node standing for it); an input that
+/// cannot be read at all has that read error as its only finding.
 pub fn lint(inputs: &[Input], opts: &Options) -> Vec<Finding> {
-    match import(inputs, opts) {
-        Ok(imported) => findings(&imported),
+    match read_and_build(inputs, opts) {
+        Ok((imported, errors)) => {
+            let mut out: Vec<Finding> = errors.into_iter().map(Finding::from).collect();
+            out.extend(findings(&imported));
+            out.sort_by(|a, b| {
+                (&a.file, a.line, a.column, a.level).cmp(&(&b.file, b.line, b.column, b.level))
+            });
+            out
+        }
         Err(e) => vec![e.into()],
     }
 }

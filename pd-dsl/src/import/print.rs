@@ -144,7 +144,18 @@ fn fields(s: &LayoutSpec) -> Vec<(String, V)> {
         put("proxy", V::Block(b, false));
     }
     if let Some(ids) = &s.engine_ids {
-        let list = |v: &[crate::Spanned<u64>]| V::List(v.iter().map(|x| V::Int(x.value)).collect());
+        let list = |v: &[crate::spec::EngineId]| {
+            V::List(
+                v.iter()
+                    .map(|e| match e {
+                        crate::spec::EngineId::One(x) => V::Int(x.value),
+                        crate::spec::EngineId::PerNode(xs) => {
+                            V::List(xs.iter().map(|x| V::Int(x.value)).collect())
+                        }
+                    })
+                    .collect(),
+            )
+        };
         put(
             "engine_ids",
             V::Block(

@@ -107,6 +107,42 @@ pub(crate) fn split_args(toks: &[Tok]) -> Result<Vec<Arg>, Fail> {
     Ok(out)
 }
 
+/// A flag given more than once (per-rank flags are refused twice by
+/// [`take_rank_flags`]): vLLM's argparse keeps the last value, so the import
+/// keeps it and reports every earlier one.
+pub(crate) fn once_each(args: &mut Vec<Arg>, notes: &mut Vec<Note>) {
+    let mut i = 0;
+    while i < args.len() {
+        let flag = args[i].flag.v.clone();
+        if RANK_FLAGS.contains(&flag.as_str()) {
+            i += 1;
+            continue;
+        }
+        if let Some(j) = args[i + 1..].iter().position(|a| a.flag.v == flag) {
+            let later = &args[i + 1 + j];
+            let show = |a: &Arg| {
+                a.value
+                    .as_ref()
+                    .map_or(String::new(), |v| format!(" {}", v.v))
+            };
+            notes.push(Note {
+                at: later.flag.at,
+                what: format!(
+                    "`{flag}` given twice (`{flag}{}` at line {}, then `{flag}{}`)",
+                    show(&args[i]),
+                    args[i].flag.at.line,
+                    show(later)
+                ),
+                why: "vLLM's argparse keeps the last; pd-dsl passes it once, with that value"
+                    .into(),
+            });
+            args.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
 /// The per-rank flags of a serve command (derived by pd-dsl).
 #[derive(Default, Debug)]
 pub(crate) struct Facts {
@@ -129,6 +165,23 @@ impl Facts {
         self.literal(flag)
             .map(|v| number(v, &format!("`{flag}`")))
             .transpose()
+    }
+
+    /// The number a per-node command passes, refusing a value only known at
+    /// run time (`--port $SERVER_PORT` the runner does not fill): no
+    /// launcher stands behind the command to give it.
+    fn num_now(&self, flag: &str) -> Result<Option<P<u64>>, Fail> {
+        match self.get(flag) {
+            Some(v) if v.v.contains('$') => Err((
+                v.at,
+                format!(
+                    "found `{flag} {}`, a value only known at run time, expected a number: nothing the importer reads sets it",
+                    v.v
+                ),
+            )),
+            Some(v) => number(v, &format!("`{flag}`")).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Literal per-rank flags must say what the node's facts say.
@@ -251,33 +304,38 @@ fn role_of(args: &[Arg]) -> Result<Role, Fail> {
 pub(crate) fn node_from_serve(
     toks: &[Tok],
     env: Vec<(P<String>, P<String>)>,
-    _notes: &mut Vec<Note>,
+    notes: &mut Vec<Note>,
 ) -> Result<NodeIn, Fail> {
     let (model, rest) = serve_head(toks)?;
     let mut args = split_args(rest)?;
+    once_each(&mut args, notes);
     let facts = take_rank_flags(&mut args)?;
     let role = role_of(&args)?;
     let one = |at: Loc| p(1u64, at);
-    let dp = facts.num("--data-parallel-size")?.unwrap_or(one(model.at));
+    let dp = facts
+        .num_now("--data-parallel-size")?
+        .unwrap_or(one(model.at));
     let tp = facts
-        .num("--tensor-parallel-size")?
+        .num_now("--tensor-parallel-size")?
         .unwrap_or(one(model.at));
     let dp_local = facts
-        .num("--data-parallel-size-local")?
+        .num_now("--data-parallel-size-local")?
         .unwrap_or(p(dp.v, dp.at));
     let rank_start = facts
-        .num("--data-parallel-start-rank")?
-        .or(facts.num("--data-parallel-rank")?)
+        .num_now("--data-parallel-start-rank")?
+        .or(facts.num_now("--data-parallel-rank")?)
         .unwrap_or(p(0, model.at));
     // vLLM's default API port.
-    let api_port = facts.num("--port")?.unwrap_or(p(8000, model.at));
-    let dp_rpc = facts.num("--data-parallel-rpc-port")?;
+    let api_port = facts.num_now("--port")?.unwrap_or(p(8000, model.at));
+    let dp_rpc = facts.num_now("--data-parallel-rpc-port")?;
     let master = facts
         .get("--data-parallel-address")
         .cloned()
         .unwrap_or(p(String::new(), model.at));
     Ok(NodeIn {
         at: toks.first().map_or(model.at, |t| t.at),
+        // The caller places it.
+        index: 0,
         role,
         model,
         dp,
@@ -607,7 +665,9 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
                     shapes,
                 });
             } else {
-                nodes.push(node_from_serve(toks, env.clone(), &mut notes)?);
+                let mut n = node_from_serve(toks, env.clone(), &mut notes)?;
+                n.index = nodes.len();
+                nodes.push(n);
             }
         }
         for l in &s.launchers {
@@ -672,6 +732,7 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
             *i += 1;
             let n = NodeIn {
                 at: l.at,
+                index: nodes.len(),
                 role,
                 model: t.model.clone(),
                 dp: l.dp.clone(),
@@ -712,6 +773,7 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
         proxy,
         proxy_command,
         notes,
+        errors: Vec::new(),
     })
 }
 

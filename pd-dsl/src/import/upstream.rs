@@ -22,14 +22,27 @@ const ROOT_KEYS: &[&str] = &[
     "model",
     "num_nodes",
     "npu_per_node",
+    "dp_load_balancing",
     "routing",
     "config",
     "templates",
     "deployment",
+    "disaggregated_prefill",
     "benchmarks",
+    "test_cases",
     "kv_pool",
     "cluster_hosts",
     "special_dependencies",
+];
+
+/// Root keys the e2e tests read after the deployment is up (requests,
+/// acceptance checks; upstream `tests/e2e/cases/models/configs/*/*.yaml`):
+/// they say nothing about what runs.
+const TEST_KEYS: &[&str] = &[
+    "test_content",
+    "chat_prompts",
+    "api_keyword_args",
+    "acceptance_rate",
 ];
 
 #[derive(Deserialize)]
@@ -37,7 +50,13 @@ struct Root {
     model: Option<Sp<String>>,
     num_nodes: Option<Sp<u64>>,
     npu_per_node: Option<Sp<u64>>,
+    dp_load_balancing: Option<Sp<String>>,
     routing: Option<Sp<Routing>>,
+    disaggregated_prefill: Option<Sp<Disagg>>,
+    /// The 0.18/0.19 runner's env for every node (upstream 0.18.0
+    /// `tests/e2e/nightly/multi_node/scripts/multi_node_config.py`
+    /// `DistEnvBuilder`: `{**env_common, **node envs}`).
+    env_common: Option<EnvMap>,
     #[serde(default)]
     config: Vec<Sp<NodeCfg>>,
     #[serde(default)]
@@ -52,6 +71,20 @@ struct Routing {
     #[serde(rename = "type")]
     kind: Sp<String>,
     groups: Groups,
+}
+
+/// Internal-DP PD (upstream `tests/e2e/nightly/multi_node/internal_dp/
+/// scripts/multi_node_config.py`, `DisaggregatedPrefillCfg`): the
+/// `deployment` entries that prefill and decode, by index.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Disagg {
+    #[serde(default)]
+    enabled: Option<Sp<bool>>,
+    #[serde(default)]
+    prefiller_host_index: Vec<Sp<u64>>,
+    #[serde(default)]
+    decoder_host_index: Vec<Sp<u64>>,
 }
 
 #[derive(Deserialize)]
@@ -114,8 +147,10 @@ impl<'de> Deserialize<'de> for Scalar {
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
                 Ok(Scalar(v.to_owned()))
             }
+            // The runners turn values into text with Python's `str()`
+            // (`DistEnvBuilder.build`: `{k: str(v)}`): `True`, `False`.
             fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar, E> {
-                Ok(Scalar(v.to_string()))
+                Ok(Scalar(if v { "True" } else { "False" }.to_owned()))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
                 Ok(Scalar(v.to_string()))
@@ -225,18 +260,37 @@ fn parse_error(file: usize, e: &serde_saphyr::Error) -> Fail {
 /// Reads one e2e config.
 pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
     let keys: Keys = serde_saphyr::from_str(text).map_err(|e| parse_error(file, &e))?;
+    let mut notes = Vec::new();
     for (k, at) in &keys.0 {
-        // Upstream keeps anchors in extra root keys (`env_common`, `env_prefill`).
-        if !ROOT_KEYS.contains(&k.as_str()) && !k.starts_with("env") {
+        // Upstream keeps anchors in extra root keys (`env_common`,
+        // `env_prefill`, `_envs`, `_server_cmd`, `prefill_server_cmd`).
+        let anchor_holder = k.starts_with("env")
+            || k.starts_with('_') && !k.starts_with("__")
+            || k.ends_with("_server_cmd");
+        if ROOT_KEYS.contains(&k.as_str()) || TEST_KEYS.contains(&k.as_str()) || anchor_holder {
+            continue;
+        }
+        // A near miss of a known key is a typo: refused, with the key.
+        let hint = did_you_mean(k, ROOT_KEYS.iter().copied());
+        if !hint.is_empty() {
             return Err((
                 Loc { file, ..*at },
                 format!(
-                    "found unknown key `{k}`, expected one of `{}` (or an `env*` anchor holder){}",
-                    ROOT_KEYS.join("`, `"),
-                    did_you_mean(k, ROOT_KEYS.iter().copied())
+                    "found unknown key `{k}`, expected one of `{}` (or an anchor holder: `env*`, `_*`, `*_server_cmd`){hint}",
+                    ROOT_KEYS.join("`, `")
                 ),
             ));
         }
+        // The runner ignores what it does not read; so does the import,
+        // saying so.
+        notes.push(super::Note {
+            at: Loc { file, ..*at },
+            what: format!("root key `{k}` ignored"),
+            why: format!(
+                "neither the e2e runner nor pd-dsl reads it; known keys are `{}`",
+                ROOT_KEYS.join("`, `")
+            ),
+        });
     }
     let root: Root = serde_saphyr::from_str(text).map_err(|e| parse_error(file, &e))?;
     let top = Loc {
@@ -253,8 +307,32 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
     let model = p(model.value.clone(), at(file, &model));
     let npus = root.npu_per_node.as_ref().map(|n| p(n.value, at(file, n)));
     let mut nodes: Vec<NodeIn> = Vec::new();
-    let mut notes = Vec::new();
     let mut proxy_command = None;
+    // `dp_load_balancing` (0.30 `tests/e2e/common/multi_node/dp_mode.py`)
+    // names the runner; the structure must be the one it reads.
+    if let Some(mode) = &root.dp_load_balancing {
+        let (want, has) = match mode.value.as_str() {
+            "external" => ("`config` + `templates`", !root.config.is_empty()),
+            "internal" => ("`deployment`", !root.deployment.is_empty()),
+            other => {
+                return Err((
+                    at(file, mode),
+                    format!(
+                        "found `dp_load_balancing: {other}`, expected `external` or `internal`: the e2e runner knows these two"
+                    ),
+                ));
+            }
+        };
+        if !has {
+            return Err((
+                at(file, mode),
+                format!(
+                    "found `dp_load_balancing: {}` without {want}, expected them: that runner reads its nodes there",
+                    mode.value
+                ),
+            ));
+        }
+    }
     if !root.config.is_empty() {
         let routing = root.routing.as_ref();
         // `node_index` of each node read, for the runner's proxy command.
@@ -327,10 +405,12 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
                 .map(|x| Tok::from_text(&x.value.0, at(file, x)))
                 .collect();
             let mut args = split_args(&toks)?;
+            super::scripts::once_each(&mut args, &mut notes);
             let facts = take_rank_flags(&mut args)?;
             let node_at = at(file, c);
             let n = NodeIn {
                 at: node_at,
+                index: usize::try_from(idx).unwrap_or(usize::MAX),
                 role,
                 model: model.clone(),
                 dp: p(cfg.dp_size.value, at(file, &cfg.dp_size)),
@@ -364,12 +444,139 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
             }
         }
     } else if !root.deployment.is_empty() {
-        for entry in &root.deployment {
+        let count = root.deployment.len() as u64;
+        let disagg = root
+            .disaggregated_prefill
+            .as_ref()
+            .filter(|d| d.value.enabled.as_ref().is_none_or(|e| e.value));
+        let role_of_entry = |i: u64| -> Result<Option<Role>, Fail> {
+            let Some(d) = disagg else { return Ok(None) };
+            for x in d
+                .value
+                .prefiller_host_index
+                .iter()
+                .chain(&d.value.decoder_host_index)
+            {
+                if x.value >= count {
+                    return Err((
+                        at(file, x),
+                        format!(
+                            "found host index {} in `disaggregated_prefill`, expected one below {count}: there are {count} `deployment` entries",
+                            x.value
+                        ),
+                    ));
+                }
+            }
+            let p = d.value.prefiller_host_index.iter().any(|x| x.value == i);
+            let dd = d.value.decoder_host_index.iter().any(|x| x.value == i);
+            match (p, dd) {
+                (true, false) => Ok(Some(Role::Prefill)),
+                (false, true) => Ok(Some(Role::Decode)),
+                (true, true) => Err((
+                    at(file, d),
+                    format!(
+                        "found entry {i} in both `prefiller_host_index` and `decoder_host_index`, expected one role per node"
+                    ),
+                )),
+                (false, false) => Err((
+                    at(file, d),
+                    format!(
+                        "found `deployment` entry {i} in neither `prefiller_host_index` nor `decoder_host_index`, expected every node in one: its role is unknown"
+                    ),
+                )),
+            }
+        };
+        // The runner's `MASTER_IP`: node 0 for prefill (and without PD),
+        // the first decoder for decode (`master_ip_for_node`).
+        let decode_start = disagg
+            .and_then(|d| d.value.decoder_host_index.first())
+            .map_or(0, |x| x.value);
+        let common = env_of(file, root.env_common.as_ref());
+        let legacy_common = !common.is_empty() && !text.contains("*env_common");
+        for (i, entry) in root.deployment.iter().enumerate() {
+            let i = i as u64;
             let cmd = &entry.value.server_cmd;
             let cmd_at = at(file, cmd);
+            let role = role_of_entry(i)?;
+            let mut env = env_of(file, entry.value.envs.as_ref());
+            if legacy_common {
+                let own: Vec<String> = env.iter().map(|(k, _)| k.v.clone()).collect();
+                let mut merged: Vec<(P<String>, P<String>)> = common
+                    .iter()
+                    .filter(|(k, _)| !own.contains(&k.v))
+                    .cloned()
+                    .collect();
+                merged.append(&mut env);
+                env = merged;
+            }
+            // The runner's server starts every `vllm serve` with it
+            // (upstream `tests/e2e/conftest.py`, `RemoteOpenAIServer.
+            // _start_server`), whatever the config says.
+            if !env
+                .iter()
+                .any(|(k, _)| k.v == "VLLM_WORKER_MULTIPROC_METHOD")
+            {
+                env.push((
+                    p("VLLM_WORKER_MULTIPROC_METHOD".to_owned(), cmd_at),
+                    p("spawn".to_owned(), cmd_at),
+                ));
+                if i == 0 {
+                    notes.push(super::Note {
+                        at: cmd_at,
+                        what: "env `VLLM_WORKER_MULTIPROC_METHOD=spawn` added".into(),
+                        why: "the e2e runner's server sets it on every `vllm serve` it starts (tests/e2e/conftest.py `RemoteOpenAIServer._start_server`); the layout states it".into(),
+                    });
+                }
+            }
+            let master = if role == Some(Role::Decode) {
+                decode_start
+            } else {
+                0
+            };
             let toks = locate_words(file, text, &cmd.value, cmd_at)?;
-            let n = node_from_serve(&toks, env_of(file, entry.value.envs.as_ref()), &mut notes)?;
+            let toks = runner_expand(toks, &env, i, master);
+            let mut n = node_from_serve(&toks, env, &mut notes)?;
+            n.index = nodes.len();
+            if let Some(r) = role {
+                if n.role != r {
+                    return Err((
+                        n.at,
+                        format!(
+                            "found a {} node (its `kv_role`) that `disaggregated_prefill` makes {r}, expected them to agree",
+                            n.role
+                        ),
+                    ));
+                }
+            } else if n.role != Role::Mixed
+                && disagg.is_none()
+                && root.disaggregated_prefill.is_some()
+            {
+                return Err((
+                    n.at,
+                    format!(
+                        "found a {} node (its `kv_role`) with `disaggregated_prefill` disabled, expected it enabled: the runner starts no proxy",
+                        n.role
+                    ),
+                ));
+            }
             nodes.push(n);
+        }
+        if disagg.is_some() {
+            let at = root
+                .disaggregated_prefill
+                .as_ref()
+                .map_or(top, |d| at(file, d));
+            proxy_command = Some(internal_proxy(&nodes));
+            notes.push(super::Note {
+                at,
+                what: "internal DP: the input runs one `vllm serve` per node for its local DP ranks (`--data-parallel-size-local`, `--data-parallel-start-rank`, `--headless` workers, no `--data-parallel-rank`), one API server on `--port`; the proxy lists each API server once".into(),
+                why: "pd-dsl runs PD engines with external DP: one `vllm serve` per rank through `launch_online_dp.py` (`--data-parallel-rank`, API ports from `--port` up), each rank in the proxy lists".into(),
+            });
+            notes.push(super::Note {
+                at,
+                what: "the e2e runner starts the proxy with `python` on the first free port from 6000 (`--port`)".into(),
+                why: "pd-dsl starts it on its proxy port (1999 unless `proxy: { port: N }`)".into(),
+            });
         }
         // Native DP: the workers name the master by a variable; the first
         // node's value names the engine.
@@ -404,6 +611,7 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
         proxy: None,
         proxy_command,
         notes,
+        errors: Vec::new(),
     })
 }
 
@@ -598,18 +806,136 @@ fn locate_words(file: usize, text: &str, cmd: &str, start: Loc) -> Result<Vec<To
     let map = InScalar::new(text, cmd, start);
     let cmds =
         super::shell::commands(file, cmd).map_err(|(l, m)| (map.at(l).unwrap_or(start), m))?;
-    let Some(c) = cmds.into_iter().next() else {
+    // The runner splits the whole string (`shlex.split`): every line is
+    // one command's words, not only the first.
+    let words: Vec<&super::shell::Word> = cmds.iter().flat_map(|c| c.words.iter()).collect();
+    if words.is_empty() {
         return Err((
             start,
             "found an empty `server_cmd`, expected `vllm serve MODEL ...`".into(),
         ));
-    };
-    Ok(c.words
-        .iter()
+    }
+    Ok(words
+        .into_iter()
         .map(|w| {
             let mut t = Tok::from_word(w);
             t.at = map.at(w.at).unwrap_or(start);
             t
         })
         .collect())
+}
+
+/// The internal-DP runner's substitution (upstream `tests/e2e/nightly/
+/// multi_node/internal_dp/scripts/multi_node_config.py`, `_expand_env`:
+/// `$NAME` and `${NAME}` from the node's envs plus what `DistEnvBuilder`
+/// sets; an unknown name stays as written). A variable of the node's
+/// `envs` becomes its value; `LOCAL_IP` and `HCCL_IF_IP` the node's own
+/// address and `MASTER_IP` the DP master's, as `${NODE_k_IP}` (an address
+/// only known at run time, allowed where pd-dsl derives the value); any
+/// other stays a run-time value, refused at its position where a literal
+/// is needed.
+fn runner_expand(
+    toks: Vec<Tok>,
+    env: &[(P<String>, P<String>)],
+    node: u64,
+    master: u64,
+) -> Vec<Tok> {
+    toks.into_iter()
+        .map(|t| {
+            if t.literal || !t.text.contains('$') {
+                return t;
+            }
+            let mut out = String::new();
+            let mut literal = true;
+            let mut rest = t.text.as_str();
+            while let Some(i) = rest.find('$') {
+                out.push_str(&rest[..i]);
+                let after = &rest[i + 1..];
+                let (name, tail) = if let Some(b) = after.strip_prefix('{') {
+                    match b.find('}') {
+                        Some(j) => (&b[..j], &b[j + 1..]),
+                        None => ("", after),
+                    }
+                } else {
+                    let j = after
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .unwrap_or(after.len());
+                    (&after[..j], &after[j..])
+                };
+                let value = env
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k.v == name)
+                    .map(|(_, v)| (v.v.clone(), !v.v.contains('$')))
+                    .or(match name {
+                        "LOCAL_IP" | "HCCL_IF_IP" => Some((format!("${{NODE_{node}_IP}}"), false)),
+                        "MASTER_IP" => Some((format!("${{NODE_{master}_IP}}"), false)),
+                        _ => None,
+                    });
+                match value {
+                    Some((v, lit)) if !name.is_empty() => {
+                        out.push_str(&v);
+                        literal &= lit;
+                    }
+                    _ => {
+                        out.push('$');
+                        literal = false;
+                        rest = after;
+                        continue;
+                    }
+                }
+                rest = tail;
+            }
+            out.push_str(rest);
+            Tok {
+                text: out,
+                at: t.at,
+                literal,
+            }
+        })
+        .collect()
+}
+
+/// The proxy the internal-DP runner starts on node 0 for a
+/// `disaggregated_prefill` config (upstream `tests/e2e/nightly/multi_node/
+/// internal_dp/scripts/multi_node_config.py`, `ProxyLauncher`): every
+/// non-headless prefill and decode node once, at its API port.
+fn internal_proxy(nodes: &[NodeIn]) -> InputProxy {
+    let list = |role: Role| -> (Vec<String>, Vec<String>) {
+        nodes
+            .iter()
+            .filter(|n| n.role == role && !n.headless)
+            .map(|n| {
+                (
+                    format!("${{NODE_{}_IP}}", n.index),
+                    n.api_port.v.to_string(),
+                )
+            })
+            .unzip()
+    };
+    let (ph, pp) = list(Role::Prefill);
+    let (dh, dp) = list(Role::Decode);
+    // `DISAGGREGATED_PREFILL_PROXY_SCRIPT` in node 0's envs names another
+    // script (`ProxyLauncher`).
+    let script = nodes
+        .first()
+        .and_then(|n| {
+            n.env
+                .iter()
+                .find(|(k, _)| k.v == "DISAGGREGATED_PREFILL_PROXY_SCRIPT")
+        })
+        .map_or(ProxyScript::LoadBalance.file_name().to_owned(), |(_, v)| {
+            v.v.rsplit('/').next().unwrap_or_default().to_owned()
+        });
+    InputProxy {
+        script,
+        options: vec![
+            ("--host".into(), vec!["${NODE_0_IP}".into()]),
+            ("--port".into(), vec!["6000".into()]),
+            ("--prefiller-hosts".into(), ph),
+            ("--prefiller-ports".into(), pp),
+            ("--decoder-hosts".into(), dh),
+            ("--decoder-ports".into(), dp),
+        ],
+    }
 }

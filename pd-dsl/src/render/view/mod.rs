@@ -185,7 +185,7 @@ pub fn node_views(layout: &Layout) -> Vec<NodeView> {
                 index: n.index,
                 role: n.role,
                 engine: n.engine,
-                engine_id: e.and_then(|e| e.engine_id),
+                engine_id: n.engine_id,
                 dp_size: e.map_or(0, |e| e.dp),
                 tp_size: e.map_or(0, |e| e.tp),
                 dp_size_local: n.dp_size_local,
