@@ -23,10 +23,10 @@ pub fn imported() -> LayoutSpec {
                 VLLM_WORKER_MULTIPROC_METHOD: "spawn",
             },
         },
-        provenance: { recorded: "2026-08-19", sources: ["imported from tests/fixtures/import/configs/a2-v31-mixed-1node.yaml"] },
-        allow(mlapo_decode_only, "imported from tests/fixtures/import/configs/a2-v31-mixed-1node.yaml:9"),
+        provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/configs/a2-v31-mixed-1node.yaml"] },
+        allow(dead_env_toggle, "imported from tests/fixtures/import/configs/a2-v31-mixed-1node.yaml:9"),
         deviate("env `VLLM_WORKER_MULTIPROC_METHOD=spawn` added (tests/fixtures/import/configs/a2-v31-mixed-1node.yaml:11)", "the e2e runner's server sets it on every `vllm serve` it starts (tests/e2e/conftest.py `RemoteOpenAIServer._start_server`); the layout states it"),
-        deviate("model `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot` loaded from the hub (tests/fixtures/import/configs/a2-v31-mixed-1node.yaml:11)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot`"),
-        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot`) (tests/fixtures/import/configs/a2-v31-mixed-1node.yaml:11)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
+        deviate("model `Eco-Tech/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot` loaded from the hub (tests/fixtures/import/configs/a2-v31-mixed-1node.yaml:11)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot`"),
+        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-Terminus-w4a8-mtp-QuaRot`) (tests/fixtures/import/configs/a2-v31-mixed-1node.yaml:11)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
     }
 }

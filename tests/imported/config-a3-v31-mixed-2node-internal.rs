@@ -33,7 +33,7 @@ pub fn imported() -> LayoutSpec {
                 VLLM_WORKER_MULTIPROC_METHOD: "spawn",
             },
         },
-        provenance: { recorded: "2026-08-19", sources: ["imported from tests/fixtures/import/configs/a3-v31-mixed-2node-internal.yaml"] },
+        provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/configs/a3-v31-mixed-2node-internal.yaml"] },
         deviate("env `VLLM_WORKER_MULTIPROC_METHOD=spawn` added (tests/fixtures/import/configs/a3-v31-mixed-2node-internal.yaml:22)", "the e2e runner's server sets it on every `vllm serve` it starts (tests/e2e/conftest.py `RemoteOpenAIServer._start_server`); the layout states it"),
         deviate("model `unsloth/DeepSeek-V3.1-BF16` loaded from the hub (tests/fixtures/import/configs/a3-v31-mixed-2node-internal.yaml:22)", "pd-dsl serves weights from a path; the model table's is `/weights/DeepSeek-V3.1`"),
         deviate("no `--served-model-name` (vLLM serves the model as `unsloth/DeepSeek-V3.1-BF16`) (tests/fixtures/import/configs/a3-v31-mixed-2node-internal.yaml:22)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),

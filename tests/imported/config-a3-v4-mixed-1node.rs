@@ -27,7 +27,7 @@ pub fn imported() -> LayoutSpec {
                 VLLM_WORKER_MULTIPROC_METHOD: "spawn",
             },
         },
-        provenance: { recorded: "2026-08-19", sources: ["imported from tests/fixtures/import/configs/a3-v4-mixed-1node.yaml"] },
+        provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/configs/a3-v4-mixed-1node.yaml"] },
         deviate("env `VLLM_WORKER_MULTIPROC_METHOD=spawn` added (tests/fixtures/import/configs/a3-v4-mixed-1node.yaml:11)", "the e2e runner's server sets it on every `vllm serve` it starts (tests/e2e/conftest.py `RemoteOpenAIServer._start_server`); the layout states it"),
         deviate("model `vllm-ascend/DeepSeek-V4-Flash-w8a8-mtp` loaded from the hub (tests/fixtures/import/configs/a3-v4-mixed-1node.yaml:11)", "pd-dsl serves weights from a path; the model table's is `/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V4-Flash-w8a8-mtp`"),
         deviate("no `--quantization` (vLLM's default) (tests/fixtures/import/configs/a3-v4-mixed-1node.yaml:11)", "pd-dsl passes the model table's `--quantization ascend` for `deepseek_v4_flash_w8a8_mtp`"),
