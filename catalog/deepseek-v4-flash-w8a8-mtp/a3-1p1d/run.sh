@@ -158,8 +158,8 @@ else
 fi
 
 # The deployment's own addresses never go through an HTTP proxy: http_proxy,
-# https_proxy, all_proxy (and upper case) send curl, httpx (the proxy) and
-# aiohttp (vllm bench) to it. Adds each argument, 127.0.0.1, localhost and ::1
+# https_proxy, all_proxy (and upper case) send httpx (the proxy) and aiohttp
+# (vllm bench) to it (http_request ignores them itself). Adds each argument, 127.0.0.1, localhost and ::1
 # to NO_PROXY and no_proxy (both exported, merged), keeping the operator's
 # proxy for everything else, such as model downloads.
 bypass_proxy() {
@@ -175,6 +175,163 @@ bypass_proxy() {
         merged=${merged:+$merged,}$h
     done
     export NO_PROXY=$merged no_proxy=$merged
+}
+
+# One HTTP request to the deployment, never through an HTTP proxy (http_proxy,
+# https_proxy, all_proxy are for downloads): curl when it is installed, else
+# python3's urllib with the same options, output and exit status. The image
+# may lack curl (v0.30.0rc2's Dockerfile installs it itself); python3 runs vLLM.
+# Options, curl's and only these: -f -s -S, --connect-timeout SECONDS,
+# -m SECONDS, -o FILE, -w '%{http_code}', -H 'Name: value' or -H @FILE,
+# -d DATA, then the URL. Exit status: 0; 6 cannot resolve the host; 7 cannot
+# connect; 22 HTTP 400 or above under -f; 28 timed out; 52 empty reply;
+# 56 receive failure; 2 an option this helper lacks.
+http_request() {
+    if command -v curl >/dev/null 2>&1; then
+        curl --noproxy '*' "$@"
+    elif command -v python3 >/dev/null 2>&1; then
+        python3 - "$@" <<'PY'
+import argparse
+import http.client
+import signal
+import socket
+import sys
+import urllib.error
+import urllib.request
+
+NAME = "http_request"
+
+
+class TimedOut(Exception):
+    pass
+
+
+def on_alarm(signum, frame):
+    raise TimedOut()
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        print(f"{NAME}: (2) {message} (python3 urllib, no curl command)", file=sys.stderr)
+        sys.exit(2)
+
+
+p = Parser(prog=NAME, add_help=False, allow_abbrev=False)
+p.add_argument("-f", "--fail", action="store_true")
+p.add_argument("-s", "--silent", action="store_true")
+p.add_argument("-S", "--show-error", action="store_true")
+p.add_argument("--connect-timeout", type=float)
+p.add_argument("-m", "--max-time", type=float)
+p.add_argument("-o", "--output")
+p.add_argument("-w", "--write-out", choices=["%{http_code}"])
+p.add_argument("-H", "--header", action="append", default=[])
+p.add_argument("-d", "--data")
+p.add_argument("url")
+a = p.parse_args()
+
+
+def fail(code, message, status=0):
+    if a.show_error or not a.silent:
+        print(f"{NAME}: ({code}) {message} (python3 urllib, no curl command)", file=sys.stderr)
+    if a.write_out:
+        sys.stdout.write(f"{status:03d}")
+    sys.exit(code)
+
+
+# curl without -L does not follow a redirect: the 3xx is the answer.
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+# --connect-timeout bounds the connection (TLS included), -m the whole request.
+def unbounded_after_connect(base):
+    class Connection(base):
+        def connect(self):
+            super().connect()
+            self.sock.settimeout(None)
+
+    return Connection
+
+
+class Plain(urllib.request.HTTPHandler):
+    def http_open(self, req):
+        return self.do_open(unbounded_after_connect(http.client.HTTPConnection), req)
+
+
+class Secure(urllib.request.HTTPSHandler):
+    def https_open(self, req):
+        return self.do_open(unbounded_after_connect(http.client.HTTPSConnection), req, context=self._context)
+
+
+if not a.url.startswith(("http://", "https://")):
+    fail(1, f"unsupported protocol in {a.url}: expected http:// or https://")
+if a.data is not None and a.data.startswith("@"):
+    fail(2, "-d @FILE is not supported: pass the data itself")
+headers = {}
+for h in a.header:
+    try:
+        lines = open(h[1:]).read().splitlines() if h.startswith("@") else [h]
+    except OSError as e:
+        fail(26, f"cannot read the header file {h[1:]}: {e.strerror}")
+    for line in lines:
+        if not line.strip():
+            continue
+        name, colon, value = line.partition(":")
+        if not colon or not name.strip():
+            fail(2, f"header {line!r} is not `Name: value`")
+        headers[name.strip()] = value.strip()
+
+# No proxy at all: the deployment's addresses are reached directly.
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirect(), Plain(), Secure())
+request = urllib.request.Request(a.url, data=None if a.data is None else a.data.encode(), headers=headers)
+kwargs = {"timeout": a.connect_timeout} if a.connect_timeout else {}
+if a.max_time:
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, a.max_time)
+try:
+    try:
+        response = opener.open(request, **kwargs)
+    except urllib.error.HTTPError as e:
+        response = e
+    status = response.getcode()
+    body = response.read() if response.fp is not None else b""
+except TimedOut:
+    fail(28, f"{a.url}: timed out after {a.max_time:g} seconds")
+except urllib.error.URLError as e:
+    r = e.reason
+    if isinstance(r, socket.gaierror):
+        fail(6, f"cannot resolve the host of {a.url}: {r}")
+    if isinstance(r, (socket.timeout, TimeoutError)):
+        fail(28, f"cannot connect to {a.url}: timed out")
+    fail(7, f"cannot connect to {a.url}: {r}")
+except http.client.RemoteDisconnected:
+    fail(52, f"empty reply from {a.url}")
+except (OSError, http.client.HTTPException) as e:
+    fail(56, f"failure receiving from {a.url}: {e!r}")
+signal.setitimer(signal.ITIMER_REAL, 0)
+if a.fail and status >= 400:
+    fail(22, f"the requested URL returned error: {status}", status)
+try:
+    if a.output and a.output != "-":
+        with open(a.output, "wb") as out:
+            out.write(body)
+    else:
+        sys.stdout.buffer.write(body)
+except OSError as e:
+    fail(23, f"cannot write the body to {a.output}: {e.strerror}", status)
+if a.write_out:
+    sys.stdout.buffer.write(f"{status:03d}".encode())
+PY
+    else
+        echo "http_request: neither curl nor python3 is installed: one of them sends the deployment's HTTP requests" >&2
+        return 2
+    fi
+}
+
+# What http_request uses here (said in the logs).
+http_client() {
+    if command -v curl >/dev/null 2>&1; then echo "curl"; else echo "python3's urllib (no curl command)"; fi
 }
 
 # Resolves a host name to an IP with getent (an IP resolves to itself).
@@ -467,7 +624,8 @@ WAIT_SECONDS=${PD_WAIT_SECONDS:-3600}
 is_uint "$WAIT_SECONDS" || die "PD_WAIT_SECONDS must be a number of seconds, got '$WAIT_SECONDS'"
 POLL_SECONDS=${PD_POLL_SECONDS:-10}
 [[ $POLL_SECONDS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$POLL_SECONDS'"
-command -v curl >/dev/null || die "curl is needed to poll /health (install curl)"
+command -v curl >/dev/null 2>&1 || command -v python3 >/dev/null 2>&1 || die "neither curl nor python3 is installed: one of them polls /health; install python3"
+log "node $NODE_INDEX polls /health with $(http_client)"
 
 # Records for stop.sh: this script's pid and a run id every process it starts inherits.
 if [[ -s $LOG_DIR/run.pid ]]; then
@@ -501,11 +659,11 @@ trap 'stop HUP 129' HUP
 trap 'stop TERM 143' TERM
 trap 'stop INT 130' INT
 
-# Polls URL until it answers (CURL_OK: -f = HTTP 2xx only), the last started process exits, or WAIT_SECONDS pass.
+# Polls URL until it answers (strict: -f, an HTTP status below 400 only), the last started process exits, or WAIT_SECONDS pass.
 wait_http() {
-    local url=$1 what=$2 strict=$3 deadline=$((SECONDS + WAIT_SECONDS)) opts=(--noproxy '*' -sS -o /dev/null --connect-timeout 3 -m 5)
+    local url=$1 what=$2 strict=$3 deadline=$((SECONDS + WAIT_SECONDS)) opts=(-sS -o /dev/null --connect-timeout 3 -m 5)
     if ((strict)); then opts+=(-f); fi
-    until curl "${opts[@]}" "$url" 2>/dev/null; do
+    until http_request "${opts[@]}" "$url" 2>/dev/null; do
         kill -0 "${PIDS[-1]}" 2>/dev/null || return 1
         ((SECONDS < deadline)) || die "timed out after ${WAIT_SECONDS}s waiting for $what at $url"
         sleep "$POLL_SECONDS"
@@ -534,7 +692,7 @@ if ((NODE_INDEX == 0 && HAS_PROXY)); then
         for ep in "${ENDPOINTS[@]}"; do
             host=${NODE_IPS[${ep%%:*}]}
             port=${ep#*:}
-            curl --noproxy '*' -fsS --connect-timeout 3 -m 5 -o /dev/null "http://$host:$port/health" 2>/dev/null || down+=("$host:$port")
+            http_request -fsS --connect-timeout 3 -m 5 -o /dev/null "http://$host:$port/health" 2>/dev/null || down+=("$host:$port")
         done
         if ((${#down[@]} == 0)); then
             break

@@ -15,8 +15,8 @@ IFS=',' read -r -a NODE_IPS <<<"$PD_NODE_IPS"
 [[ ${#NODE_IPS[@]} -eq $NODE_COUNT ]] || die "expected $NODE_COUNT node IPs in PD_NODE_IPS, got ${#NODE_IPS[@]}"
 PROXY_HOST=${PD_PROXY_HOST:-${NODE_IPS[0]}}
 # The deployment's own addresses never go through an HTTP proxy: http_proxy,
-# https_proxy, all_proxy (and upper case) send curl, httpx (the proxy) and
-# aiohttp (vllm bench) to it. Adds each argument, 127.0.0.1, localhost and ::1
+# https_proxy, all_proxy (and upper case) send httpx (the proxy) and aiohttp
+# (vllm bench) to it (http_request ignores them itself). Adds each argument, 127.0.0.1, localhost and ::1
 # to NO_PROXY and no_proxy (both exported, merged), keeping the operator's
 # proxy for everything else, such as model downloads.
 bypass_proxy() {
