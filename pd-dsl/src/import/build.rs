@@ -982,7 +982,10 @@ fn build_inner(
             Some(dir) if inputs.len() > 1 && !dir.is_empty() && dir != "." => dir.to_owned(),
             // The file name without its extension (`DeepSeek_V3.1T_PD.yaml`
             // → `deepseek_v3.1t_pd`, not `deepseek_v3`).
-            _ => file.rsplit_once('.').map_or(file, |(stem, _)| stem).to_owned(),
+            _ => file
+                .rsplit_once('.')
+                .map_or(file, |(stem, _)| stem)
+                .to_owned(),
         };
         let clean: String = stem
             .to_ascii_lowercase()
