@@ -456,7 +456,7 @@ fn a_placeholder_the_runner_does_not_fill_is_refused_at_its_position() {
 fn per_node_engine_ids_must_cover_the_engine_s_nodes() {
     let yaml = |ids: &str| {
         format!(
-            "name: t/x\nmodel: qwen3_235b_a22b\nhardware: a3\nimage: v0.23.0\ntopology:\n- {{role: prefill, count: 1, dp: 2, tp: 8}}\n- {{role: decode, count: 1, dp: 4, tp: 8}}\nconnector: {{kind: mooncake_v1, kv_port: {{prefill: [36100], decode: [36200]}}}}\nports: {{api: 8080, dp_rpc: 13389}}\nproxy: {{port: 1999}}\nengine_ids: {ids}\nprovenance: {{recorded: \"2026-08-17\"}}\nverified: never\n"
+            "name: t/x\nmodel: qwen3_235b_a22b\nhardware: a3\nimage: v0.23.0\ntopology:\n- {{role: prefill, count: 1, dp: 2, tp: 8}}\n- {{role: decode, count: 1, dp: 4, tp: 8}}\nconnector: {{kind: mooncake_v1, kv_port: {{prefill: [36100], decode: [36200]}}}}\nserve: {{expert_parallel: true}}\nports: {{api: 8080, dp_rpc: 13389}}\nproxy: {{port: 1999}}\nengine_ids: {ids}\nprovenance: {{recorded: \"2026-08-17\"}}\nverified: never\n"
         )
     };
     let ok = pd_dsl::load::from_yaml("x.yaml", &yaml("{prefill: [0], decode: [[1, 3]]}"));
