@@ -519,7 +519,13 @@ pub fn allows_long_max_model_len(serve: &Serve) -> bool {
 pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
     let ModelDims { arch, format, .. } = dims::dims_for(input.model.id)?;
     let serve = input.serve;
-    let ep = if serve.expert_parallel && arch.routed_experts > 0 {
+    // Routed experts are split over every rank of the DP group with or
+    // without `--enable-expert-parallel`: without it vLLM flattens TP across
+    // DP (`FusedMoEParallelConfig.make` -> `flatten_tp_across_dp_and_pcp`,
+    // vllm/model_executor/layers/fused_moe/config.py, every vLLM of the
+    // image table) and shards each expert dp x tp ways; with it each rank
+    // holds whole experts. The bytes per rank are the same.
+    let ep = if arch.routed_experts > 0 {
         input.dp.saturating_mul(input.tp)
     } else {
         input.tp
@@ -746,27 +752,34 @@ mod tests {
             .expect("model")
     }
 
-    /// Without expert parallelism the routed experts are split over TP
-    /// only: MiniMax-M2.7 w8a8 at TP4 holds a quarter of 224.7B int8 expert
-    /// parameters per rank, more than half of a 64 GB NPU.
+    /// Routed experts are split over all `dp x tp` ranks whether or not
+    /// expert parallelism is on (vLLM flattens TP across DP for the MoE
+    /// layers): MiniMax-M2.7 w8a8 at DP4 TP4 holds a sixteenth of its
+    /// 224.7B int8 expert parameters per rank either way, and only the
+    /// dense part is split over TP alone.
     #[test]
-    fn experts_over_tp_without_ep() {
+    fn experts_over_every_rank_with_or_without_ep() {
         let m = model("minimax_m2_7_w8a8_quarot");
         let serve = Serve {
             gpu_memory_utilization: Some("0.5".into()),
             ..Serve::default()
         };
-        let b = role_budget(&input(m, &serve, 4, 4)).expect("sized");
-        assert_eq!(b.ep, 4);
-        assert!(b.weights.routed > 52 * GIB, "{}", gib(b.weights.routed));
-        assert!(b.kv_bytes < 0, "{}", b.summary());
+        let flat = role_budget(&input(m, &serve, 4, 4)).expect("sized");
+        assert_eq!(flat.ep, 16);
+        assert!(flat.weights.routed < 15 * GIB, "{}", gib(flat.weights.routed));
+        assert!(flat.kv_bytes > 0, "{}", flat.summary());
         let ep = Serve {
             expert_parallel: true,
-            ..serve
+            ..serve.clone()
         };
         let b = role_budget(&input(m, &ep, 4, 4)).expect("sized");
         assert_eq!(b.ep, 16);
-        assert!(b.kv_bytes > 0, "{}", b.summary());
+        assert_eq!(b.weights.routed, flat.weights.routed);
+        // One DP rank alone: the experts go over its TP ranks only.
+        let one = role_budget(&input(m, &serve, 1, 4)).expect("sized");
+        assert_eq!(one.ep, 4);
+        assert!(one.weights.routed > 52 * GIB, "{}", gib(one.weights.routed));
+        assert!(one.kv_bytes < 0, "{}", one.summary());
     }
 
     /// MLA caches one latent head per layer whatever the TP size; GQA

@@ -597,6 +597,20 @@ pub static UNSIZED: &[(&str, &str)] = &[
         "qwen3_vl_235b_a22b_instruct_w8a8_mxfp8",
         "as `qwen3_vl_235b_a22b_instruct`",
     ),
+    (
+        "glm_5_3_w8a8c8",
+        "GLM-5.3's layer and indexer layout is not sourced",
+    ),
+    (
+        "glm_4_7_w8a8c8",
+        "GLM-4.7's dimensions are not sourced",
+    ),
+    (
+        "qwen3_5_397b_a17b_w8a8_mtp",
+        "Qwen3.5's hybrid linear-attention layer split is not sourced",
+    ),
+    ("qwen3_5_397b_a17b_w4a8_mtp", "as `qwen3_5_397b_a17b_w8a8_mtp`"),
+    ("qwen3_5_122b_a10b_w4a8", "as `qwen3_5_397b_a17b_w8a8_mtp`"),
 ];
 
 /// The dimensions and weight format of a model-table entry.

@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The vLLM releases the images ship whose KV code differs in imports or
-/// layout (0.18.0 has no `from __future__ import annotations`, 0.21.0 and
+/// layout (0.18.0 has no `from __future__ import annotations`, 0.22.1 and
 /// 0.23.0 are the catalog's images, 0.25.1 the newest image).
-const VLLM: &[&str] = &["0.18.0", "0.21.0", "0.23.0", "0.25.1"];
+const VLLM: &[&str] = &["0.18.0", "0.22.1", "0.23.0", "0.25.1"];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

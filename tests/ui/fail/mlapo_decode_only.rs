@@ -12,7 +12,7 @@ fn main() {
         connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36200 } },
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
-        provenance: { recorded: "2026-08-20" }, serve: { expert_parallel: true },
+        provenance: { recorded: "2026-08-20" }, serve: { expert_parallel: true, max_model_len: 65536 },
         prefill: { additional_config: { "enable_mlapo": true } },
     };
 }

@@ -17,7 +17,7 @@ fn main() {
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
         provenance: { recorded: "2026-08-20" },
-        serve: { env: { ACL_OP_INIT_MODE: 1, ASCEND_BUFFER_POOL: "4:8" } },
+        serve: { max_model_len: 65536, env: { ACL_OP_INIT_MODE: 1, ASCEND_BUFFER_POOL: "4:8" } },
         prefill: { additional_config: { "enable_mlapo": true } },
     };
     let c8 = layout! {
@@ -42,6 +42,7 @@ fn main() {
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
         provenance: { recorded: "2026-10-01" },
+        serve: { max_model_len: 65536 },
         prefill: { additional_config: { "enable_dsa_cp": true } },
     };
     for spec in [&mlapo, &c8, &dsa_cp] {
