@@ -565,8 +565,17 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
     let kv_tokens = blocks * block_size;
     let model_max_len = arch.max_model_len;
     let max_model_len = serve.max_model_len.unwrap_or(model_max_len);
+    // Decode context parallelism shards each request's tokens over the DCP
+    // ranks of its TP group: a rank keeps cdiv(len, dcp) of them
+    // (`AttentionSpec.max_memory_usage_bytes`, vllm/v1/kv_cache_interface.py).
+    let dcp = flag_u64(serve, "--decode-context-parallel-size")
+        .unwrap_or(1)
+        .max(1);
+    let local = |len: u64| len.div_ceil(dcp);
     // One request needs cdiv(len, block) blocks of every layer.
-    let fits = |len: u64| len.div_ceil(block_size) * page * layers + kv_per_request <= available;
+    let fits = |len: u64| {
+        local(len).div_ceil(block_size) * page * layers + kv_per_request <= available
+    };
     let max_len_fits = if fits(1) {
         let (mut lo, mut hi) = (1u64, max_model_len.max(model_max_len).max(1));
         if fits(hi) {
@@ -584,7 +593,7 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
     } else {
         0
     };
-    let per_request = |len: u64| len.div_ceil(block_size) * block_size;
+    let per_request = |len: u64| local(len).div_ceil(block_size) * block_size;
     let requests_at = |len: u64| {
         let need = per_request(len) * kv_per_token_all + kv_per_request;
         available.checked_div(need).unwrap_or(0)
@@ -851,6 +860,38 @@ mod tests {
         assert_eq!(
             b.requests_at_max_len,
             b.kv_bytes as u64 / (16384 * 1152 * 61)
+        );
+    }
+
+    /// Decode context parallelism: a rank keeps cdiv(len, dcp) tokens of a
+    /// request, so at DCP 4 four times the requests of a length fit and a
+    /// request may be four times longer (up to the model's context).
+    #[test]
+    fn decode_context_parallel_shards_a_request() {
+        let m = model("deepseek_v3_1_w8a8_mtp_quarot");
+        let serve = Serve {
+            expert_parallel: true,
+            max_model_len: Some(16384),
+            ..Serve::default()
+        };
+        let one = role_budget(&input(m, &serve, 4, 4)).expect("sized");
+        let mut sharded = serve.clone();
+        sharded
+            .flags
+            .push(("--decode-context-parallel-size".into(), Some(Json::from(4))));
+        let four = role_budget(&input(m, &sharded, 4, 4)).expect("sized");
+        assert_eq!(four.kv_bytes, one.kv_bytes);
+        let page = 1152 * 128 * 61;
+        assert_eq!(
+            four.requests_at_max_len,
+            four.kv_bytes as u64 / (4096 / 128 * page)
+        );
+        assert!(four.requests_at_max_len >= 4 * one.requests_at_max_len);
+        assert!(
+            four.max_len_fits == 163840 || four.max_len_fits >= 4 * one.max_len_fits,
+            "{} vs {}",
+            four.max_len_fits,
+            one.max_len_fits
         );
     }
 

@@ -1537,6 +1537,13 @@ const DERIVED_FLAGS: &[(&str, Option<&str>)] = &[
     ("--additional-config", Some("additional_config")),
 ];
 
+/// Parallel groups that multiply a rank's NPUs and kv ports, which the
+/// placement does not derive (rule `parallel_groups_expressible`).
+const UNEXPRESSED_GROUPS: &[(&str, &str)] = &[
+    ("--pipeline-parallel-size", "pp"),
+    ("--prefill-context-parallel-size", "pcp"),
+];
+
 /// Env the spine derives per node or rank.
 const DERIVED_ENV: &[&str] = &[
     "ASCEND_RT_VISIBLE_DEVICES",
@@ -1578,6 +1585,23 @@ fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
                     None => format!("found flag `{name}`, expected it left out: it is derived from the topology for every rank"),
                 },
             );
+        }
+        if let Some((_, what)) = UNEXPRESSED_GROUPS.iter().find(|(n, _)| *n == name) {
+            let size = f.value.as_ref().map(|v| match &v.value {
+                Json::String(s) => s.trim().to_owned(),
+                other => other.to_string(),
+            });
+            if size.as_deref() != Some("1") {
+                cx.report(
+                    Rule::ParallelGroupsExpressible,
+                    f.value.as_ref().map_or(f.name.site, |v| v.site),
+                    field.clone(),
+                    format!(
+                        "found `{name} {}`, expected 1 or the flag left out: with {what} above 1 a rank spans tp x {what} NPUs and tp x {what} kv ports (vllm/config/parallel.py `world_size`, mooncake_connector.py), and pd-dsl derives device lists and kv port spans for TP and DP only",
+                        size.as_deref().unwrap_or("(no value)")
+                    ),
+                );
+            }
         }
         if !flags.insert(name) {
             cx.report(

@@ -175,6 +175,11 @@ rules! {
     DeadEnvToggle = "dead_env_toggle", Convention, "env toggles have an effect on the image";
     /// A flag or env var that is derived.
     DerivedSetting = "derived_setting", Hard, "derived flags and env are never set by hand";
+    /// `--pipeline-parallel-size` or `--prefill-context-parallel-size`
+    /// above 1: a rank then spans `tp x pp x pcp` NPUs (vllm/config/parallel.py
+    /// `world_size`) and `tp x pp x pcp` kv ports (mooncake_connector.py),
+    /// which the placement derives for pp = pcp = 1 only.
+    ParallelGroupsExpressible = "parallel_groups_expressible", Hard, "pipeline and prefill-context parallelism stay at 1 (the placement derives devices and kv ports for TP and DP only)";
     /// The same flag or env var twice in one block.
     DuplicateSetting = "duplicate_setting", Hard, "a flag or env var is set once per block";
     /// A flag not spelled `--kebab-case`.

@@ -24,7 +24,7 @@
 //! num_nodes: 1
 //! npu_per_node: 16
 //! deployment:
-//!   - server_cmd: vllm serve Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot --port 8015 --tensor-parallel-size 4 --data-parallel-size 4 --max-num-seqs 16
+//!   - server_cmd: vllm serve Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot --port 8015 --tensor-parallel-size 4 --data-parallel-size 4 --max-num-seqs 16 --max-model-len 32768
 //! ";
 //! let imported = import(&[Input::new("one.yaml", yaml)], &Options::default()).unwrap();
 //! let spec = finish(&imported).unwrap();
