@@ -573,9 +573,8 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
         .max(1);
     let local = |len: u64| len.div_ceil(dcp);
     // One request needs cdiv(len, block) blocks of every layer.
-    let fits = |len: u64| {
-        local(len).div_ceil(block_size) * page * layers + kv_per_request <= available
-    };
+    let fits =
+        |len: u64| local(len).div_ceil(block_size) * page * layers + kv_per_request <= available;
     let max_len_fits = if fits(1) {
         let (mut lo, mut hi) = (1u64, max_model_len.max(model_max_len).max(1));
         if fits(hi) {
@@ -775,7 +774,11 @@ mod tests {
         };
         let flat = role_budget(&input(m, &serve, 4, 4)).expect("sized");
         assert_eq!(flat.ep, 16);
-        assert!(flat.weights.routed < 15 * GIB, "{}", gib(flat.weights.routed));
+        assert!(
+            flat.weights.routed < 15 * GIB,
+            "{}",
+            gib(flat.weights.routed)
+        );
         assert!(flat.kv_bytes > 0, "{}", flat.summary());
         let ep = Serve {
             expert_parallel: true,

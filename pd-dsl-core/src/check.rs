@@ -1904,14 +1904,15 @@ fn check_serve(
             .and_then(|f| f.get("lmhead_tensor_parallel_size"))
             .and_then(Json::as_u64),
         dp_tp,
-    ) && (tp != 1 || size == 0 || u64::from(dp) % size != 0)
+    ) && size > 0
+        && u64::from(dp) % size != 0
     {
         cx.report(
                 Rule::LmheadTensorParallel,
                 config_value_site(spec, role, "finegrained_tp_config.lmhead_tensor_parallel_size"),
                 format!("{scope}.additional_config.finegrained_tp_config"),
                 format!(
-                    "found `lmhead_tensor_parallel_size` {size} on a {role} engine with DP{dp} TP{tp}, expected TP1 and a size dividing DP{dp}: ascend_config.py requires `data_parallel_size % size == 0` and it only works at TP = 1"
+                    "found `lmhead_tensor_parallel_size` {size} on a {role} engine with DP{dp} TP{tp}, expected a size dividing DP{dp}: vllm-ascend groups the lmhead over DP ranks and refuses \"finegrained tp sizes must divide by data_parallel_size\" (ascend_config.py)"
                 ),
             );
     }

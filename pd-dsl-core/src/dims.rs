@@ -601,15 +601,19 @@ pub static UNSIZED: &[(&str, &str)] = &[
         "glm_5_3_w8a8c8",
         "GLM-5.3's layer and indexer layout is not sourced",
     ),
-    (
-        "glm_4_7_w8a8c8",
-        "GLM-4.7's dimensions are not sourced",
-    ),
+    ("glm_4_7_w8a8c8", "GLM-4.7's dimensions are not sourced"),
     (
         "qwen3_5_397b_a17b_w8a8_mtp",
         "Qwen3.5's hybrid linear-attention layer split is not sourced",
     ),
-    ("qwen3_5_397b_a17b_w4a8_mtp", "as `qwen3_5_397b_a17b_w8a8_mtp`"),
+    (
+        "qwen3_5_397b_a17b_w4a8_mtp",
+        "as `qwen3_5_397b_a17b_w8a8_mtp`",
+    ),
+    (
+        "kimi_k2_instruct_w8a8",
+        "Kimi-K2-Instruct's context length and int8 layout are not sourced (the `KIMI_K2` dimensions are K2.5's text model)",
+    ),
     ("qwen3_5_122b_a10b_w4a8", "as `qwen3_5_397b_a17b_w8a8_mtp`"),
 ];
 

@@ -159,8 +159,10 @@ rules! {
     MlapoDecodeOnly = "mlapo_decode_only", Convention, "on A2/A3 the MLA backend takes MLAPO only on pure decode engines";
     /// LMHead TP misuse: `data_parallel_size % lmhead_tensor_parallel_size`
     /// (vllm_ascend/ascend_config.py @v0.18.0 L248, @v0.23.0 L592,
-    /// @v0.30.0rc2 L1437).
-    LmheadTensorParallel = "lmhead_tensor_parallel", Hard, "lmhead TP needs TP = 1 and divides DP";
+    /// @v0.30.0rc2 L1437). The `tensor_parallel_size == 1` requirement next
+    /// to it is for oproj (and, from v0.30, MLP) TP only: upstream's own
+    /// configs run lmhead TP 8 on TP4 decode engines.
+    LmheadTensorParallel = "lmhead_tensor_parallel", Hard, "lmhead TP divides DP";
     /// Dynamic EPLB without its env switch (`DYNAMIC_EPLB`,
     /// vllm_ascend/ascend_config.py @v0.18.0 L422, @v0.23.0 L887, @v0.30.0rc2
     /// L326).

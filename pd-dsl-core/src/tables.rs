@@ -870,6 +870,23 @@ pub static GLM_5_2_W4A8C8: Model = Model {
     ..GLM_5_2_FAMILY
 };
 
+/// Kimi-K2-Instruct w8a8, the text-only first Kimi-K2
+/// (`DeepseekV3ForCausalLM` shape, no vision tower):
+/// tests/e2e/nightly/multi_node/config/Kimi-K2-Instruct-W8A8.yaml @v0.18.0 and
+/// @v0.19.1rc1 serve `vllm-ascend/Kimi-K2-Instruct-W8A8` with
+/// `--quantization ascend` and no `--served-model-name`. Family facts:
+/// `KIMI_K2`.
+pub static KIMI_K2_INSTRUCT_W8A8: Model = Model {
+    id: "kimi_k2_instruct_w8a8",
+    weights: "Kimi-K2-Instruct-W8A8",
+    source: "ModelScope vllm-ascend/Kimi-K2-Instruct-W8A8",
+    hub_ids: &["vllm-ascend/Kimi-K2-Instruct-W8A8"],
+    default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/Kimi-K2-Instruct-W8A8",
+    served_name: "kimi_k2",
+    multimodal: false,
+    ..KIMI_K2
+};
+
 /// Kimi-K2.5 w4a8 (docs/source/tutorials/models/Kimi-K2.5.md L21-22: 1 A3 or 2 A2,
 /// `--quantization ascend`, `--served-model-name kimi_k25`, eagle3 draft
 /// `lightseekorg/kimi-k2.5-eagle3`; tests/e2e/nightly/single_node/models/configs/
@@ -1076,7 +1093,7 @@ pub static MINIMAX_M2_5_W8A8_QUAROT: Model = Model {
 };
 
 /// Every model, in table order.
-pub static MODELS: [&Model; 43] = [
+pub static MODELS: [&Model; 44] = [
     &DEEPSEEK_V4_FLASH_W8A8_MTP,
     &DEEPSEEK_V3_1_W8A8_MTP_QUAROT,
     &DEEPSEEK_V3_1_BF16,
@@ -1102,6 +1119,7 @@ pub static MODELS: [&Model; 43] = [
     &GLM_5_2_W8A8,
     &GLM_5_2_W8A8C8,
     &GLM_5_2_W4A8C8,
+    &KIMI_K2_INSTRUCT_W8A8,
     &KIMI_K2_5_W4A8,
     &KIMI_K2_6_W4A8,
     &KIMI_K2_7_CODE_W4A8,

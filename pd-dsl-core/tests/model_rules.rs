@@ -197,6 +197,28 @@ fn reduce_sample_runs_on_decode_and_mixed_without_lmhead_tp() {
     assert_eq!(broken(&v), only("reduce_sample_decode_only"));
 }
 
+/// lmhead TP needs a size dividing DP, on any TP size: upstream's own
+/// DeepSeek-V3.1 configs run `lmhead_tensor_parallel_size` 8 on DP8 TP4
+/// decode engines (the TP = 1 requirement in ascend_config.py is oproj's).
+#[test]
+fn lmhead_tensor_parallel_divides_dp_at_any_tp() {
+    let lm = |size: u64, dp: u64, tp: u64| {
+        let mut v = mixed("glm_5_1_w8a8", "v0.23.0");
+        v["topology"] = json!([{"role": "mixed", "count": 1, "dp": dp, "tp": tp}]);
+        broken(&with_role(
+            v,
+            "mixed",
+            json!({"additional_config": {
+                "finegrained_tp_config": {"lmhead_tensor_parallel_size": size}
+            }}),
+        ))
+    };
+    assert_eq!(lm(4, 4, 4), BTreeSet::new());
+    assert_eq!(lm(2, 8, 2), BTreeSet::new());
+    assert_eq!(lm(8, 4, 4), only("lmhead_tensor_parallel"));
+    assert_eq!(lm(3, 16, 1), only("lmhead_tensor_parallel"));
+}
+
 #[test]
 fn eplb_values_are_checked_like_eplb_config() {
     let eplb = |e: Value| {
@@ -455,10 +477,7 @@ fn dsa_cp_needs_sequence_parallelism_where_the_image_checks_it() {
     // fit without it: vLLM shards them over every rank of the DP group).
     let off =
         json!({"additional_config": {"enable_shared_expert_dp": true}, "expert_parallel": false});
-    assert_eq!(
-        broken(&cp(model, "v0.23.0", off)),
-        only("dsa_cp_needs_sp")
-    );
+    assert_eq!(broken(&cp(model, "v0.23.0", off)), only("dsa_cp_needs_sp"));
     // Shared-expert DP needs TP > 1: decode at TP 1.
     let mut v = pd(model, "v0.23.0");
     v["topology"][1]["dp"] = json!(16);

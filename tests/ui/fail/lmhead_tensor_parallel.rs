@@ -1,4 +1,4 @@
-//! lmhead TP on a TP4 prefill engine
+//! lmhead TP 8 on a DP4 prefill engine: the size must divide DP
 use pd_dsl::layout;
 
 fn main() {
@@ -12,6 +12,6 @@ fn main() {
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
         provenance: { recorded: "2026-06-27" }, serve: { expert_parallel: true },
-        prefill: { additional_config: { "finegrained_tp_config": { "lmhead_tensor_parallel_size": 2 } } },
+        prefill: { additional_config: { "finegrained_tp_config": { "lmhead_tensor_parallel_size": 8 } } },
     };
 }
