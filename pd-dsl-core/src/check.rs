@@ -2502,6 +2502,9 @@ fn derive(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
     for (role, block) in &spec.roles {
         check_serve_block(block, role.as_str(), cx);
     }
+    for (node, block) in &spec.nodes {
+        check_serve_block(block, &format!("nodes.{node}"), cx);
+    }
     let verified = check_verification(spec, image, cx);
     let pd = spec.topology.iter().any(|g| g.role.value != Role::Mixed);
     let present: BTreeSet<Role> = spec.topology.iter().map(|g| g.role.value).collect();
@@ -2561,6 +2564,35 @@ fn derive(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
             }
         }
     }
+    // Settings per node: each names a node of the layout, and the node's
+    // ranks run common + role + node settings, checked like a role's.
+    let mut node_serve = BTreeMap::new();
+    for (&node, block) in &spec.nodes {
+        let Some(plan) = placement.nodes.get(node as usize) else {
+            cx.report(
+                Rule::NodeSettingsExist,
+                block.site,
+                format!("nodes.{node}"),
+                format!(
+                    "found settings for node {node}, expected a node of the layout (0 to {}): they would be silently unused",
+                    placement.nodes.len().saturating_sub(1)
+                ),
+            );
+            continue;
+        };
+        let role = plan.role;
+        let (view, s) = node_view(spec, node, role);
+        let facts = Facts {
+            spec: &view,
+            model: Some(model),
+            hw: Some(hw),
+            image: Some(image),
+            pd,
+        };
+        let dp_tp = placement.engines.get(plan.engine).map(|e| (e.dp, e.tp));
+        check_serve(&facts, role, &s, dp_tp, cx);
+        node_serve.insert(node as usize, s);
+    }
     let layout = Layout {
         spec: spec.clone(),
         model,
@@ -2581,12 +2613,36 @@ fn derive(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
             .as_ref()
             .map_or(model.served_name.to_owned(), |n| n.value.clone()),
         serve,
+        node_serve,
         acknowledged: Vec::new(),
         verified,
     };
     check_ports(spec, &layout, hw, cx);
     check_capacity(spec, &layout, cx);
+    for (&node, s) in &layout.node_serve {
+        let Some(role) = layout.placement.nodes.get(node).map(|n| n.role) else {
+            continue;
+        };
+        let (view, _) = node_view(spec, node as u32, role);
+        let mut variant = layout.clone();
+        variant.serve.insert(role, s.clone());
+        variant.serve.retain(|r, _| *r == role);
+        check_capacity(&view, &variant, cx);
+    }
     Some(layout)
+}
+
+/// The layout as node `node`'s ranks see it: its role's block with the
+/// node's block written on top (sites kept, so findings point at the
+/// setting that causes them), and the settings those ranks run.
+fn node_view(spec: &LayoutSpec, node: u32, role: Role) -> (LayoutSpec, Serve) {
+    let mut view = spec.clone();
+    let empty = ServeSpec::default();
+    let over = spec.nodes.get(&node).unwrap_or(&empty);
+    let merged = spec.roles.get(&role).unwrap_or(&empty).overlay(over);
+    view.roles.insert(role, merged);
+    let s = Serve::resolve(&view.serve, view.roles.get(&role));
+    (view, s)
 }
 
 /// The memory budget of each role (capacity.rs) and vLLM's scheduler

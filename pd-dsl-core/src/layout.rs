@@ -98,25 +98,41 @@ pub struct Serve {
 impl Serve {
     /// Merges the common block and a role block (role wins).
     pub fn resolve(common: &ServeSpec, role: Option<&ServeSpec>) -> Serve {
-        let empty = ServeSpec::default();
-        let r = role.unwrap_or(&empty);
+        match role {
+            Some(r) => Serve::resolve_layers(&[common, r]),
+            None => Serve::resolve_layers(&[common]),
+        }
+    }
+
+    /// The settings of the ranks on one node: common, then role, then the
+    /// node's own block (each later one wins).
+    pub fn resolve_node(
+        common: &ServeSpec,
+        role: Option<&ServeSpec>,
+        node: Option<&ServeSpec>,
+    ) -> Serve {
+        let layers: Vec<&ServeSpec> = std::iter::once(common).chain(role).chain(node).collect();
+        Serve::resolve_layers(&layers)
+    }
+
+    /// Merges blocks in order, later ones winning: scalars by the last block
+    /// that sets them, `additional_config` keys, flags and env by name.
+    pub fn resolve_layers(layers: &[&ServeSpec]) -> Serve {
         macro_rules! pick {
             ($f:ident) => {
-                r.$f.as_ref()
-                    .or(common.$f.as_ref())
+                layers
+                    .iter()
+                    .rev()
+                    .find_map(|l| l.$f.as_ref())
                     .map(|s| s.value.clone())
             };
         }
         let mut additional_config: BTreeMap<String, Json> = BTreeMap::new();
-        for (k, v) in common
-            .additional_config
-            .iter()
-            .chain(r.additional_config.iter())
-        {
+        for (k, v) in layers.iter().flat_map(|l| l.additional_config.iter()) {
             additional_config.insert(k.clone(), v.value.clone());
         }
         let mut flags: Vec<(String, Option<Json>)> = Vec::new();
-        for f in common.flags.iter().chain(r.flags.iter()) {
+        for f in layers.iter().flat_map(|l| l.flags.iter()) {
             let v = f.value.as_ref().map(|v| v.value.clone());
             match flags.iter_mut().find(|(n, _)| *n == f.name.value) {
                 Some(slot) => slot.1 = v,
@@ -124,16 +140,20 @@ impl Serve {
             }
         }
         let mut env: Vec<(String, EnvValue)> = Vec::new();
-        for e in common.env.iter().chain(r.env.iter()) {
+        for e in layers.iter().flat_map(|l| l.env.iter()) {
             match env.iter_mut().find(|(n, _)| *n == e.name.value) {
                 Some(slot) => slot.1 = e.value.value.clone(),
                 None => env.push((e.name.value.clone(), e.value.value.clone())),
             }
         }
-        let spec = r.speculative.as_ref().or(common.speculative.as_ref());
+        let spec = layers.iter().rev().find_map(|l| l.speculative.as_ref());
         // Capture sizes belong to the graph mode they were written with: a
-        // role that sets its own `graph` does not inherit the common sizes.
-        let graph_block = if r.graph.is_some() { r } else { common };
+        // block that sets its own `graph` does not inherit earlier sizes.
+        let graph_block = layers
+            .iter()
+            .rev()
+            .find(|l| l.graph.is_some())
+            .or(layers.first());
         Serve {
             max_model_len: pick!(max_model_len),
             max_num_batched_tokens: pick!(max_num_batched_tokens),
@@ -146,7 +166,9 @@ impl Serve {
             async_scheduling: pick!(async_scheduling).unwrap_or(false),
             prefix_caching: pick!(prefix_caching),
             graph: pick!(graph),
-            capture_sizes: graph_block.capture_sizes.iter().map(|c| c.value).collect(),
+            capture_sizes: graph_block
+                .map(|b| b.capture_sizes.iter().map(|c| c.value).collect())
+                .unwrap_or_default(),
             speculative: spec.map(|s| Speculative {
                 method: s.method.value.clone(),
                 tokens: s.tokens.value,
@@ -337,6 +359,9 @@ pub struct Layout {
     pub served_model_name: String,
     /// Serve settings per role present in the topology.
     pub serve: BTreeMap<Role, Serve>,
+    /// Serve settings of the nodes with their own block (`nodes:`), by
+    /// node index: what their ranks run instead of their role's.
+    pub node_serve: BTreeMap<usize, Serve>,
     /// Rules broken on purpose.
     pub acknowledged: Vec<Acknowledged>,
     /// True only when the layout was verified on exactly its image.

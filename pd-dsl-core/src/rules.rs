@@ -182,6 +182,8 @@ rules! {
     /// `world_size`) and `tp x pp x pcp` kv ports (mooncake_connector.py),
     /// which the placement derives for pp = pcp = 1 only.
     ParallelGroupsExpressible = "parallel_groups_expressible", Hard, "pipeline and prefill-context parallelism stay at 1 (the placement derives devices and kv ports for TP and DP only)";
+    /// `nodes: { N: ... }` naming a node the layout does not have.
+    NodeSettingsExist = "node_settings_exist", Hard, "per-node settings name a node of the layout";
     /// The same flag or env var twice in one block.
     DuplicateSetting = "duplicate_setting", Hard, "a flag or env var is set once per block";
     /// A flag not spelled `--kebab-case`.

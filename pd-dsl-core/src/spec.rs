@@ -522,6 +522,69 @@ pub struct ServeSpec {
     pub site: Site,
 }
 
+impl ServeSpec {
+    /// Whether the block sets nothing (its site aside).
+    pub fn is_empty(&self) -> bool {
+        let mut bare = self.clone();
+        bare.site = Site::NONE;
+        bare.additional_config_sites.clear();
+        bare == ServeSpec::default()
+    }
+
+    /// This block with `over` written on top (each setting `over` has wins,
+    /// `additional_config` keys, flags and env by name), keeping every
+    /// setting's site: the one block a node's ranks run, for the rules.
+    pub fn overlay(&self, over: &ServeSpec) -> ServeSpec {
+        let mut out = self.clone();
+        macro_rules! take {
+            ($($f:ident),*) => {$(
+                if over.$f.is_some() {
+                    out.$f = over.$f.clone();
+                }
+            )*};
+        }
+        take!(
+            max_model_len,
+            max_num_batched_tokens,
+            max_num_seqs,
+            gpu_memory_utilization,
+            block_size,
+            seed,
+            expert_parallel,
+            trust_remote_code,
+            async_scheduling,
+            prefix_caching,
+            speculative
+        );
+        if over.graph.is_some() {
+            out.graph = over.graph.clone();
+            out.capture_sizes = over.capture_sizes.clone();
+        }
+        for (k, v) in &over.additional_config {
+            out.additional_config.insert(k.clone(), v.clone());
+        }
+        for (k, v) in &over.additional_config_sites {
+            out.additional_config_sites.insert(k.clone(), *v);
+        }
+        for f in &over.flags {
+            match out.flags.iter_mut().find(|x| x.name.value == f.name.value) {
+                Some(slot) => *slot = f.clone(),
+                None => out.flags.push(f.clone()),
+            }
+        }
+        for e in &over.env {
+            match out.env.iter_mut().find(|x| x.name.value == e.name.value) {
+                Some(slot) => *slot = e.clone(),
+                None => out.env.push(e.clone()),
+            }
+        }
+        if out.site == Site::NONE {
+            out.site = over.site;
+        }
+        out
+    }
+}
+
 /// Hardware of the layout: one kind, or one per role.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -662,6 +725,12 @@ pub struct LayoutSpec {
     /// Settings per role.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub roles: BTreeMap<Role, ServeSpec>,
+    /// Settings per node over its role's (cluster node index, as `catalog
+    /// show` numbers nodes): for the nodes of one role, or of one engine,
+    /// that run different settings, as upstream's per-node `vllm serve`
+    /// commands may.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nodes: BTreeMap<u32, ServeSpec>,
     /// Provenance.
     pub provenance: ProvenanceSpec,
     /// Hardware verification.

@@ -86,6 +86,7 @@ const FIELDS: &[&str] = &[
     "prefill",
     "decode",
     "mixed",
+    "nodes",
     "provenance",
     "verified",
     "workload",
@@ -196,6 +197,16 @@ impl Cx {
                 format!(
                     "found {:?}, expected a field name without quotes{within}",
                     s.value()
+                ),
+            );
+            return None;
+        }
+        if let Key::Int(n) = &e.key {
+            self.err(
+                range,
+                format!(
+                    "found `{}`, expected a field name{within} (node indexes go in `nodes: {{ N: {{ ... }} }}`)",
+                    n.base10_digits()
                 ),
             );
             return None;
@@ -611,6 +622,7 @@ impl Cx {
                     spec.roles.insert(role, serve);
                 }
             }
+            "nodes" => spec.nodes = self.nodes(v),
             "provenance" => spec.provenance = self.provenance(v),
             "verified" => spec.verified = self.verified(v),
             "bench" => spec.bench = self.bench(v),
@@ -864,6 +876,54 @@ impl Cx {
                 Vec::new()
             }
         }
+    }
+
+    /// `nodes: { 1: { ... }, 3: { ... } }`: serve settings per node index.
+    fn nodes(&mut self, v: &Value) -> BTreeMap<u32, ServeSpec> {
+        let mut out = BTreeMap::new();
+        let Some(b) = self.block(v, "nodes") else {
+            return out;
+        };
+        for e in &b.entries {
+            let range = Range::of(e.key.span());
+            let Key::Int(n) = &e.key else {
+                self.err(
+                    range,
+                    format!(
+                        "found `{}` in `nodes`, expected a node index: `nodes: {{ 1: {{ gpu_memory_utilization: 0.92 }} }}`",
+                        e.key.text()
+                    ),
+                );
+                continue;
+            };
+            let Ok(node) = n.base10_parse::<u32>() else {
+                self.err(
+                    range,
+                    format!(
+                        "found node index `{}`, expected an unsuffixed integer from 0",
+                        n.base10_digits()
+                    ),
+                );
+                continue;
+            };
+            if !e.colon {
+                self.err(
+                    e.value.range(),
+                    format!("found `{node}(...)`, expected `{node}: {{ ... }}`"),
+                );
+                continue;
+            }
+            if out.contains_key(&node) {
+                self.err(
+                    range,
+                    format!("found node {node} twice in `nodes`, expected it once: the second would silently win"),
+                );
+                continue;
+            }
+            let block = self.serve(&e.value, &format!("nodes.{node}"));
+            out.insert(node, block);
+        }
+        out
     }
 
     fn serve(&mut self, v: &Value, what: &str) -> ServeSpec {

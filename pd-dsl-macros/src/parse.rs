@@ -84,6 +84,8 @@ impl Parse for DocAttr {
 pub enum Key {
     Ident(Ident),
     Str(LitStr),
+    /// A node index (`nodes: { 1: { ... } }`).
+    Int(LitInt),
 }
 
 impl Key {
@@ -91,6 +93,7 @@ impl Key {
         match self {
             Key::Ident(i) => i.unraw().to_string(),
             Key::Str(s) => s.value(),
+            Key::Int(n) => n.base10_digits().to_owned(),
         }
     }
 
@@ -98,6 +101,7 @@ impl Key {
         match self {
             Key::Ident(i) => i.span(),
             Key::Str(s) => s.span(),
+            Key::Int(n) => n.span(),
         }
     }
 }
@@ -115,6 +119,8 @@ impl Parse for Entry {
         let lookahead = input.lookahead1();
         let key = if lookahead.peek(LitStr) {
             Key::Str(input.parse()?)
+        } else if lookahead.peek(LitInt) {
+            Key::Int(input.parse()?)
         } else if lookahead.peek(Ident::peek_any) {
             Key::Ident(Ident::parse_any(input)?)
         } else {

@@ -519,6 +519,9 @@ impl Sites {
         for (role, block) in s.roles.iter_mut() {
             self.serve(block, g("roles").and_then(|n| n.get(role.as_str())));
         }
+        for (node, block) in s.nodes.iter_mut() {
+            self.serve(block, g("nodes").and_then(|n| n.get(&node.to_string())));
+        }
         let p = g("provenance");
         self.set(
             &mut s.provenance.recorded,

@@ -473,18 +473,22 @@ fn per_node_engine_ids_must_cover_the_engine_s_nodes() {
 
 #[test]
 fn lint_runs_the_rules_past_a_setting_pd_dsl_cannot_state() {
-    // The headless decode worker sets its own `--gpu-memory-utilization`:
-    // the import fails, and lint still reports what the rules find.
-    let text = INTERNAL_PD.replace("--headless\n", "--headless --gpu-memory-utilization 0.9\n");
+    // The headless decode worker names its own `kv_port`: one engine's ranks
+    // take consecutive spans from one base, so the import fails, and lint
+    // still reports what the rules find.
+    let text = INTERNAL_PD.replace(
+        r#""kv_port": "30100", "engine_id": "3""#,
+        r#""kv_port": "30300", "engine_id": "3""#,
+    );
     assert_ne!(text, INTERNAL_PD);
     let input = [Input::new("pd.yaml", text.as_str())];
     let e = import(&input, &Options::default()).unwrap_err();
-    assert!(e.message.contains("`--gpu-memory-utilization`"), "{e}");
+    assert!(e.message.contains("`kv_port` 30300 on this node"), "{e}");
     let f = lint(&input, &Options::default());
     assert!(
         f.iter().any(|f| f.level == Level::Error
             && f.rule.is_none()
-            && f.message.contains("`--gpu-memory-utilization`")),
+            && f.message.contains("`kv_port` 30300")),
         "{f:#?}"
     );
     assert!(
@@ -492,4 +496,29 @@ fn lint_runs_the_rules_past_a_setting_pd_dsl_cannot_state() {
             .any(|f| f.rule.as_deref() == Some("kv_port_in_adxl_range")),
         "{f:#?}"
     );
+}
+
+/// A setting one node of an engine runs on its own (the headless worker's
+/// `--gpu-memory-utilization`) is that node's: the import states it under
+/// `nodes:` and every other setting stays the role's.
+#[test]
+fn a_per_node_setting_imports_as_that_node_s_block() {
+    let text = INTERNAL_PD.replace("--headless\n", "--headless --gpu-memory-utilization 0.9\n");
+    assert_ne!(text, INTERNAL_PD);
+    let imported = import(&[Input::new("pd.yaml", text.as_str())], &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let spec = finish(&imported).unwrap_or_else(|e| panic!("{e:?}"));
+    let node = spec
+        .nodes
+        .get(&2)
+        .expect("the headless decode node is node 2");
+    assert_eq!(
+        node.gpu_memory_utilization
+            .as_ref()
+            .map(|g| g.value.as_str()),
+        Some("0.9")
+    );
+    assert_eq!(spec.nodes.len(), 1, "{:?}", spec.nodes.keys());
+    let source = pd_dsl::import::print::layout_source(&spec);
+    assert!(source.contains("nodes: {"), "{source}");
 }

@@ -589,6 +589,12 @@ fn every_upstream_config_imports_and_runs_what_its_runner_runs() {
         listing.push_str(&format!("  {line}\n"));
     }
     println!("{report}{listing}");
+    // The same, kept for reading after a passing run (whose output the
+    // harness hides).
+    let kept = Path::new(env!("CARGO_TARGET_TMPDIR")).join("upstream_import.txt");
+    if std::fs::write(&kept, format!("{report}{listing}")).is_ok() {
+        println!("report kept at {}", kept.display());
+    }
 
     let mut regressions: Vec<String> = panics
         .iter()

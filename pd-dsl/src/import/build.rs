@@ -922,17 +922,46 @@ fn build_inner(
     // --- serve settings per role ----------------------------------------------------
     let mut roles: BTreeMap<Role, ServeSpec> = BTreeMap::new();
     let mut served: Option<P<String>> = None;
+    // The layout's node index of each input node: engines in pd-dsl order,
+    // each engine's nodes in order (as the ranks below are numbered).
+    let mut layout_index: BTreeMap<usize, u32> = BTreeMap::new();
+    for &ei in &order {
+        for &ni in &engines[ei].nodes {
+            let next = layout_index.len() as u32;
+            layout_index.insert(ni, next);
+        }
+    }
+    let mut per_node: BTreeMap<u32, ServeSpec> = BTreeMap::new();
     for role in [Role::Prefill, Role::Decode, Role::Mixed] {
-        let nodes: Vec<&NodeIn> = d.nodes.iter().filter(|n| n.role == role).collect();
-        let Some(n0) = nodes.first() else { continue };
-        for n in &nodes[1..] {
-            // pd-dsl renders one template per role: the first node's
-            // settings stand for the role, every difference is an error.
-            if let Err(e) = same_settings(n0, n) {
-                d.errors.push(e);
+        let nodes: Vec<(usize, &NodeIn)> = d
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.role == role)
+            .collect();
+        if nodes.is_empty() {
+            continue;
+        }
+        // Each node's settings; what every node of the role sets alike is
+        // the role's, the rest each node's own (`nodes:`), as upstream runs
+        // one `vllm serve` per node.
+        let mut blocks: BTreeMap<u32, ServeSpec> = BTreeMap::new();
+        let mut notes = Vec::new();
+        for (ni, n) in &nodes {
+            let block = serve_block(n, model, &mut served, &mut notes, &mut s)?;
+            blocks.insert(layout_index.get(ni).copied().unwrap_or(*ni as u32), block);
+        }
+        for note in notes {
+            if !d.notes.iter().any(|x| x.what == note.what) {
+                d.notes.push(note);
             }
         }
-        let block = serve_block(n0, model, &mut served, &mut d.notes, &mut s)?;
+        let block = factor_common(&mut blocks);
+        for (node, b) in blocks {
+            if !b.is_empty() {
+                per_node.insert(node, b);
+            }
+        }
         roles.insert(role, block);
     }
     let serve = factor_common(&mut roles);
@@ -1030,6 +1059,7 @@ fn build_inner(
         served_model_name,
         serve,
         roles,
+        nodes: per_node,
         provenance: ProvenanceSpec {
             recorded: Spanned::bare(recorded),
             derived_from: None,
@@ -1139,79 +1169,6 @@ fn out_of_order(
         }
     }
     None
-}
-
-/// Nodes of one role must run one set of settings: pd-dsl renders one
-/// template per role.
-fn same_settings(a: &NodeIn, b: &NodeIn) -> Result<(), Fail> {
-    let key = |x: &Arg| x.flag.v.clone();
-    let skip = |x: &&Arg| x.flag.v != "--kv-transfer-config";
-    let av: Vec<&Arg> = a.args.iter().filter(skip).collect();
-    for x in b.args.iter().filter(skip) {
-        match av.iter().find(|y| key(y) == key(x)) {
-            Some(y) if y.value.as_ref().map(|v| &v.v) == x.value.as_ref().map(|v| &v.v) => {}
-            Some(y) => {
-                return Err((
-                    x.value.as_ref().map_or(x.flag.at, |v| v.at),
-                    format!(
-                        "found `{} {}` here and `{}` on another node of the same role, expected one setting per role: pd-dsl renders one template per role",
-                        x.flag.v,
-                        x.value.as_ref().map_or("", |v| v.v.as_str()),
-                        y.value.as_ref().map_or("", |v| v.v.as_str())
-                    ),
-                ));
-            }
-            None => {
-                return Err((
-                    x.flag.at,
-                    format!(
-                        "found `{}` here but not on another node of the same role, expected one set of flags per role: pd-dsl renders one template per role",
-                        x.flag.v
-                    ),
-                ));
-            }
-        }
-    }
-    if let Some(x) = av.iter().find(|y| !b.args.iter().any(|x| key(x) == key(y))) {
-        return Err((
-            b.at,
-            format!(
-                "found no `{}` on this node, expected the same flags as the other nodes of its role (the first sets it at line {}): pd-dsl renders one template per role",
-                x.flag.v, x.flag.at.line
-            ),
-        ));
-    }
-    for (k, v) in &b.env {
-        if DERIVED_ENV.contains(&k.v.as_str()) {
-            continue;
-        }
-        match a.env.iter().find(|(ka, _)| ka.v == k.v) {
-            Some((_, va)) if va.v == v.v => {}
-            other => {
-                return Err((
-                    v.at,
-                    format!(
-                        "found `{}={}` here and {} on another node of the same role, expected one env per role: pd-dsl renders one template per role",
-                        k.v,
-                        v.v,
-                        other.map_or("nothing".to_owned(), |(_, va)| format!("`{}`", va.v))
-                    ),
-                ));
-            }
-        }
-    }
-    if let Some((k, _)) = a.env.iter().find(|(k, _)| {
-        !DERIVED_ENV.contains(&k.v.as_str()) && !b.env.iter().any(|(kb, _)| kb.v == k.v)
-    }) {
-        return Err((
-            b.at,
-            format!(
-                "found no env `{}` on this node, expected the same env as the other nodes of its role: pd-dsl renders one template per role",
-                k.v
-            ),
-        ));
-    }
-    Ok(())
 }
 
 fn kv_of(n: &NodeIn) -> Result<Option<KvIn>, Fail> {
@@ -1623,7 +1580,7 @@ fn env_value(name: &str, v: &P<String>) -> Result<EnvValue, Fail> {
 }
 
 /// Moves what every role sets alike into the common `serve` block.
-fn factor_common(roles: &mut BTreeMap<Role, ServeSpec>) -> ServeSpec {
+fn factor_common<K: Ord>(roles: &mut BTreeMap<K, ServeSpec>) -> ServeSpec {
     let mut common = ServeSpec::default();
     if roles.len() < 2 {
         if let Some((_, only)) = roles.pop_first() {

@@ -181,6 +181,18 @@ fn fields(s: &LayoutSpec) -> Vec<(String, V)> {
             put(role.as_str(), serve(b));
         }
     }
+    if !s.nodes.is_empty() {
+        put(
+            "nodes",
+            V::Block(
+                s.nodes
+                    .iter()
+                    .map(|(n, b)| (n.to_string(), serve(b)))
+                    .collect(),
+                true,
+            ),
+        );
+    }
     let pv = &s.provenance;
     let mut prov = vec![("recorded".to_owned(), V::Str(pv.recorded.value.clone()))];
     if let Some(d) = &pv.derived_from {

@@ -324,6 +324,8 @@ case $NODE_INDEX in
 {% endfor %}    *) die "node index $NODE_INDEX is not in [0, $NODE_COUNT)" ;;
 esac
 {% if m.is_pd %}export ENGINE_ID KV_PORT
+{% endif %}{% if m.has_node_settings() %}# Nodes with their own settings (the layout's `nodes:`): the rank scripts pick this node's.
+export PD_NODE=$NODE_INDEX
 {% endif %}{% if m.is_pd %}
 # The proxy (node 0), restarted at most PD_PROXY_RESTARTS times; then this node stops, naming the cause.
 # shellcheck disable=SC2317  # reached through the trap

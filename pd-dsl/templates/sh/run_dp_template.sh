@@ -17,7 +17,8 @@ for var in ENGINE_ID KV_PORT; do
 done
 {% include "sh/template_checks.sh" %}
 
-export ASCEND_RT_VISIBLE_DEVICES="$1"{% include "sh/env.sh" %}
+export ASCEND_RT_VISIBLE_DEVICES="$1"{% if !r.nodes.is_empty() %}{% include "sh/node_guard.sh" %}{% endif %}{% if !r.node_env_differs %}{% include "sh/env.sh" %}{% else %}
+{% include "sh/node_env.sh" %}{% endif %}
 
 # This engine's kv_port and engine_id are filled in from run.sh's exports.
 KV_TRANSFER_CONFIG={{ kv_transfer_config }}
@@ -27,14 +28,16 @@ KV_TRANSFER_CONFIG=${KV_TRANSFER_CONFIG/@KV_PORT@/$KV_PORT}
 {% include "sh/model_path.sh" %}
 # Printed as is by PD_DRY_RUN=1 (serve.sh), with the env this rank gets.
 WHO="DP rank $4 (devices $1, port $2)"
-RANK_ENV=(ASCEND_RT_VISIBLE_DEVICES{% for e in r.env %} {{ e.name|ident }}{% endfor %} ENGINE_ID KV_PORT "${RUN_SH_ENV[@]}" NO_PROXY)
-SERVE=(vllm serve "$MODEL_PATH" \
-    --host 0.0.0.0 \
-    --port "$2" \
-    --data-parallel-size "$3" \
-    --data-parallel-rank "$4" \
-    --data-parallel-address "$5" \
-    --data-parallel-rpc-port "$6" \
-    --tensor-parallel-size "$7"{% include "sh/options.sh" %} \
-    --kv-transfer-config "$KV_TRANSFER_CONFIG")
-{% include "sh/serve.sh" %}
+{% if r.nodes.is_empty() %}{% include "sh/dp_serve.sh" %}
+{% else %}case "$PD_NODE" in
+{%- for n in r.nodes %}
+{{ n.node }})
+{%- let r = n %}
+{% include "sh/dp_serve.sh" %}
+    ;;
+{%- endfor %}
+*)
+{% include "sh/dp_serve.sh" %}
+    ;;
+esac
+{% endif %}{% include "sh/serve.sh" %}

@@ -9,7 +9,8 @@ if [[ $# -ne 4 ]]; then
 fi
 {% include "sh/template_checks.sh" %}
 
-export ASCEND_RT_VISIBLE_DEVICES={{ x.devices }}{% include "sh/env.sh" %}
+export ASCEND_RT_VISIBLE_DEVICES={{ x.devices }}{% if !r.nodes.is_empty() %}{% include "sh/node_guard.sh" %}{% endif %}{% if !r.node_env_differs %}{% include "sh/env.sh" %}{% else %}
+{% include "sh/node_env.sh" %}{% endif %}
 
 {% if x.multi_node %}DP_ARGS=(--data-parallel-size {{ x.dp }} --data-parallel-size-local "$1" --data-parallel-address "$3"{% if let Some(rpc) = m.dp_rpc_port %} --data-parallel-rpc-port {{ rpc }}{% endif %})
 # Every node passes --host/--port as upstream's commands do; only node 0 serves the API.
@@ -23,8 +24,16 @@ fi
 {% include "sh/model_path.sh" %}
 # Printed as is by PD_DRY_RUN=1 (serve.sh), with the env this node's ranks get.
 WHO="DP ranks from $2 ($1 on this node)"
-RANK_ENV=(ASCEND_RT_VISIBLE_DEVICES{% for e in r.env %} {{ e.name|ident }}{% endfor %} "${RUN_SH_ENV[@]}" NO_PROXY)
-SERVE=(vllm serve "$MODEL_PATH" \
-    "${DP_ARGS[@]}" \
-    --tensor-parallel-size {{ x.tp }}{% include "sh/options.sh" %})
-{% include "sh/serve.sh" %}
+{% if r.nodes.is_empty() %}{% include "sh/mixed_serve.sh" %}
+{% else %}case "$PD_NODE" in
+{%- for n in r.nodes %}
+{{ n.node }})
+{%- let r = n %}
+{% include "sh/mixed_serve.sh" %}
+    ;;
+{%- endfor %}
+*)
+{% include "sh/mixed_serve.sh" %}
+    ;;
+esac
+{% endif %}{% include "sh/serve.sh" %}

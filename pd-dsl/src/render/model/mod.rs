@@ -170,7 +170,7 @@ pub struct ProxyModel {
 }
 
 /// One exported env var.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EnvExport {
     /// Variable name (checked by rule `env_name_format`).
     pub name: String,
@@ -203,6 +203,22 @@ pub struct RoleModel {
     pub kv_transfer_config: Option<String>,
     /// The config carries `@ENGINE_ID@`.
     pub has_engine_id: bool,
+    /// Nodes of this role with their own settings (the layout's `nodes:`),
+    /// in node order: the templates pick this node's by `PD_NODE`.
+    pub nodes: Vec<NodeSettings>,
+    /// Some node's env differs from the role's (else one env for all).
+    pub node_env_differs: bool,
+}
+
+/// The env and options of one node whose settings differ from its role's.
+#[derive(Clone, Debug)]
+pub struct NodeSettings {
+    /// Cluster node index.
+    pub node: usize,
+    /// Env exported before `vllm serve`.
+    pub env: Vec<EnvExport>,
+    /// Options after the derived ones.
+    pub options: Vec<ServeOption>,
 }
 
 /// The mixed engine.
@@ -306,9 +322,8 @@ impl LayoutModel {
             } else {
                 (None, false)
             };
-            roles.push(RoleModel {
-                role,
-                env: serve
+            let env_of = |serve: &crate::Serve| {
+                serve
                     .env
                     .iter()
                     .map(|(name, v)| EnvExport {
@@ -316,14 +331,35 @@ impl LayoutModel {
                         value: v.text().to_owned(),
                         prepend: matches!(v, EnvValue::Prepend { .. }),
                     })
-                    .collect(),
-                options: serve
+                    .collect::<Vec<_>>()
+            };
+            let options_of = |serve: &crate::Serve| {
+                serve
                     .options(layout.model, &layout.served_model_name)
                     .into_iter()
                     .map(|(flag, value)| ServeOption { flag, value })
-                    .collect(),
+                    .collect::<Vec<_>>()
+            };
+            let nodes: Vec<NodeSettings> = layout
+                .node_serve
+                .iter()
+                .filter(|(n, _)| p.nodes.get(**n).is_some_and(|plan| plan.role == role))
+                .map(|(&node, s)| NodeSettings {
+                    node,
+                    env: env_of(s),
+                    options: options_of(s),
+                })
+                .collect();
+            let env = env_of(serve);
+            let node_env_differs = nodes.iter().any(|n| n.env != env);
+            roles.push(RoleModel {
+                role,
+                node_env_differs,
+                env,
+                options: options_of(serve),
                 kv_transfer_config,
                 has_engine_id,
+                nodes,
             });
         }
         let mixed = (!layout.is_pd()).then(|| {
@@ -439,6 +475,12 @@ impl LayoutModel {
     /// The serve settings of `role`.
     pub fn role(&self, role: Role) -> Option<&RoleModel> {
         self.roles.iter().find(|r| r.role == role)
+    }
+
+    /// Whether some node runs its own settings (the templates then read
+    /// `PD_NODE`, which run.sh exports).
+    pub fn has_node_settings(&self) -> bool {
+        self.roles.iter().any(|r| !r.nodes.is_empty())
     }
 
     /// Node rows with their node views, in node order.

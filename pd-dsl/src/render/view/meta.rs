@@ -75,6 +75,10 @@ pub struct MetaEngine {
 pub struct MetaServe {
     /// Role.
     pub role: Role,
+    /// The node whose own settings these are (the layout's `nodes:`);
+    /// absent for the role's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<usize>,
     /// `vllm serve` options after the derived ones, raw values.
     pub options: Vec<(String, Option<String>)>,
     /// Env exported before `vllm serve` (`NAME`, rendered value).
@@ -226,8 +230,14 @@ pub fn meta(layout: &Layout) -> Meta {
         serve: layout
             .serve
             .iter()
-            .map(|(role, s)| MetaServe {
-                role: *role,
+            .map(|(role, s)| (*role, None, s))
+            .chain(layout.node_serve.iter().filter_map(|(n, s)| {
+                let role = layout.placement.nodes.get(*n)?.role;
+                Some((role, Some(*n), s))
+            }))
+            .map(|(role, node, s)| MetaServe {
+                role,
+                node,
                 options: s.options(layout.model, &layout.served_model_name),
                 env: s
                     .env
