@@ -118,7 +118,7 @@ fn parse_errors_carry_line_and_column() {
     let at = find(&text, "imgae", 0);
     assert_eq!(
         e.to_string().lines().next(),
-        Some(format!("u.yaml:{at}: unknown field `imgae`, expected one of summary, name, model, hardware, image, topology, connector, ports, proxy, engine_ids, model_path, served_model_name, serve, roles, provenance, verified, allow, deviations, workload, bench, figures").as_str())
+        Some(format!("u.yaml:{at}: unknown field `imgae`, expected one of summary, name, model, hardware, image, topology, connector, ports, proxy, engine_ids, model_path, served_model_name, serve, roles, nodes, provenance, verified, allow, deviations, workload, bench, figures").as_str())
     );
 
     let e = load::from_json("p.json", "{\n  \"name\": }").expect_err("syntax");

@@ -10,10 +10,13 @@ use pd_dsl::render::{self, Artifact};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const SAMPLES: [&str; 3] = [
+const SAMPLES: [&str; 5] = [
     include_str!("../../pd-dsl/tests/fixtures/v3_1_a3_2p1d.json"),
     include_str!("../../pd-dsl/tests/fixtures/v4_flash_a3_1p1d.json"),
     include_str!("../../pd-dsl/tests/fixtures/v3_1_a2_mixed_2node.json"),
+    // Per-node settings: the rank scripts' `PD_NODE` cases.
+    include_str!("../../pd-dsl/tests/fixtures/v3_1_a3_2p1d_node_settings.json"),
+    include_str!("../../pd-dsl/tests/fixtures/v3_1_a2_mixed_2node_node_settings.json"),
 ];
 
 fn sample(json: &str) -> Layout {

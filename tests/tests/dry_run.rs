@@ -5,7 +5,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use pd_dsl_tests::harness::{Rendered, ranks, render, serve, shell_split};
+use pd_dsl_tests::harness::{Rendered, ranks, render, render_layout, serve, shell_split};
 use std::collections::BTreeMap;
 use std::process::Command;
 
@@ -102,18 +102,20 @@ fn launcher(text: &str, node: usize) -> Vec<String> {
 }
 
 fn check_layout(name: &str) {
-    let r = render(name);
-    let layout = layouts::catalog()
-        .unwrap()
-        .iter()
-        .find(|l| l.name() == name)
-        .unwrap();
+    let catalog = layouts::catalog().unwrap();
+    let layout = catalog.iter().find(|l| l.name() == name).unwrap();
+    check_rendered(&render(name), layout);
+}
+
+/// Every node's dry run against what its scripts start, rank by rank.
+fn check_rendered(r: &Rendered, layout: &pd_dsl::Layout) {
+    let name = layout.name();
     let ips: Vec<String> = (0..layout.node_count())
         .map(|i| format!("10.0.0.{}", i + 1))
         .collect();
     let ips: Vec<&str> = ips.iter().map(String::as_str).collect();
     for n in &layout.placement.nodes {
-        let text = dry_run_text(&r, n.index, &ips);
+        let text = dry_run_text(r, n.index, &ips);
         let dry = rank_lines(&text);
         let node_cmd = launcher(&text, n.index);
         // What the node's ranks are started with: the launcher's rank lines
@@ -128,7 +130,7 @@ fn check_layout(name: &str) {
                 .next()
                 .unwrap()
                 .to_owned();
-            let rows = ranks(&r, &node_cmd);
+            let rows = ranks(r, &node_cmd);
             (
                 rows.into_iter().map(|a| (template.clone(), a)).collect(),
                 n.ranks.len(),
@@ -153,6 +155,13 @@ fn check_layout(name: &str) {
             .iter()
             .filter_map(|k| d.env.get(*k).map(|v| (*k, v.as_str())))
             .collect();
+            // run.sh exports the node index where some node has its own
+            // settings (the templates pick them by it).
+            let index = n.index.to_string();
+            let mut inherited = inherited;
+            if !layout.node_serve.is_empty() {
+                inherited.push(("PD_NODE", index.as_str()));
+            }
             assert_eq!(
                 d.env.get("HCCL_IF_IP").map(String::as_str),
                 Some(ips[n.index]),
@@ -162,7 +171,7 @@ fn check_layout(name: &str) {
                 d.env.get("GLOO_SOCKET_IFNAME").map(String::as_str),
                 Some("eth7")
             );
-            let served = serve(&r, script, args, &inherited);
+            let served = serve(r, script, args, &inherited);
             assert_eq!(d.argv[0], "vllm", "{d:?}");
             assert_eq!(
                 d.argv[1..],
@@ -180,21 +189,36 @@ fn check_layout(name: &str) {
                     d.who
                 );
             }
-            // Every variable the script exports is shown.
+            // Every variable the script exports is shown, with the value
+            // of this node's settings (its own block's, else its role's).
             assert!(d.env.contains_key("ASCEND_RT_VISIBLE_DEVICES"), "{d:?}");
-            for (k, _) in layout.serve.values().flat_map(|s| s.env.iter()) {
-                if layout
-                    .serve
-                    .iter()
-                    .any(|(role, s)| *role == n.role && s.env.iter().any(|(name, _)| name == k))
-                {
-                    assert!(
-                        d.env.contains_key(k),
-                        "{name} node {}: {k} not shown",
-                        n.index
-                    );
-                }
+            let own = layout
+                .node_serve
+                .get(&n.index)
+                .or_else(|| layout.serve.get(&n.role))
+                .unwrap();
+            for (k, v) in &own.env {
+                assert_eq!(
+                    d.env.get(k).map(String::as_str),
+                    Some(v.text()),
+                    "{name} node {}: {k}",
+                    n.index
+                );
             }
+            // And every option of those settings, in order.
+            let options: Vec<String> = own
+                .options(layout.model, &layout.served_model_name)
+                .into_iter()
+                .flat_map(|(f, v)| std::iter::once(f).chain(v))
+                .collect();
+            assert!(
+                d.argv
+                    .windows(options.len())
+                    .any(|w| w == options.as_slice()),
+                "{name} node {}: {options:?} not in {:?}",
+                n.index,
+                d.argv
+            );
         }
     }
 }
@@ -208,4 +232,47 @@ fn pd_dry_run_shows_every_ranks_env_and_command() {
 #[test]
 fn mixed_dry_run_shows_each_nodes_env_and_command() {
     check_layout("deepseek-v3.1-w8a8-mtp-quarot/a2x2-mixed-dp4tp4");
+}
+
+/// A layout whose nodes run their own settings (`nodes:`): each node's dry
+/// run shows its own env and options, the others their role's.
+#[test]
+fn per_node_settings_reach_only_their_node() {
+    for (json, node, own, role) in [
+        (
+            include_str!("../../pd-dsl/tests/fixtures/v3_1_a3_2p1d_node_settings.json"),
+            1,
+            "0.88",
+            "0.9",
+        ),
+        (
+            include_str!("../../pd-dsl/tests/fixtures/v3_1_a2_mixed_2node_node_settings.json"),
+            1,
+            "0.88",
+            "0.92",
+        ),
+    ] {
+        let spec: pd_dsl::LayoutSpec = serde_json::from_str(json).expect("fixture");
+        let layout = pd_dsl::check(&spec).unwrap_or_else(|d| panic!("{d}"));
+        assert!(layout.node_serve.contains_key(&node));
+        let r = render_layout(&layout);
+        check_rendered(&r, &layout);
+        // The node's memory share differs from the node before it, which
+        // runs the role's.
+        let ips: Vec<String> = (0..layout.node_count())
+            .map(|i| format!("10.0.0.{}", i + 1))
+            .collect();
+        let ips: Vec<&str> = ips.iter().map(String::as_str).collect();
+        let share = |n: usize| {
+            let dry = rank_lines(&dry_run_text(&r, n, &ips));
+            let argv = &dry[0].argv;
+            let i = argv
+                .iter()
+                .position(|a| a == "--gpu-memory-utilization")
+                .expect("a memory share");
+            argv[i + 1].clone()
+        };
+        assert_eq!(share(node), own, "{}", layout.name());
+        assert_eq!(share(node - 1), role, "{}", layout.name());
+    }
 }

@@ -572,6 +572,23 @@ fn build_inner(
             why: "pd-dsl passes each engine's DP master address to every rank".into(),
         });
     }
+    // An address that is a bare number (upstream's `--data-parallel-address
+    // 12321`, a port where the address goes) is replaced by the master's.
+    if let Some(a) = d.nodes.iter().find_map(|n| {
+        n.rank_args.iter().find(|a| {
+            a.flag.v == "--data-parallel-address"
+                && a.value
+                    .as_ref()
+                    .is_some_and(|v| !v.v.is_empty() && v.v.bytes().all(|b| b.is_ascii_digit()))
+        })
+    }) {
+        let v = a.value.as_ref().map_or("", |v| v.v.as_str());
+        d.notes.push(Note {
+            at: a.value.as_ref().map_or(a.flag.at, |v| v.at),
+            what: format!("`--data-parallel-address {v}` is no address (a port number?)"),
+            why: "pd-dsl passes each engine's DP master address to every rank".into(),
+        });
+    }
     if let Some(r) = &dp_rpc
         && let Some(n) = d.nodes.iter().find(|n| {
             !n.rank_args
@@ -1401,8 +1418,22 @@ fn serve_block(
                         ));
                     }
                 }
+                // Capture sizes are the layout's `graph: MODE { capture_sizes }`.
+                let sizes: Option<Vec<u64>> = j
+                    .get("cudagraph_capture_sizes")
+                    .and_then(Json::as_array)
+                    .and_then(|a| a.iter().map(Json::as_u64).collect());
+                if let Some(sizes) = &sizes {
+                    b.capture_sizes = sizes.iter().map(|&n| Spanned::new(n, s(v.at))).collect();
+                }
                 if let Json::Object(o) = &j {
-                    let rest: Vec<&String> = o.keys().filter(|k| *k != "cudagraph_mode").collect();
+                    let rest: Vec<&String> = o
+                        .keys()
+                        .filter(|k| {
+                            *k != "cudagraph_mode"
+                                && !(sizes.is_some() && *k == "cudagraph_capture_sizes")
+                        })
+                        .collect();
                     if !rest.is_empty() {
                         notes.push(Note {
                             at: v.at,
@@ -1613,7 +1644,26 @@ fn factor_common<K: Ord>(roles: &mut BTreeMap<K, ServeSpec>) -> ServeSpec {
     field!(trust_remote_code);
     field!(async_scheduling);
     field!(prefix_caching);
-    field!(graph);
+    // The graph mode and its capture sizes move together: sizes belong to
+    // the block that sets their mode.
+    let sizes = |b: &ServeSpec| b.capture_sizes.iter().map(|c| c.value).collect::<Vec<_>>();
+    let graph0 = roles
+        .values()
+        .next()
+        .map(|b| (b.graph.clone(), b.capture_sizes.clone()));
+    if let Some((Some(g), caps)) = graph0
+        && roles.values().all(|b| {
+            b.graph.as_ref().map(|x| &x.value) == Some(&g.value)
+                && sizes(b) == caps.iter().map(|c| c.value).collect::<Vec<_>>()
+        })
+    {
+        for b in roles.values_mut() {
+            b.graph = None;
+            b.capture_sizes.clear();
+        }
+        common.graph = Some(g);
+        common.capture_sizes = caps;
+    }
     let spec0 = roles.values().next().and_then(|b| b.speculative.clone());
     if let Some(sp) = spec0
         && roles.values().all(|b| {

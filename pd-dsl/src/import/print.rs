@@ -291,7 +291,18 @@ fn serve(b: &ServeSpec) -> V {
     boolean!(async_scheduling);
     boolean!(prefix_caching);
     if let Some(g) = &b.graph {
-        e.push(("graph".into(), V::Word(g.value.as_str().into())));
+        let mode = g.value.as_str();
+        let word = if b.capture_sizes.is_empty() {
+            mode.to_owned()
+        } else {
+            let sizes: Vec<String> = b
+                .capture_sizes
+                .iter()
+                .map(|c| c.value.to_string())
+                .collect();
+            format!("{mode} {{ capture_sizes: [{}] }}", sizes.join(", "))
+        };
+        e.push(("graph".into(), V::Word(word)));
     }
     if let Some(sp) = &b.speculative {
         let mut x = vec![
