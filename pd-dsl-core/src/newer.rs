@@ -298,6 +298,8 @@ mod tests {
             "serve.sh",
             "run_dp_template.sh",
             "run_mixed.sh",
+            "dp_serve.sh",
+            "mixed_serve.sh",
             "options.sh",
         ] {
             let p = dir.join(f);
