@@ -89,6 +89,8 @@ pub const DERIVED_ENV: &[&str] = &[
     "HCCL_SOCKET_IFNAME",
     "ENGINE_ID",
     "KV_PORT",
+    // The node index run.sh exports where some node has its own settings.
+    "PD_NODE",
 ];
 
 /// What one rank of the rendered layout runs.
@@ -150,6 +152,14 @@ pub fn run_layout(
             .unwrap_or_default()
             .to_owned();
         let placed = &layout.placement.nodes[node];
+        // run.sh exports the node index where some node runs its own
+        // settings (`nodes:`); the rank scripts pick them by it.
+        let index = node.to_string();
+        let mut start = start.to_vec();
+        if !layout.node_serve.is_empty() {
+            start.push(("PD_NODE", index.as_str()));
+        }
+        let start = start.as_slice();
         if script == "run_mixed.sh" {
             let served = serve(&r, "run_mixed.sh", &d.node_command[1..], start);
             for rank in &placed.ranks {
