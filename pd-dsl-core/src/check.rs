@@ -2782,3 +2782,24 @@ fn check_capacity(spec: &LayoutSpec, layout: &Layout, cx: &mut Cx) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::UNEXPRESSED_GROUPS;
+
+    /// The parallel-group flags the rule refuses are real `vllm serve`
+    /// flags at every vLLM of the embedded tables, so the rule cannot
+    /// silently match nothing after an upstream rename.
+    #[test]
+    fn unexpressed_groups_are_vllm_flags_everywhere() {
+        for v in crate::upstream::vllm_versions() {
+            let Ok(t) = crate::upstream::vllm(v) else {
+                unreachable!("vllm {v} table parses")
+            };
+            for (flag, _) in UNEXPRESSED_GROUPS {
+                let name = flag.trim_start_matches("--");
+                assert!(t.flag(name).is_some(), "vllm {v} has no `{flag}`");
+            }
+        }
+    }
+}

@@ -290,6 +290,21 @@ pub fn vllm(version: &str) -> Result<&'static VllmRelease, String> {
     }
 }
 
+/// The long name (without `--`) of a short `vllm serve` alias such as
+/// `-tp` or `-pcp`, from the newest vLLM table that has it (vLLM's own
+/// argument definitions, vllm/engine/arg_utils.py).
+pub fn long_name_of_alias(alias: &str) -> Option<&'static str> {
+    VLLM.values()
+        .rev()
+        .filter_map(|r| r.as_ref().ok())
+        .find_map(|r| {
+            r.serve_flags
+                .iter()
+                .find(|f| f.aliases.iter().any(|a| a == alias))
+                .map(|f| f.name.as_str())
+        })
+}
+
 /// The vLLM facts of the vLLM an image ships.
 pub fn vllm_of(img: &Image) -> Result<&'static VllmRelease, String> {
     let v = img.vllm();

@@ -133,6 +133,12 @@ pub(crate) fn normalise_flag(raw: &str) -> (String, Option<String>) {
         Some((f, k)) => (f, format!(".{k}")),
         None => (name, String::new()),
     };
+    // A short alias (`-tp 8`, `-pcp 2`) is the long flag vLLM defines it for.
+    if !flag.starts_with("--")
+        && let Some(long) = pd_dsl_core::upstream::long_name_of_alias(flag)
+    {
+        return (format!("--{long}{keys}"), value);
+    }
     (
         format!("--{}{keys}", flag.trim_start_matches('-').replace('_', "-")),
         value,
@@ -1739,4 +1745,28 @@ fn factor_common<K: Ord>(roles: &mut BTreeMap<K, ServeSpec>) -> ServeSpec {
         }
     }
     common
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalise_flag;
+
+    /// Short aliases read as the long flag vLLM's argument table defines
+    /// them for (the embedded facts), so `-tp 8` sets the TP size and
+    /// `-pcp 2` meets rule `parallel_groups_expressible`; other spellings
+    /// keep their normalisation.
+    #[test]
+    fn short_aliases_are_vllm_s_long_flags() {
+        let long = |raw: &str| normalise_flag(raw).0;
+        assert_eq!(long("-tp"), "--tensor-parallel-size");
+        assert_eq!(long("-dp"), "--data-parallel-size");
+        assert_eq!(long("-pcp"), "--prefill-context-parallel-size");
+        assert_eq!(long("-pp"), "--pipeline-parallel-size");
+        assert_eq!(
+            normalise_flag("-tp=4"),
+            ("--tensor-parallel-size".to_owned(), Some("4".to_owned()))
+        );
+        assert_eq!(long("--max_model_len"), "--max-model-len");
+        assert_eq!(long("-not-an-alias"), "--not-an-alias");
+    }
 }
