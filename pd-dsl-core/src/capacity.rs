@@ -151,6 +151,8 @@ pub struct RoleBudget {
     pub dp: u32,
     /// TP size.
     pub tp: u32,
+    /// PCP size (1 when not used).
+    pub pcp: u32,
     /// Ranks that split the routed experts (DP x TP with expert parallelism,
     /// else TP).
     pub ep: u32,
@@ -238,6 +240,9 @@ pub struct RoleInput<'a> {
     pub dp: u32,
     /// TP size.
     pub tp: u32,
+    /// PCP size (1 when not used): each of a rank's `tp x pcp` NPUs holds
+    /// a TP shard of the dense weights.
+    pub pcp: u32,
     /// Engines of the role.
     pub engines: u32,
     /// The declared workload `(input_len + output_len, concurrency)`.
@@ -524,9 +529,13 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
     // DP (`FusedMoEParallelConfig.make` -> `flatten_tp_across_dp_and_pcp`,
     // vllm/model_executor/layers/fused_moe/config.py, every vLLM of the
     // image table) and shards each expert dp x tp ways; with it each rank
-    // holds whole experts. The bytes per rank are the same.
+    // holds whole experts. The bytes per rank are the same. PCP multiplies
+    // in like DP (`flatten_tp_across_dp_and_pcp`: tp x dp x pcp).
     let ep = if arch.routed_experts > 0 {
-        input.dp.saturating_mul(input.tp)
+        input
+            .dp
+            .saturating_mul(input.tp)
+            .saturating_mul(input.pcp.max(1))
     } else {
         input.tp
     };
@@ -566,11 +575,13 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
     let model_max_len = arch.max_model_len;
     let max_model_len = serve.max_model_len.unwrap_or(model_max_len);
     // Decode context parallelism shards each request's tokens over the DCP
-    // ranks of its TP group: a rank keeps cdiv(len, dcp) of them
-    // (`AttentionSpec.max_memory_usage_bytes`, vllm/v1/kv_cache_interface.py).
+    // ranks of its TP group, and PCP over its PCP ranks: a rank keeps
+    // cdiv(len, dcp x pcp) of them (`AttentionSpec.max_memory_usage_bytes`,
+    // vllm/v1/kv_cache_interface.py).
     let dcp = flag_u64(serve, "--decode-context-parallel-size")
         .unwrap_or(1)
-        .max(1);
+        .max(1)
+        * u64::from(input.pcp.max(1));
     let local = |len: u64| len.div_ceil(dcp);
     // One request needs cdiv(len, block) blocks of every layer.
     let fits =
@@ -613,6 +624,7 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
         role: input.role,
         dp: input.dp,
         tp: input.tp,
+        pcp: input.pcp.max(1),
         ep,
         redundant_experts: redundant,
         total_bytes: total,
@@ -681,6 +693,7 @@ pub fn budget(layout: &Layout) -> Vec<RoleBudget> {
             serve,
             dp: first.dp,
             tp: first.tp,
+            pcp: first.pcp,
             engines: engines.len() as u32,
             workload: workload(layout),
         };
@@ -710,10 +723,13 @@ impl RoleBudget {
     /// One line with the numbers, for rule messages.
     pub fn summary(&self) -> String {
         format!(
-            "{role} rank (dp{dp}tp{tp}, experts over {ep} ranks): {req} GiB usable = {util}‰ of {total} GiB; weights {w} GiB, reserves {r} GiB (activations {act}, sampler {smp}, HCCL {hccl}, graphs {graph}, runtime {rt}); KV {kv} GiB at {bpt} B/token = {tokens} tokens",
+            "{role} rank ({shape}, experts over {ep} ranks): {req} GiB usable = {util}‰ of {total} GiB; weights {w} GiB, reserves {r} GiB (activations {act}, sampler {smp}, HCCL {hccl}, graphs {graph}, runtime {rt}); KV {kv} GiB at {bpt} B/token = {tokens} tokens",
             role = self.role,
-            dp = self.dp,
-            tp = self.tp,
+            shape = crate::spec::shape_text(
+                u64::from(self.dp),
+                u64::from(self.tp),
+                u64::from(self.pcp)
+            ),
             ep = self.ep,
             req = gib(self.requested_bytes),
             util = self.utilization_milli,
@@ -747,6 +763,7 @@ mod tests {
             serve,
             dp,
             tp,
+            pcp: 1,
             engines: 1,
             workload: None,
         }

@@ -628,11 +628,15 @@ fn check_topology(
         }
     }
     let mut shapes = Vec::new();
-    let mut first_shape: BTreeMap<Role, (u64, u64, usize)> = BTreeMap::new();
+    let mut first_shape: BTreeMap<Role, (u64, u64, u64, usize)> = BTreeMap::new();
     for (i, g) in spec.topology.iter().enumerate() {
         let f = |s: &str| format!("topology[{i}].{s}");
         let mut good = true;
-        for (v, name) in [(&g.count, "count"), (&g.dp, "dp"), (&g.tp, "tp")] {
+        let pcp_size = g.pcp.iter().map(|p| (p, "pcp"));
+        for (v, name) in [(&g.count, "count"), (&g.dp, "dp"), (&g.tp, "tp")]
+            .into_iter()
+            .chain(pcp_size)
+        {
             if v.value == 0 || v.value > 4096 {
                 cx.report(
                     Rule::TopologySizes,
@@ -656,15 +660,18 @@ fn check_topology(
         }
         match first_shape.get(&g.role.value) {
             None => {
-                first_shape.insert(g.role.value, (g.dp.value, g.tp.value, i));
+                first_shape.insert(g.role.value, (g.dp.value, g.tp.value, g.pcp(), i));
             }
-            Some(&(dp, tp, j)) if (dp, tp) != (g.dp.value, g.tp.value) => cx.report(
+            Some(&(dp, tp, pcp, j)) if (dp, tp, pcp) != (g.dp.value, g.tp.value, g.pcp()) => cx.report(
                 Rule::RoleShapeUniform,
                 g.shape_site,
                 f("shape"),
                 format!(
-                    "found {} engines `dp{}tp{}` next to `dp{dp}tp{tp}` (topology[{j}]), expected one shape per role: `kv_connector_extra_config` describes one {} shape and every engine checks it against its own",
-                    g.role.value, g.dp.value, g.tp.value, g.role.value
+                    "found {} engines `{}` next to `{}` (topology[{j}]), expected one shape per role: `kv_connector_extra_config` describes one {} shape and every engine checks it against its own",
+                    g.role.value,
+                    g.shape(),
+                    crate::spec::shape_text(dp, tp, pcp),
+                    g.role.value
                 ),
             ),
             Some(_) => {}
@@ -678,7 +685,7 @@ fn check_topology(
             continue;
         }
         let n = u64::from(hw.npus_per_node);
-        let (dp, tp) = (g.dp.value, g.tp.value);
+        let (dp, tp, pcp) = (g.dp.value, g.tp.value, g.pcp());
         if tp > n || n % tp != 0 {
             cx.report(
                 Rule::TpDividesNode,
@@ -692,17 +699,39 @@ fn check_topology(
             ok = false;
             continue;
         }
+        // A rank's NPUs: tp x pcp (vllm/config/parallel.py `world_size`).
+        let width = tp * pcp;
+        if let Some(p) = &g.pcp
+            && (width > n || n % width != 0)
+        {
+            cx.report(
+                Rule::TpDividesNode,
+                p.site,
+                f("pcp"),
+                format!(
+                    "found `tp{tp}pcp{pcp}` = {width} NPUs per rank on {} ({n} NPUs per node), expected tp x pcp dividing {n}: a rank's TP x PCP group never spans nodes and ranks tile a node",
+                    hw.product
+                ),
+            );
+            ok = false;
+            continue;
+        }
+        let rank_text = if pcp > 1 {
+            format!("TP{tp} x PCP{pcp}")
+        } else {
+            format!("TP{tp}")
+        };
         let rpn = match &g.ranks_per_node {
             Some(r) => {
-                if r.value * tp > n {
+                if r.value * width > n {
                     cx.report(
                         Rule::NodeOversubscribed,
                         r.site,
                         f("ranks_per_node"),
                         format!(
-                            "found {} ranks of TP{tp} per node = {} NPUs, expected at most {n} on {}: ranks would share NPUs",
+                            "found {} ranks of {rank_text} per node = {} NPUs, expected at most {n} on {}: ranks would share NPUs",
                             r.value,
-                            r.value * tp,
+                            r.value * width,
                             hw.product
                         ),
                     );
@@ -725,14 +754,15 @@ fn check_topology(
                 r.value
             }
             None => {
-                let npus = dp * tp;
+                let npus = dp * width;
                 if npus > n && npus % n != 0 {
                     cx.report(
                         Rule::EngineWholeNodes,
                         g.shape_site,
                         f("shape"),
                         format!(
-                            "found `dp{dp}tp{tp}` = {npus} NPUs on {} ({n} per node), expected at most {n} or a multiple of {n}: an engine fits in one node or fills whole nodes (say `/ ranks` per node to spread it)",
+                            "found `{}` = {npus} NPUs on {} ({n} per node), expected at most {n} or a multiple of {n}: an engine fits in one node or fills whole nodes (say `/ ranks` per node to spread it)",
+                            g.shape(),
                             hw.product
                         ),
                     );
@@ -741,7 +771,7 @@ fn check_topology(
                 }
                 u64::from(placement::default_ranks_per_node(
                     u32_of(dp),
-                    u32_of(tp),
+                    u32_of(width),
                     hw.npus_per_node,
                 ))
             }
@@ -751,6 +781,7 @@ fn check_topology(
             count: u32_of(g.count.value),
             dp: u32_of(dp),
             tp: u32_of(tp),
+            pcp: u32_of(pcp),
             ranks_per_node: u32_of(rpn),
         });
     }
@@ -760,11 +791,11 @@ fn check_topology(
     ) {
         let (ptp, dtp) = (p.1, d.1);
         if ptp > 0 && dtp > 0 && (ptp < dtp || ptp % dtp != 0) {
-            let g = &spec.topology[d.2];
+            let g = &spec.topology[d.3];
             cx.report(
                 Rule::PrefillTpGeDecodeTp,
                 g.tp.site,
-                format!("topology[{}].tp", d.2),
+                format!("topology[{}].tp", d.3),
                 format!(
                     "found prefill TP{ptp} with decode TP{dtp}, expected decode TP to divide prefill TP: Mooncake V1/Hybrid raise when prefill TP < decode TP and assert `P_tp % D_tp == 0` (mooncake_connector.py L2055-2059)"
                 ),
@@ -1537,12 +1568,20 @@ const DERIVED_FLAGS: &[(&str, Option<&str>)] = &[
     ("--additional-config", Some("additional_config")),
 ];
 
-/// Parallel groups that multiply a rank's NPUs and kv ports, which the
-/// placement does not derive (rule `parallel_groups_expressible`).
-const UNEXPRESSED_GROUPS: &[(&str, &str)] = &[
-    ("--pipeline-parallel-size", "pp"),
-    ("--prefill-context-parallel-size", "pcp"),
+/// Parallel groups that multiply a rank's NPUs and kv ports, which a flag
+/// cannot state (rule `parallel_groups_expressible`): the short name, and
+/// where a size above 1 is written instead, if anywhere.
+const UNEXPRESSED_GROUPS: &[(&str, &str, Option<&str>)] = &[
+    ("--pipeline-parallel-size", "pp", None),
+    (
+        "--prefill-context-parallel-size",
+        "pcp",
+        Some("the topology shape (`dp1tp8pcp2`)"),
+    ),
 ];
+
+/// The PCP flag, rendered from the topology's `pcp<N>`.
+pub const PCP_FLAG: &str = "--prefill-context-parallel-size";
 
 /// Env the spine derives per node or rank.
 const DERIVED_ENV: &[&str] = &[
@@ -1586,7 +1625,7 @@ fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
                 },
             );
         }
-        if let Some((_, what)) = UNEXPRESSED_GROUPS.iter().find(|(n, _)| *n == name) {
+        if let Some((_, what, instead)) = UNEXPRESSED_GROUPS.iter().find(|(n, _, _)| *n == name) {
             let size = f.value.as_ref().map(|v| match &v.value {
                 Json::String(s) => s.trim().to_owned(),
                 other => other.to_string(),
@@ -1596,10 +1635,16 @@ fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
                     Rule::ParallelGroupsExpressible,
                     f.value.as_ref().map_or(f.name.site, |v| v.site),
                     field.clone(),
-                    format!(
-                        "found `{name} {}`, expected 1 or the flag left out: with {what} above 1 a rank spans tp x {what} NPUs and tp x {what} kv ports (vllm/config/parallel.py `world_size`, mooncake_connector.py), and pd-dsl derives device lists and kv port spans for TP and DP only",
-                        size.as_deref().unwrap_or("(no value)")
-                    ),
+                    match instead {
+                        Some(there) => format!(
+                            "found `{name} {}`, expected 1 or the flag left out: a {what} size above 1 is written in {there}, where the placement derives a rank's tp x {what} NPUs and kv ports (vllm/config/parallel.py `world_size`, mooncake_connector.py)",
+                            size.as_deref().unwrap_or("(no value)")
+                        ),
+                        None => format!(
+                            "found `{name} {}`, expected 1 or the flag left out: with {what} above 1 a rank spans tp x {what} NPUs and tp x {what} kv ports (vllm/config/parallel.py `world_size`, mooncake_connector.py), and pd-dsl derives device lists and kv port spans for TP, PCP and DP only",
+                            size.as_deref().unwrap_or("(no value)")
+                        ),
+                    },
                 );
             }
         }
@@ -1786,6 +1831,108 @@ fn env_site(spec: &LayoutSpec, role: Role, name: &str) -> Site {
         .unwrap_or(Site::NONE)
 }
 
+/// A role whose topology says `pcp<N>` above 1 (rule
+/// `prefill_context_parallel_supported`), and the PCP flag it renders.
+fn check_pcp(facts: &Facts<'_>, role: Role, serve: &Serve, dp: u32, pcp: u32, cx: &mut Cx) {
+    let spec = facts.spec;
+    let Some(g) = spec.topology.iter().find(|g| g.role.value == role) else {
+        return;
+    };
+    let site = g.pcp.as_ref().map_or(g.shape_site, |p| p.site);
+    let field = "topology.pcp";
+    if serve.flags.iter().any(|(name, _)| name == PCP_FLAG) {
+        let find = |b: &ServeSpec| {
+            b.flags
+                .iter()
+                .find(|f| f.name.value == PCP_FLAG)
+                .map(|f| f.name.site)
+        };
+        let at = spec
+            .roles
+            .get(&role)
+            .and_then(find)
+            .or_else(|| find(&spec.serve))
+            .unwrap_or(site);
+        cx.report(
+            Rule::DerivedSetting,
+            at,
+            format!("{role}.flags"),
+            format!("found flag `{PCP_FLAG}` on a {role} engine of `{}`, expected it left out: it is rendered from the topology's `pcp{pcp}`", g.shape()),
+        );
+    }
+    let Some(img) = facts.image else {
+        return;
+    };
+    let Some(rel) = img.facts() else {
+        return;
+    };
+    if dp > 1
+        && let Some(r) = rel.pcp_refusal("data_parallel_size")
+    {
+        cx.report(
+            Rule::PrefillContextParallelSupported,
+            site,
+            field,
+            format!(
+                "found `{}` (PCP{pcp} with DP{dp}) on image {}, expected DP1 with PCP: vllm-ascend {} refuses PCP and DP together at start-up ({} `{}`)",
+                g.shape(),
+                img.tag,
+                rel.version,
+                r.source,
+                r.condition
+            ),
+        );
+    }
+    let Some(r) = rel.pcp_refusal("use_v2_model_runner") else {
+        return;
+    };
+    // On Ascend the V2 runner is chosen by VLLM_USE_V2_MODEL_RUNNER alone
+    // (vllm_ascend/patch/platform/patch_use_v2_model_runner.py), parsed as
+    // `bool(int(value))` (vllm/envs.py `maybe_convert_bool`).
+    let v2 = match serve.env_value("VLLM_USE_V2_MODEL_RUNNER") {
+        Some(EnvValue::Literal(v)) => v.trim().parse::<i64>().is_ok_and(|n| n != 0),
+        Some(_) => true,
+        None => false,
+    };
+    if !v2 {
+        cx.report(
+            Rule::PrefillContextParallelSupported,
+            site,
+            field,
+            format!(
+                "found `{}` on a {role} engine without env `VLLM_USE_V2_MODEL_RUNNER=1` on image {}, expected both: vllm-ascend {} refuses PCP on the V1 model runner ({} `{}`), and on Ascend only that env selects the V2 runner",
+                g.shape(),
+                img.tag,
+                rel.version,
+                r.source,
+                r.condition
+            ),
+        );
+        return;
+    }
+    let feature = "prefill context parallelism";
+    let vllm = img.vllm();
+    if let Ok(v) = crate::upstream::vllm(vllm)
+        && let Some(runner) = &v.v2_model_runner
+        && runner.unsupported.iter().any(|u| u == feature)
+        && rel.v2_allows(feature, vllm).is_none()
+    {
+        cx.report(
+            Rule::PrefillContextParallelSupported,
+            site,
+            field,
+            format!(
+                "found `{}` on image {}, expected PCP1: vLLM {vllm}'s V2 model runner refuses \"{feature}\" ({} `_get_v2_model_runner_unsupported_features`) and vllm-ascend {} refuses PCP on the V1 runner ({}), so no PCP starts on this image",
+                g.shape(),
+                img.tag,
+                runner.source,
+                rel.version,
+                r.source
+            ),
+        );
+    }
+}
+
 /// What `check_serve` needs besides the role's settings.
 #[derive(Clone, Copy)]
 struct Facts<'a> {
@@ -1801,6 +1948,7 @@ fn check_serve(
     role: Role,
     serve: &Serve,
     dp_tp: Option<(u32, u32)>,
+    pcp: u32,
     cx: &mut Cx,
 ) {
     let Facts {
@@ -1811,6 +1959,9 @@ fn check_serve(
         pd,
     } = *facts;
     let scope = role.as_str();
+    if pcp > 1 {
+        check_pcp(facts, role, serve, dp_tp.map_or(1, |(dp, _)| dp), pcp, cx);
+    }
     // Balance scheduling: ValueError on P and D (platform.py @v0.18.0 L456,
     // @v0.23.0 L682, @v0.26.0rc1 L639, @v0.30.0rc2 L1034).
     let env_balance = matches!(serve.env_value("VLLM_ASCEND_BALANCE_SCHEDULING"), Some(EnvValue::Literal(v)) if v == "1" || v.eq_ignore_ascii_case("true"));
@@ -2534,7 +2685,12 @@ fn derive(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
             .iter()
             .find(|g| g.role.value == *role)
             .map(|g| (u32_of(g.dp.value), u32_of(g.tp.value)));
-        check_serve(&facts, *role, &s, dp_tp, cx);
+        let pcp = spec
+            .topology
+            .iter()
+            .find(|g| g.role.value == *role)
+            .map_or(1, |g| u32_of(g.pcp()));
+        check_serve(&facts, *role, &s, dp_tp, pcp, cx);
         serve.insert(*role, s);
     }
     let (model, hw, image, shapes, wiring) = (model?, hw?, image?, shapes?, wiring?);
@@ -2590,7 +2746,8 @@ fn derive(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
             pd,
         };
         let dp_tp = placement.engines.get(plan.engine).map(|e| (e.dp, e.tp));
-        check_serve(&facts, role, &s, dp_tp, cx);
+        let pcp = placement.engines.get(plan.engine).map_or(1, |e| e.pcp);
+        check_serve(&facts, role, &s, dp_tp, pcp, cx);
         node_serve.insert(node as usize, s);
     }
     let layout = Layout {
@@ -2796,7 +2953,7 @@ mod tests {
             let Ok(t) = crate::upstream::vllm(v) else {
                 unreachable!("vllm {v} table parses")
             };
-            for (flag, _) in UNEXPRESSED_GROUPS {
+            for (flag, _, _) in UNEXPRESSED_GROUPS {
                 let name = flag.trim_start_matches("--");
                 assert!(t.flag(name).is_some(), "vllm {v} has no `{flag}`");
             }

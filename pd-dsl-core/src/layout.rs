@@ -399,8 +399,10 @@ impl Layout {
         let mut s = String::from("<");
         for g in &self.spec.topology {
             s.push_str(&format!(
-                "{} {} x dp{}tp{}",
-                g.role.value, g.count.value, g.dp.value, g.tp.value
+                "{} {} x {}",
+                g.role.value,
+                g.count.value,
+                g.shape()
             ));
             if let Some(r) = &g.ranks_per_node {
                 s.push_str(&format!(" / {}", r.value));

@@ -33,6 +33,7 @@ pub const DERIVED_SERVE_FLAGS: &[&str] = &[
     "--host",
     "--kv-transfer-config",
     "--port",
+    "--prefill-context-parallel-size",
     "--tensor-parallel-size",
 ];
 

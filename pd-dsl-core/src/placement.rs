@@ -72,6 +72,8 @@ pub struct EnginePlan {
     pub dp: u32,
     /// `--tensor-parallel-size`.
     pub tp: u32,
+    /// `--prefill-context-parallel-size` (1 when not used).
+    pub pcp: u32,
     /// Ranks per node.
     pub ranks_per_node: u32,
     /// Nodes it occupies, in order; the first is the DP master.
@@ -91,6 +93,11 @@ impl EnginePlan {
     /// The DP master node.
     pub fn master(&self) -> usize {
         self.nodes.first().copied().unwrap_or(0)
+    }
+
+    /// NPUs of one DP rank: `tp x pcp` (vllm/config/parallel.py `world_size`).
+    pub fn rank_npus(&self) -> u32 {
+        self.tp * self.pcp.max(1)
     }
 }
 
@@ -123,6 +130,8 @@ pub struct GroupShape {
     pub dp: u32,
     /// TP size.
     pub tp: u32,
+    /// PCP size (1 when not used).
+    pub pcp: u32,
     /// Ranks per node.
     pub ranks_per_node: u32,
 }
@@ -169,20 +178,22 @@ pub struct Placement {
 }
 
 /// Ranks per node when the author did not say: as many as fit, never more
-/// than the engine has.
-pub fn default_ranks_per_node(dp: u32, tp: u32, npus_per_node: u32) -> u32 {
-    if tp == 0 {
+/// than the engine has. `width` is a rank's NPUs (`tp x pcp`).
+pub fn default_ranks_per_node(dp: u32, width: u32, npus_per_node: u32) -> u32 {
+    if width == 0 {
         return 1;
     }
-    (npus_per_node / tp).clamp(1, dp.max(1))
+    (npus_per_node / width).clamp(1, dp.max(1))
 }
 
 /// Handshake ports per DP rank: S = tp·pp·pcp for V1, tp·pp for Hybrid,
-/// tp·pcp for Layerwise (mooncake_connector.py @HEAD L1713-1719,
-/// mooncake_hybrid_connector.py L1548-1555, mooncake_layerwise_connector.py
-/// L1224-1229). pp = pcp = 1 in every layout this DSL expresses.
-pub fn kv_ports_per_rank(kind: ConnectorKind, tp: u32) -> u32 {
-    let (pp, pcp) = (1, 1);
+/// tp·pcp for Layerwise (mooncake_connector.py @0.23.0 L1651-1657 and
+/// @HEAD L1713-1719, mooncake_hybrid_connector.py L1548-1555,
+/// mooncake_layerwise_connector.py L1224-1229); pp = 1 in every layout this
+/// DSL expresses. A worker listens on `S_rank + (pcp_rank·tp + tp_rank)`
+/// (mooncake_connector.py @0.23.0 L298-299).
+pub fn kv_ports_per_rank(kind: ConnectorKind, tp: u32, pcp: u32) -> u32 {
+    let (pp, pcp) = (1, pcp.max(1));
     match kind {
         ConnectorKind::MooncakeV1 => tp * pp * pcp,
         ConnectorKind::MooncakeHybrid => tp * pp,
@@ -191,8 +202,8 @@ pub fn kv_ports_per_rank(kind: ConnectorKind, tp: u32) -> u32 {
 }
 
 /// The handshake span of DP rank `rank`: `[kv + r·S, kv + (r+1)·S − 1]`.
-pub fn kv_span(kind: ConnectorKind, kv_port: u32, rank: u32, tp: u32) -> (u32, u32) {
-    let s = kv_ports_per_rank(kind, tp);
+pub fn kv_span(kind: ConnectorKind, kv_port: u32, rank: u32, tp: u32, pcp: u32) -> (u32, u32) {
+    let s = kv_ports_per_rank(kind, tp, pcp);
     (kv_port + rank * s, kv_port + (rank + 1) * s - 1)
 }
 
@@ -260,6 +271,7 @@ pub fn place(groups: &[GroupShape], input: &PlacementInput) -> Placement {
             for (k, &node) in nodes.iter().enumerate() {
                 let start = k as u32 * rpn;
                 let local = rpn.min(g.dp - start);
+                let width = g.tp * g.pcp.max(1);
                 let ranks = (0..local)
                     .map(|i| {
                         let dp_rank = start + i;
@@ -271,10 +283,12 @@ pub fn place(groups: &[GroupShape], input: &PlacementInput) -> Placement {
                         RankPlan {
                             dp_rank,
                             local_index: i,
-                            devices: (i * g.tp..(i + 1) * g.tp).collect(),
+                            devices: (i * width..(i + 1) * width).collect(),
                             api_port,
                             kv_span: match (input.connector, kv_port) {
-                                (Some(kind), Some(kv)) => Some(kv_span(kind, kv, dp_rank, g.tp)),
+                                (Some(kind), Some(kv)) => {
+                                    Some(kv_span(kind, kv, dp_rank, g.tp, g.pcp))
+                                }
                                 _ => None,
                             },
                         }
@@ -299,6 +313,7 @@ pub fn place(groups: &[GroupShape], input: &PlacementInput) -> Placement {
                 role_index,
                 dp: g.dp,
                 tp: g.tp,
+                pcp: g.pcp.max(1),
                 ranks_per_node: rpn,
                 nodes,
                 engine_id,
@@ -336,6 +351,7 @@ mod tests {
             count,
             dp,
             tp,
+            pcp: 1,
             ranks_per_node: default_ranks_per_node(dp, tp, per_node),
         }
     }
@@ -512,6 +528,30 @@ mod tests {
                 }
             ]
         );
+    }
+
+    /// Upstream's longseq config (DeepSeek-R1-W8A8-longseq.yaml @0.23.0):
+    /// prefill dp1 tp8 pcp2 on one A3 node, decode dp2 tp8. A prefill rank
+    /// holds 16 NPUs and, for V1, 16 handshake ports; Hybrid keeps tp ports.
+    #[test]
+    fn a_pcp_rank_spans_tp_times_pcp_npus_and_ports() {
+        let mut prefill = shape(Role::Prefill, 1, 1, 8, 16);
+        prefill.pcp = 2;
+        prefill.ranks_per_node = default_ranks_per_node(1, 16, 16);
+        let p = place(
+            &[prefill, shape(Role::Decode, 1, 2, 8, 16)],
+            &pd_input(vec![30000], vec![30100]),
+        );
+        assert_eq!(p.nodes.len(), 2);
+        assert_eq!(p.nodes[0].ranks[0].devices, (0..16).collect::<Vec<_>>());
+        assert_eq!(p.nodes[0].ranks[0].kv_span, Some((30000, 30015)));
+        assert_eq!(p.engines[0].rank_npus(), 16);
+        assert_eq!(p.nodes[1].ranks[1].devices, (8..16).collect::<Vec<_>>());
+        assert_eq!(p.nodes[1].ranks[1].kv_span, Some((30108, 30115)));
+        // DP rank 1 of a pcp2 tp4 V1 engine starts at kv + 1·(4·2)
+        assert_eq!(kv_span(ConnectorKind::MooncakeV1, 30000, 1, 4, 2), (30008, 30015));
+        assert_eq!(kv_span(ConnectorKind::MooncakeHybrid, 30000, 1, 4, 2), (30004, 30007));
+        assert_eq!(kv_span(ConnectorKind::MooncakeLayerwise, 30000, 1, 4, 2), (30008, 30015));
     }
 
     #[test]

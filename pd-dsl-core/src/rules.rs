@@ -177,11 +177,20 @@ rules! {
     DeadEnvToggle = "dead_env_toggle", Convention, "env toggles have an effect on the image";
     /// A flag or env var that is derived.
     DerivedSetting = "derived_setting", Hard, "derived flags and env are never set by hand";
-    /// `--pipeline-parallel-size` or `--prefill-context-parallel-size`
-    /// above 1: a rank then spans `tp x pp x pcp` NPUs (vllm/config/parallel.py
-    /// `world_size`) and `tp x pp x pcp` kv ports (mooncake_connector.py),
-    /// which the placement derives for pp = pcp = 1 only.
-    ParallelGroupsExpressible = "parallel_groups_expressible", Hard, "pipeline and prefill-context parallelism stay at 1 (the placement derives devices and kv ports for TP and DP only)";
+    /// `--pipeline-parallel-size` above 1 (a rank would span `tp x pp` NPUs,
+    /// vllm/config/parallel.py `world_size`, and `tp x pp` kv ports,
+    /// mooncake_connector.py, which the placement does not derive), or
+    /// `--prefill-context-parallel-size` above 1 as a flag instead of the
+    /// topology's `pcp<N>`, where the placement derives it.
+    ParallelGroupsExpressible = "parallel_groups_expressible", Hard, "pipeline parallelism stays at 1 and PCP is written in the topology (`dp1tp8pcp2`), where the placement derives its devices and kv ports";
+    /// `pcp<N>` above 1 where the image refuses it: vllm-ascend's
+    /// `_validate_parallel_config` (platform.py) refuses PCP with DP above 1
+    /// at 0.21.0rc1 to 0.24.0rc1, and on the V1 model runner from 0.25.1rc1;
+    /// vLLM's V2 runner refuses PCP up to 0.28.0 (vllm/config/vllm.py
+    /// `_get_v2_model_runner_unsupported_features`), except where
+    /// vllm-ascend's patch allows it (0.28.0rc1). Read from the generated
+    /// facts (`pcp_refusals`, `v2_runner_allows`, `v2_model_runner`).
+    PrefillContextParallelSupported = "prefill_context_parallel_supported", Hard, "PCP only where the image's vllm-ascend and vLLM start it";
     /// `nodes: { N: ... }` naming a node the layout does not have.
     NodeSettingsExist = "node_settings_exist", Hard, "per-node settings name a node of the layout";
     /// The same flag or env var twice in one block.

@@ -72,12 +72,37 @@ pub struct EngineGroup {
     pub dp: Spanned<u64>,
     /// `--tensor-parallel-size` of each rank.
     pub tp: Spanned<u64>,
+    /// `--prefill-context-parallel-size` of each rank (`pcp<N>` after the
+    /// TP size), when above 1: a rank then spans `tp x pcp` NPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcp: Option<Spanned<u64>>,
     /// Ranks per node, when not packed as densely as the node allows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks_per_node: Option<Spanned<u64>>,
     /// Where the whole `dpXtpY` shape was written.
     #[serde(skip)]
     pub shape_site: Site,
+}
+
+impl EngineGroup {
+    /// The PCP size (1 unless written).
+    pub fn pcp(&self) -> u64 {
+        self.pcp.as_ref().map_or(1, |p| p.value)
+    }
+
+    /// The shape as written: `dp4tp4`, `dp1tp8pcp2`.
+    pub fn shape(&self) -> String {
+        shape_text(self.dp.value, self.tp.value, self.pcp())
+    }
+}
+
+/// `dp{dp}tp{tp}`, with `pcp{pcp}` when above 1.
+pub fn shape_text(dp: u64, tp: u64, pcp: u64) -> String {
+    if pcp > 1 {
+        format!("dp{dp}tp{tp}pcp{pcp}")
+    } else {
+        format!("dp{dp}tp{tp}")
+    }
 }
 
 /// The Mooncake connector family.

@@ -45,6 +45,51 @@ pub struct Release {
     pub image_suffixes: ImageSuffixes,
     /// The format of the release's multi-node e2e configs.
     pub e2e: E2eFact,
+    /// The platform's start-up refusals of prefill context parallelism.
+    pub pcp_refusals: Vec<PcpRefusal>,
+    /// The V2-runner refusals of vLLM the package's patch takes out again.
+    pub v2_runner_allows: Vec<V2Allow>,
+}
+
+/// A raising `if` of `_validate_parallel_config` that tests
+/// `prefill_context_parallel_size > ...`.
+#[derive(Debug, Deserialize)]
+pub struct PcpRefusal {
+    /// What else the condition reads: `data_parallel_size` (refused with
+    /// DP), `use_v2_model_runner` (refused on the V1 model runner).
+    pub with: Vec<String>,
+    /// The condition as written.
+    pub condition: String,
+    /// `path:line` in the sdist.
+    pub source: String,
+}
+
+/// A feature of vLLM's V2-runner refusals the package allows again.
+#[derive(Debug, Deserialize)]
+pub struct V2Allow {
+    /// The feature string (`prefill context parallelism`).
+    pub name: String,
+    /// Only under this vLLM version (`vllm_version_is(...)`), if guarded.
+    pub only_vllm: Option<String>,
+    /// `path:line` in the sdist.
+    pub source: String,
+}
+
+impl Release {
+    /// The refusal of PCP whose condition also reads `what`.
+    pub fn pcp_refusal(&self, what: &str) -> Option<&PcpRefusal> {
+        self.pcp_refusals
+            .iter()
+            .find(|r| r.with.iter().any(|w| w == what))
+    }
+
+    /// Whether the package takes `feature` out of vLLM `vllm`'s V2-runner
+    /// refusals.
+    pub fn v2_allows(&self, feature: &str, vllm: &str) -> Option<&V2Allow> {
+        self.v2_runner_allows
+            .iter()
+            .find(|a| a.name == feature && a.only_vllm.as_deref().is_none_or(|v| v == vllm))
+    }
 }
 
 /// `version_module` of a release.
@@ -230,6 +275,19 @@ pub struct VllmRelease {
     pub serve_flags: Vec<ServeFlag>,
     /// Every `speculative_config.method` `SpeculativeConfig` accepts, sorted.
     pub speculative_methods: Vec<Named>,
+    /// What the V2 model runner refuses; `None` before it.
+    pub v2_model_runner: Option<V2Runner>,
+}
+
+/// `v2_model_runner` of a vLLM table.
+#[derive(Debug, Deserialize)]
+pub struct V2Runner {
+    /// The features `_get_v2_model_runner_unsupported_features` appends.
+    pub unsupported: Vec<String>,
+    /// `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`.
+    pub default_architectures: Vec<String>,
+    /// Path in the sdist.
+    pub source: String,
 }
 
 impl VllmRelease {

@@ -685,10 +685,10 @@ impl Cx {
         };
         let count = self.lit_int(&g.count, "x")?;
         let shape = g.shape.to_string();
-        let Some((dp, tp)) = split_shape(&shape) else {
+        let Some((dp, tp, pcp)) = split_shape(&shape) else {
             self.err(
                 Range::of(g.shape.span()),
-                format!("found `{shape}`, expected `dp<N>tp<M>` like `dp4tp4`: the shape is the DP size then the TP size"),
+                format!("found `{shape}`, expected `dp<N>tp<M>` like `dp4tp4`, or `dp<N>tp<M>pcp<K>` like `dp1tp8pcp2`: the shape is the DP size, the TP size, and an optional PCP size"),
             );
             // Keep the group with unknown sizes: rules about it then point
             // nowhere and are dropped, instead of "no prefill engines".
@@ -701,6 +701,7 @@ impl Cx {
         let shape_site = self.span_site(g.shape.span());
         let dp = Spanned::new(dp, self.span_site(g.shape.span()));
         let tp = Spanned::new(tp, self.span_site(g.shape.span()));
+        let pcp = pcp.map(|p| Spanned::new(p, self.span_site(g.shape.span())));
         let ranks_per_node = match &g.ranks_per_node {
             Some(lit) => Some(self.lit_int(lit, "")?),
             None => None,
@@ -710,6 +711,7 @@ impl Cx {
             count,
             dp,
             tp,
+            pcp,
             ranks_per_node,
             shape_site,
         })
@@ -1347,15 +1349,23 @@ impl Cx {
     }
 }
 
-/// `dp16tp1` → (16, 1).
-fn split_shape(s: &str) -> Option<(u64, u64)> {
+/// `dp16tp1` → (16, 1, None); `dp1tp8pcp2` → (1, 8, Some(2)).
+fn split_shape(s: &str) -> Option<(u64, u64, Option<u64>)> {
     let rest = s.strip_prefix("dp")?;
-    let (dp, tp) = rest.split_once("tp")?;
+    let (dp, rest) = rest.split_once("tp")?;
+    let (tp, pcp) = match rest.split_once("pcp") {
+        Some((tp, pcp)) => (tp, Some(pcp)),
+        None => (rest, None),
+    };
     let digits = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit());
-    if !digits(dp) || !digits(tp) {
+    if !digits(dp) || !digits(tp) || pcp.is_some_and(|p| !digits(p)) {
         return None;
     }
-    Some((dp.parse().ok()?, tp.parse().ok()?))
+    let pcp = match pcp {
+        Some(p) => Some(p.parse().ok()?),
+        None => None,
+    };
+    Some((dp.parse().ok()?, tp.parse().ok()?, pcp))
 }
 
 /// "`allow(...)` with 1 argument" for a call, else the value's description.
@@ -1401,9 +1411,13 @@ mod tests {
 
     #[test]
     fn shapes() {
-        assert_eq!(split_shape("dp16tp1"), Some((16, 1)));
+        assert_eq!(split_shape("dp16tp1"), Some((16, 1, None)));
         assert_eq!(split_shape("dp4tp"), None);
         assert_eq!(split_shape("tp4dp4"), None);
-        assert_eq!(split_shape("dp0tp4"), Some((0, 4)));
+        assert_eq!(split_shape("dp0tp4"), Some((0, 4, None)));
+        assert_eq!(split_shape("dp1tp8pcp2"), Some((1, 8, Some(2))));
+        assert_eq!(split_shape("dp1tp8pcp"), None);
+        assert_eq!(split_shape("dp1tp8pcpx"), None);
+        assert_eq!(split_shape("dp1tp8pp2"), None);
     }
 }

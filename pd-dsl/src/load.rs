@@ -574,6 +574,7 @@ impl Sites {
         self.set(&mut e.count, f("count"));
         self.set(&mut e.dp, f("dp"));
         self.set(&mut e.tp, f("tp"));
+        self.opt(&mut e.pcp, f("pcp"));
         self.opt(&mut e.ranks_per_node, f("ranks_per_node"));
         e.shape_site = self.site(f("dp").or(n).and_then(|n| n.at));
     }

@@ -9,7 +9,7 @@
 Every table comes from a package pinned in `upstream/corpus.lock.json`, unpacked
 by `corpus.py` (offline when the cache is filled). vllm-ascend tables are
 written by `facts_ascend.py`, vLLM tables by `facts_vllm.py` (its
-`vllm_facts(src, version)`); the layout is `/work/facts-schema.md`'s.
+`vllm_facts(src, version)`); the layout is `upstream/README.md`'s.
 """
 
 from __future__ import annotations

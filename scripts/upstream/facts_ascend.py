@@ -2,7 +2,7 @@
 """The vllm-ascend fact table of one release, read statically from its sdist.
 
 `ascend_facts(src, version)` returns the `upstream/facts/vllm-ascend/<version>.json`
-table of `/work/facts-schema.md` (see `upstream/README` in the tree) for the unpacked
+table of `upstream/README.md` for the unpacked
 source distribution `src`. Nothing of the package is imported: Python sources are
 read with `ast`, Dockerfiles and YAML as text. Every fact carries the path inside
 the sdist it was read from.
@@ -1163,6 +1163,89 @@ def e2e(src: Path) -> dict:
 
 
 # --------------------------------------------------------------------------------------
+# Start-up refusals of prefill context parallelism
+# --------------------------------------------------------------------------------------
+
+
+def pcp_refusals(pkg: Package) -> list[dict]:
+    """Every `if` of a `_validate_parallel_config` (method or function) whose
+    condition tests `prefill_context_parallel_size > ...` and whose body raises: the
+    platform's start-up refusals of PCP. `with` names what else the condition
+    reads (`data_parallel_size`: refused with DP; `use_v2_model_runner`:
+    refused on the V1 model runner), sorted by path and line."""
+    out = []
+    for rel, mod in pkg.modules.items():
+        if "_validate_parallel_config" not in mod.text:
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == "_validate_parallel_config"):
+                continue
+            for node in ast.walk(fn):
+                if not isinstance(node, ast.If):
+                    continue
+                cond = ast.unparse(node.test)
+                if not any(
+                    isinstance(c, ast.Compare)
+                    and isinstance(c.left, ast.Attribute)
+                    and c.left.attr == "prefill_context_parallel_size"
+                    and isinstance(c.ops[0], ast.Gt)
+                    for c in ast.walk(node.test)
+                ):
+                    continue
+                if not any(isinstance(x, ast.Raise) for b in node.body for x in ast.walk(b)):
+                    continue
+                reads = sorted(
+                    {
+                        a.attr
+                        for a in ast.walk(node.test)
+                        if isinstance(a, ast.Attribute) and a.attr in ("data_parallel_size", "use_v2_model_runner")
+                    }
+                )
+                out.append({"with": reads, "condition": cond, "source": f"{rel}:{node.lineno}"})
+    return sorted(out, key=lambda r: r["source"])
+
+
+def v2_runner_allows(pkg: Package) -> list[dict]:
+    """The features of vLLM's V2-runner refusal list that the package's
+    patch takes out again: the string constants removed from the list inside
+    `_patched_get_unsupported_features` (vllm_ascend/patch/platform/
+    patch_use_v2_model_runner.py), with where. A `vllm_version_is(...)`
+    guard in the same `if` is kept as `only_vllm`."""
+    out = []
+    for rel, mod in pkg.modules.items():
+        if "_patched_get_unsupported_features" not in mod.text:
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "_patched_get_unsupported_features"):
+                continue
+            for node in ast.walk(fn):
+                if not isinstance(node, ast.If):
+                    continue
+                only = None
+                for c in ast.walk(node.test):
+                    if (
+                        isinstance(c, ast.Call)
+                        and isinstance(c.func, ast.Name)
+                        and c.func.id == "vllm_version_is"
+                        and c.args
+                        and isinstance(c.args[0], ast.Constant)
+                    ):
+                        only = c.args[0].value
+                for stmt in node.body:
+                    for call in ast.walk(stmt):
+                        if (
+                            isinstance(call, ast.Call)
+                            and isinstance(call.func, ast.Attribute)
+                            and call.func.attr == "remove"
+                            and call.args
+                            and isinstance(call.args[0], ast.Constant)
+                            and isinstance(call.args[0].value, str)
+                        ):
+                            out.append({"name": call.args[0].value, "only_vllm": only, "source": f"{rel}:{call.lineno}"})
+    return sorted(out, key=lambda r: (r["name"], r["source"]))
+
+
+# --------------------------------------------------------------------------------------
 
 
 def ascend_facts(src: Path, version: str) -> dict:
@@ -1183,6 +1266,8 @@ def ascend_facts(src: Path, version: str) -> dict:
         "images": images(src),
         "image_suffixes": image_suffixes(src),
         "e2e": e2e(src),
+        "pcp_refusals": pcp_refusals(pkg),
+        "v2_runner_allows": v2_runner_allows(pkg),
     }
 
 

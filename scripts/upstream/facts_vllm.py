@@ -1628,7 +1628,51 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
         "version": version,
         "serve_flags": flags,
         "speculative_methods": speculative_methods(Source(src, overrides)),
+        "v2_model_runner": v2_model_runner(Source(src, overrides)),
     }
+
+
+VLLM_CONFIG = "vllm/config/vllm.py"
+
+
+def v2_model_runner(source: Source) -> dict | None:
+    """What vLLM's V2 model runner refuses and which MoE architectures it
+    runs by default (vllm/config/vllm.py): the string constants
+    `_get_v2_model_runner_unsupported_features` appends (the V1 runner is
+    kept, or `VLLM_USE_V2_MODEL_RUNNER=1` raises, when one applies), and
+    `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`. `None` before the V2 runner."""
+    text = source.overrides.get(VLLM_CONFIG)
+    if text is None:
+        path = source.root / VLLM_CONFIG
+        if not path.is_file():
+            return None
+        text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text, VLLM_CONFIG)
+    unsupported: set[str] = set()
+    found = False
+    archs: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "_get_v2_model_runner_unsupported_features":
+            found = True
+            for call in ast.walk(node):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "append"
+                    and call.args
+                    and isinstance(call.args[0], ast.Constant)
+                    and isinstance(call.args[0].value, str)
+                ):
+                    unsupported.add(call.args[0].value)
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES" for t in node.targets
+        ):
+            for c in ast.walk(node.value):
+                if isinstance(c, ast.Constant) and isinstance(c.value, str):
+                    archs.add(c.value)
+    if not found:
+        return None
+    return {"unsupported": sorted(unsupported), "default_architectures": sorted(archs), "source": VLLM_CONFIG}
 
 
 SPECULATIVE = "vllm/config/speculative.py"

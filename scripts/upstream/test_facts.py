@@ -296,6 +296,36 @@ class ByHand(unittest.TestCase):
         self.assertFalse(keys("0.25.1rc1")["ascend_compilation_config"]["strict"])
         self.assertTrue(keys("0.30.0rc2")["ascend_compilation_config"]["strict"])
 
+    def test_pcp_refusals_per_release(self):
+        # platform.py:363 @0.21.0rc1 (:351 @0.23.0, :341 @0.24.0rc1) `_validate_parallel_config`:
+        # ValueError when data_parallel_size > 1 and prefill_context_parallel_size > 1; none @0.18.0 ..
+        # 0.20.2rc1; platform.py:339 @0.25.1rc1 (:1643 @0.30.0rc2): ValueError when not
+        # use_v2_model_runner and prefill_context_parallel_size > 1.
+        # patch_use_v2_model_runner.py:38 @0.28.0rc1 removes "prefill context parallelism" from
+        # vLLM's V2 refusals under vllm_version_is("0.28.0") only.
+        for v in ASCEND:
+            reads = [r["with"] for r in table(v)["pcp_refusals"]]
+            with self.subTest(release=v):
+                if corpus.version_key(v) < corpus.version_key("0.21.0rc1"):
+                    self.assertEqual(reads, [])
+                elif corpus.version_key(v) < corpus.version_key("0.25.1rc1"):
+                    self.assertEqual(reads, [["data_parallel_size"]])
+                else:
+                    self.assertEqual(reads, [["use_v2_model_runner"]])
+        self.assertEqual(table("0.23.0")["pcp_refusals"][0]["source"], "vllm_ascend/platform.py:351")
+        allows = table("0.28.0rc1")["v2_runner_allows"]
+        self.assertIn(
+            {
+                "name": "prefill context parallelism",
+                "only_vllm": "0.28.0",
+                "source": "vllm_ascend/patch/platform/patch_use_v2_model_runner.py:38",
+            },
+            allows,
+        )
+        for v in ("0.25.1rc1", "0.29.0rc1", "0.30.0rc2"):
+            names = [a["name"] for a in table(v)["v2_runner_allows"]]
+            self.assertNotIn("prefill context parallelism", names, v)
+
     def test_sparse_c8_keys_per_release(self):
         # ascend_config.py:158 @0.18.0 `additional_config.get("enable_sparse_c8", ...)` (also 0.19.1rc1 ..
         # 0.22.1rc1, 0.24.0rc1, 0.25.1rc1: ascend_config.py:241 @0.25.1rc1);

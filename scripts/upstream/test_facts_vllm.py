@@ -210,6 +210,25 @@ class HandRead(unittest.TestCase):
                 for n in names:
                     self.assertIn(f'"{n}"', text)
 
+    def test_v2_model_runner_refusals(self):
+        # vllm/config/vllm.py `_get_v2_model_runner_unsupported_features` appends "prefill context
+        # parallelism" when prefill_context_parallel_size > 1 @0.19.1 .. @0.28.0, no longer @0.29.0;
+        # there is no V2 runner gate @0.18.0.
+        self.assertIsNone(facts("0.18.0")["v2_model_runner"])
+        for v in PINNED:
+            got = facts(v)["v2_model_runner"]
+            if got is None:
+                continue
+            with self.subTest(vllm=v):
+                refuses = "prefill context parallelism" in got["unsupported"]
+                self.assertEqual(refuses, version_key(v) < version_key("0.29.0"))
+                self.assertIn("sequence parallelism", got["unsupported"])
+        self.assertIn("DeepseekV2ForCausalLM", facts("0.25.1")["v2_model_runner"]["default_architectures"])
+        v = PINNED[-1]
+        ov = mutate(v, "vllm/config/vllm.py", 'unsupported.append("sequence parallelism")',
+                    'unsupported.append("sequence parallelism")\n            unsupported.append("lookahead")')
+        self.assertIn("lookahead", fv.v2_model_runner(fv.Source(corpus("vllm", v), ov))["unsupported"])
+
     def test_a_changed_method_literal_is_read(self):
         v = PINNED[-1]
         ov = mutate(v, "vllm/config/speculative.py", '    "mlp_speculator",\n', '    "mlp_speculator",\n    "lookahead",\n')

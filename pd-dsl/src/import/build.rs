@@ -88,6 +88,9 @@ pub(crate) struct Deployment {
 
 type Fail = (Loc, String);
 
+/// The PCP option; a size above 1 becomes the topology's `pcp<N>`.
+const PCP_FLAG: &str = pd_dsl_core::check::PCP_FLAG;
+
 /// Flags pd-dsl derives per rank; front ends consume them into node facts.
 pub(crate) const RANK_FLAGS: &[&str] = &[
     "--host",
@@ -185,6 +188,8 @@ struct Engine {
     role: Role,
     dp: P<u64>,
     tp: P<u64>,
+    /// `--prefill-context-parallel-size` above 1, as written.
+    pcp: Option<P<u64>>,
     /// Input node indices, in rank order.
     nodes: Vec<usize>,
     kv: Option<KvIn>,
@@ -241,6 +246,31 @@ fn build_inner(
         line: 0,
         column: 0,
     };
+    // --- PCP ---------------------------------------------------------------
+    // A PCP size above 1 is the topology's (`dp1tp8pcp2`): taken out of the
+    // node's options; 1 stays an option as written.
+    let mut node_pcp: Vec<Option<P<u64>>> = Vec::with_capacity(d.nodes.len());
+    for n in &mut d.nodes {
+        let mut found = None;
+        let mut keep = Vec::with_capacity(n.args.len());
+        for a in std::mem::take(&mut n.args) {
+            if a.flag.v == PCP_FLAG && found.is_none() {
+                let Some(v) = &a.value else {
+                    return Err((a.flag.at, format!("found `{PCP_FLAG}` without a value, expected one")));
+                };
+                let size = number(v, PCP_FLAG)?;
+                if size.v > 1 {
+                    found = Some(size);
+                    continue;
+                }
+            }
+            keep.push(a);
+        }
+        n.args = keep;
+        node_pcp.push(found);
+    }
+    let pcp_v = |x: &Option<P<u64>>| x.as_ref().map_or(1, |p| p.v);
+
     let Some(first) = d.nodes.first() else {
         return Err((
             file0,
@@ -323,6 +353,16 @@ fn build_inner(
                         ),
                     ));
                 }
+                if pcp_v(&e.pcp) != pcp_v(&node_pcp[i]) {
+                    return Err((
+                        node_pcp[i].as_ref().map_or(n.at, |p| p.at),
+                        format!(
+                            "found `{PCP_FLAG} {}` on a node of an engine whose first node says {}, expected one PCP size per engine",
+                            pcp_v(&node_pcp[i]),
+                            pcp_v(&e.pcp)
+                        ),
+                    ));
+                }
                 if let (Some(a), Some(b)) = (&e.kv, &kv)
                     && a.port.as_ref().map(|x| x.v) != b.port.as_ref().map(|x| x.v)
                 {
@@ -359,6 +399,7 @@ fn build_inner(
                 role: n.role,
                 dp: n.dp.clone(),
                 tp: n.tp.clone(),
+                pcp: node_pcp[i].clone(),
                 nodes: vec![i],
                 node_ids: vec![kv.as_ref().and_then(|k| k.engine_id.clone())],
                 kv,
@@ -390,7 +431,8 @@ fn build_inner(
             let most = d
                 .nodes
                 .iter()
-                .map(|n| n.dp_local.v * n.tp.v)
+                .zip(&node_pcp)
+                .map(|(n, pcp)| n.dp_local.v * n.tp.v * pcp_v(pcp))
                 .max()
                 .unwrap_or(0);
             if comm_res {
@@ -469,7 +511,7 @@ fn build_inner(
         let rpn = engine_rpn[ei];
         let default = default_ranks_per_node(
             u32::try_from(e.dp.v).unwrap_or(u32::MAX),
-            u32::try_from(e.tp.v).unwrap_or(u32::MAX),
+            u32::try_from(e.tp.v * pcp_v(&e.pcp)).unwrap_or(u32::MAX),
             npus,
         );
         let rpn_spec = (u64::from(default) != rpn).then(|| {
@@ -480,6 +522,7 @@ fn build_inner(
             g.role.value == e.role
                 && g.dp.value == e.dp.v
                 && g.tp.value == e.tp.v
+                && g.pcp() == pcp_v(&e.pcp)
                 && g.ranks_per_node.as_ref().map(|r| r.value) == rpn_spec.as_ref().map(|r| r.value)
         });
         match same {
@@ -491,6 +534,7 @@ fn build_inner(
                     count: Spanned::new(1, s(role_at)),
                     dp: Spanned::new(e.dp.v, s(e.dp.at)),
                     tp: Spanned::new(e.tp.v, s(e.tp.at)),
+                    pcp: e.pcp.as_ref().map(|p| Spanned::new(p.v, s(p.at))),
                     ranks_per_node: rpn_spec,
                     shape_site: s(e.dp.at),
                 });

@@ -89,10 +89,7 @@ fn fields(s: &LayoutSpec) -> Vec<(String, V)> {
         .topology
         .iter()
         .map(|g| {
-            let mut t = format!(
-                "{} {} x dp{}tp{}",
-                g.role.value, g.count.value, g.dp.value, g.tp.value
-            );
+            let mut t = format!("{} {} x {}", g.role.value, g.count.value, g.shape());
             if let Some(r) = &g.ranks_per_node {
                 t.push_str(&format!(" / {}", r.value));
             }

@@ -6,5 +6,6 @@ SERVE=(vllm serve "$MODEL_PATH" \
     --data-parallel-rank "$4" \
     --data-parallel-address "$5" \
     --data-parallel-rpc-port "$6" \
-    --tensor-parallel-size "$7"{% include "sh/options.sh" %} \
+    {% if *pcp > 1 %}--tensor-parallel-size {{ tp }} \
+    --prefill-context-parallel-size {{ pcp }}{% else %}--tensor-parallel-size "$7"{% endif %}{% include "sh/options.sh" %} \
     --kv-transfer-config "$KV_TRANSFER_CONFIG")

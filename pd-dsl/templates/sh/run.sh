@@ -320,7 +320,7 @@ fi
 
 # Per-node facts, derived from the layout's placement.
 case $NODE_INDEX in
-{% for (n, row) in m.nodes() %}    {{ n.index }}) ROLE={{ n.role.as_str() }} ENGINE={{ n.engine }} DP_SIZE={{ n.dp_size }} TP_SIZE={{ n.tp_size }} DP_SIZE_LOCAL={{ n.dp_size_local }} DP_RANK_START={{ n.dp_rank_start }} DP_MASTER_NODE={{ n.dp_master }}{% if m.is_pd %} ENGINE_ID={{ n.engine_id|or_empty }} KV_PORT={{ n.kv_port|or_empty }} API_START_PORT={{ row.api_start_port }}{% if !m.uniform_dp_rpc_port %} DP_RPC_PORT={{ row.dp_rpc_port|or_empty }}{% endif %}{% else %} HEADLESS={{ n.headless|bit }}{% endif %} ;;
+{% for (n, row) in m.nodes() %}    {{ n.index }}) ROLE={{ n.role.as_str() }} ENGINE={{ n.engine }} DP_SIZE={{ n.dp_size }} TP_SIZE={{ n.tp_size }}{% if m.has_pcp() %} PCP_SIZE={{ n.pcp_size }}{% endif %} DP_SIZE_LOCAL={{ n.dp_size_local }} DP_RANK_START={{ n.dp_rank_start }} DP_MASTER_NODE={{ n.dp_master }}{% if m.is_pd %} ENGINE_ID={{ n.engine_id|or_empty }} KV_PORT={{ n.kv_port|or_empty }} API_START_PORT={{ row.api_start_port }}{% if !m.uniform_dp_rpc_port %} DP_RPC_PORT={{ row.dp_rpc_port|or_empty }}{% endif %}{% else %} HEADLESS={{ n.headless|bit }}{% endif %} ;;
 {% endfor %}    *) die "node index $NODE_INDEX is not in [0, $NODE_COUNT)" ;;
 esac
 {% if m.is_pd %}export ENGINE_ID KV_PORT
@@ -356,7 +356,7 @@ supervise_proxy() {
 define_commands() {
     NODE_COMMAND=(python3 "$HERE/launch_online_dp.py"
         --dp-size "$DP_SIZE"
-        --tp-size "$TP_SIZE"
+        --tp-size {% if m.has_pcp() %}"$((TP_SIZE * PCP_SIZE))"{% else %}"$TP_SIZE"{% endif %}
         --dp-size-local "$DP_SIZE_LOCAL"
         --dp-rank-start "$DP_RANK_START"
         --dp-address "$MASTER_IP"
@@ -555,7 +555,7 @@ fi
 {% else %}
 # 4. This node's share of the engine: one `vllm serve` with native DP.
 LOG="$LOG_DIR/rank$DP_RANK_START.log"
-log "node $NODE_INDEX: $ROLE engine $ENGINE (TP $TP_SIZE), DP ranks $DP_RANK_START..$((DP_RANK_START + DP_SIZE_LOCAL - 1)) of $DP_SIZE, DP master $MASTER_IP, log $LOG"
+log "node $NODE_INDEX: $ROLE engine $ENGINE (TP $TP_SIZE{% if m.has_pcp() %} x PCP $PCP_SIZE{% endif %}), DP ranks $DP_RANK_START..$((DP_RANK_START + DP_SIZE_LOCAL - 1)) of $DP_SIZE, DP master $MASTER_IP, log $LOG"
 "${NODE_COMMAND[@]}" >>"$LOG" 2>&1 &
 PIDS+=("$!")
 

@@ -81,6 +81,7 @@ struct Plan {
     kv_port: Option<u16>,
     engine_id: Option<String>,
     tp: u32,
+    pcp: u32,
     world: u32,
     dp: u32,
     ranks: Vec<u32>,
@@ -365,6 +366,7 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         kv_port,
         engine_id,
         tp,
+        pcp,
         world: tp * pp * pcp,
         dp,
         ranks,
@@ -619,7 +621,7 @@ fn kv_binds(plan: &Plan, ip: &str) -> Result<Vec<TcpListener>, Fail> {
     let mut out = Vec::new();
     for &r in &plan.ranks {
         // The same span formula the layout's port rules use (facts §3.3).
-        let (first, last) = kv_span(kind, u32::from(kv), r, plan.tp);
+        let (first, last) = kv_span(kind, u32::from(kv), r, plan.tp, plan.pcp);
         for p in first..=last {
             let port = u16::try_from(p).map_or_else(
                 |_| fail(2, format!("kv handshake port {p} exceeds 65535")),
@@ -714,7 +716,14 @@ fn completion(state: &State, req: &Request, chat: bool) -> Response {
                 .is_some_and(|v| truthy(Some(v)));
             if remote_decode {
                 let rank = plan.ranks.first().copied().unwrap_or(0);
-                let port = kv_span(kind, u32::from(plan.kv_port.unwrap_or(0)), rank, plan.tp).0;
+                let port = kv_span(
+                    kind,
+                    u32::from(plan.kv_port.unwrap_or(0)),
+                    rank,
+                    plan.tp,
+                    plan.pcp,
+                )
+                .0;
                 let request_id = req
                     .headers
                     .iter()
@@ -908,6 +917,63 @@ fn check_cann() -> Result<(), Fail> {
     Ok(())
 }
 
+/// The image's start-up refusals of PCP, as its platform raises them
+/// (`_validate_parallel_config`, vllm_ascend/platform.py; the facts'
+/// `pcp_refusals`), and vLLM's V2-runner refusal where vllm-ascend does
+/// not take it out (`v2_model_runner`, `v2_runner_allows`).
+fn pcp_refusals(plan: &Plan, image: &str) -> Result<(), Fail> {
+    if plan.pcp <= 1 {
+        return Ok(());
+    }
+    let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
+    if plan.dp > 1 && rel.pcp_refusal("data_parallel_size").is_some() {
+        return fail(
+            1,
+            format!(
+                "ValueError: PCP (Prefill Context Parallelism) and DP (Data Parallelism) cannot be enabled simultaneously in the current version of vLLM Ascend. Got data_parallel_size={} and prefill_context_parallel_size={}.",
+                plan.dp, plan.pcp
+            ),
+        );
+    }
+    if rel.pcp_refusal("use_v2_model_runner").is_some() {
+        let v2 = env::var("VLLM_USE_V2_MODEL_RUNNER").ok();
+        let v2 = match v2.as_deref().map(str::trim) {
+            None => false,
+            Some(v) => match v.parse::<i64>() {
+                Ok(n) => n != 0,
+                Err(_) => {
+                    return fail(
+                        1,
+                        format!("ValueError: invalid literal for int() with base 10: {v:?} (VLLM_USE_V2_MODEL_RUNNER)"),
+                    );
+                }
+            },
+        };
+        if !v2 {
+            return fail(
+                1,
+                format!(
+                    "ValueError: PCP (Prefill Context Parallelism) is not supported by vLLM Ascend. Please set --prefill-context-parallel-size to 1. Got prefill_context_parallel_size={}.",
+                    plan.pcp
+                ),
+            );
+        }
+        let vllm = rel.vllm.version.as_str();
+        let feature = "prefill context parallelism";
+        if let Ok(v) = crate::facts::vllm(vllm)
+            && let Some(runner) = &v.v2_model_runner
+            && runner.unsupported.iter().any(|u| u == feature)
+            && rel.v2_allows(feature, vllm).is_none()
+        {
+            return fail(
+                1,
+                format!("ValueError: Model Runner V2 does not yet support: {feature}"),
+            );
+        }
+    }
+    Ok(())
+}
+
 fn serve(argv: &[String]) -> Result<(), Fail> {
     start_fault_timer();
     check_cann()?;
@@ -917,6 +983,7 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
         .or_else(|e| fail(2, format!("PD_STANDIN_IMAGE={image}: {e}")))?;
     let args = serve_flags::parse(flags, argv).or_else(|e| fail(2, e))?;
     let plan = plan(&args)?;
+    pcp_refusals(&plan, &image)?;
     let devs = devices(&plan)?;
     let ip = env_nonempty("PD_STANDIN_NODE_IP")
         .or_else(|| plan.host.clone().filter(|h| !is_wildcard(h)))

@@ -1,5 +1,5 @@
-//! prefill context parallelism: each rank would span tp x pcp NPUs and kv ports, which the
-//! placement does not derive
+//! prefill context parallelism given as a flag: the topology says it
+//! (`dp1tp8pcp2`), where the placement derives a rank's tp x pcp NPUs and kv ports
 use pd_dsl::layout;
 
 fn main() {

@@ -91,7 +91,11 @@ pub fn budget_rows(budget: &[crate::capacity::RoleBudget]) -> Vec<BudgetRow> {
         .iter()
         .map(|b| BudgetRow {
             role: b.role.to_string(),
-            shape: format!("dp{}tp{}, experts over {}", b.dp, b.tp, b.ep),
+            shape: format!(
+                "{}, experts over {}",
+                pd_dsl_core::spec::shape_text(u64::from(b.dp), u64::from(b.tp), u64::from(b.pcp)),
+                b.ep
+            ),
             usable: format!(
                 "{} GiB ({}.{:03} x {})",
                 gib(b.requested_bytes),

@@ -208,6 +208,10 @@ pub struct RoleModel {
     pub nodes: Vec<NodeSettings>,
     /// Some node's env differs from the role's (else one env for all).
     pub node_env_differs: bool,
+    /// `--tensor-parallel-size`.
+    pub tp: u32,
+    /// `--prefill-context-parallel-size` (1: not passed).
+    pub pcp: u32,
 }
 
 /// The env and options of one node whose settings differ from its role's.
@@ -228,6 +232,8 @@ pub struct MixedModel {
     pub dp: u32,
     /// TP size.
     pub tp: u32,
+    /// PCP size (1: not passed).
+    pub pcp: u32,
     /// Spans several nodes (native `--headless` DP).
     pub multi_node: bool,
     /// `ASCEND_RT_VISIBLE_DEVICES` of one node.
@@ -352,8 +358,11 @@ impl LayoutModel {
                 .collect();
             let env = env_of(serve);
             let node_env_differs = nodes.iter().any(|n| n.env != env);
+            let shape = p.engines.iter().find(|e| e.role == role);
             roles.push(RoleModel {
                 role,
+                tp: shape.map_or(1, |e| e.tp),
+                pcp: shape.map_or(1, |e| e.pcp),
                 node_env_differs,
                 env,
                 options: options_of(serve),
@@ -368,6 +377,7 @@ impl LayoutModel {
             MixedModel {
                 dp: engine.map_or(1, |e| e.dp),
                 tp: engine.map_or(1, |e| e.tp),
+                pcp: engine.map_or(1, |e| e.pcp),
                 multi_node: engine.is_some_and(|e| e.nodes.len() > 1),
                 devices: (0..npus_local)
                     .map(|d| d.to_string())
@@ -481,6 +491,12 @@ impl LayoutModel {
     /// `PD_NODE`, which run.sh exports).
     pub fn has_node_settings(&self) -> bool {
         self.roles.iter().any(|r| !r.nodes.is_empty())
+    }
+
+    /// Whether some engine runs prefill context parallelism (its ranks then
+    /// take `tp x pcp` NPUs from the launcher).
+    pub fn has_pcp(&self) -> bool {
+        self.view.nodes.iter().any(|n| n.pcp_size > 1)
     }
 
     /// Node rows with their node views, in node order.

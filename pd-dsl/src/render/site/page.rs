@@ -87,7 +87,15 @@ fn node_rows(docs: &DocsView) -> Vec<NodeRow> {
             NodeRow {
                 index: n.index,
                 role: n.role,
-                engine: format!("{} (dp{}tp{})", n.engine, n.dp_size, n.tp_size),
+                engine: format!(
+                    "{} ({})",
+                    n.engine,
+                    pd_dsl_core::spec::shape_text(
+                        u64::from(n.dp_size),
+                        u64::from(n.tp_size),
+                        u64::from(n.pcp_size)
+                    )
+                ),
                 engine_id: r.engine_id.clone(),
                 ranks: r.ranks.clone(),
                 dp_size_local: n.dp_size_local,

@@ -58,6 +58,9 @@ pub struct MetaEngine {
     pub dp_size: u32,
     /// TP size.
     pub tp_size: u32,
+    /// PCP size, when above 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub pcp_size: u32,
     /// Ranks per node.
     pub ranks_per_node: u32,
     /// Nodes, the first is the DP master.
@@ -218,6 +221,7 @@ pub fn meta(layout: &Layout) -> Meta {
                 role_index: e.role_index,
                 dp_size: e.dp,
                 tp_size: e.tp,
+                pcp_size: e.pcp,
                 ranks_per_node: e.ranks_per_node,
                 nodes: e.nodes.clone(),
                 engine_id: e.engine_id,
@@ -251,4 +255,9 @@ pub fn meta(layout: &Layout) -> Meta {
         bench: layout.spec.bench.clone(),
         figures: layout.spec.figures.clone(),
     }
+}
+
+/// `skip_serializing_if` for sizes that default to 1.
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }

@@ -91,6 +91,9 @@ pub struct NodeView {
     pub dp_size: u32,
     /// `--tensor-parallel-size`.
     pub tp_size: u32,
+    /// `--prefill-context-parallel-size`, when above 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub pcp_size: u32,
     /// `--dp-size-local`.
     pub dp_size_local: u32,
     /// `--dp-rank-start`.
@@ -188,6 +191,7 @@ pub fn node_views(layout: &Layout) -> Vec<NodeView> {
                 engine_id: n.engine_id,
                 dp_size: e.map_or(0, |e| e.dp),
                 tp_size: e.map_or(0, |e| e.tp),
+                pcp_size: e.map_or(1, |e| e.pcp),
                 dp_size_local: n.dp_size_local,
                 dp_rank_start: n.dp_rank_start,
                 dp_master: n.dp_master,
@@ -290,4 +294,9 @@ mod tests {
             "4294967294-4294967295"
         );
     }
+}
+
+/// `skip_serializing_if` for sizes that default to 1.
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }

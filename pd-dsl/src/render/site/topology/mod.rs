@@ -227,7 +227,14 @@ fn node_lines(layout: &Layout, n: &crate::NodePlan) -> Vec<(&'static str, String
 /// The engine header: what it is, then its ids (two lines keep it narrower
 /// than one node).
 fn engine_label(e: &crate::EnginePlan) -> [String; 2] {
-    let head = format!("engine {} · {} · DP{} x TP{}", e.index, e.role, e.dp, e.tp);
+    let head = if e.pcp > 1 {
+        format!(
+            "engine {} · {} · DP{} x TP{} x PCP{}",
+            e.index, e.role, e.dp, e.tp, e.pcp
+        )
+    } else {
+        format!("engine {} · {} · DP{} x TP{}", e.index, e.role, e.dp, e.tp)
+    };
     let mut ids = Vec::new();
     if let Some(id) = e.engine_id {
         ids.push(format!("engine_id {id}"));
