@@ -14,6 +14,7 @@ use pd_dsl_bench::{
     Shape, compile, interleave, linear_fit, median, ms, peak_rss_kib, ratio, repeated,
     synthetic_catalog, timed, us,
 };
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -44,8 +45,9 @@ fn main() -> ExitCode {
         ["synthetic"] => section_synthetic(quick),
         ["compile"] => section_compile(quick),
         ["import"] => section_import(quick),
+        ["corpus"] => section_corpus(quick),
         _ => Err(format!(
-            "usage: pd-dsl-bench [all|render|cli|synthetic|compile|import] [--quick]; got {words:?}"
+            "usage: pd-dsl-bench [all|render|cli|synthetic|compile|import|corpus] [--quick]; got {words:?}"
         )),
     };
     match result {
@@ -63,6 +65,7 @@ fn all(quick: bool) -> Res<()> {
     section_cli(quick)?;
     section_synthetic(quick)?;
     section_import(quick)?;
+    section_corpus(quick)?;
     section_compile(quick)
 }
 
@@ -824,6 +827,114 @@ fn section_import(quick: bool) -> Res<()> {
         } else {
             "not met"
         }
+    );
+    Ok(())
+}
+
+/// `python3 scripts/upstream/ARGS` from the repository, its stdout.
+fn upstream_script(args: &[&str]) -> Res<String> {
+    let out = Command::new("python3")
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .map_err(|e| format!("cannot run `python3 {}`: {e}", args.join(" ")))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`python3 {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Every multi-node e2e config of every release of the upstream corpus
+/// (`scripts/upstream/e2e_oracle.py list`, the set the upstream import test
+/// reads), linted in one process against its own release's image.
+fn section_corpus(quick: bool) -> Res<()> {
+    use pd_dsl::import::{self, Input, Options};
+    let rounds = if quick { 5 } else { 21 };
+    let listing = upstream_script(&["scripts/upstream/e2e_oracle.py", "list"])?;
+    let mut trees: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut units: Vec<(Vec<Input>, Options)> = Vec::new();
+    for line in listing.lines() {
+        let Some((release, rel)) = line.split_once('\t') else {
+            continue;
+        };
+        let tree = match trees.get(release) {
+            Some(t) => t.clone(),
+            None => {
+                let t = PathBuf::from(
+                    upstream_script(&[
+                        "scripts/upstream/corpus.py",
+                        "path",
+                        &format!("vllm-ascend=={release}"),
+                    ])?
+                    .trim(),
+                );
+                trees.insert(release.to_owned(), t.clone());
+                t
+            }
+        };
+        let path = tree.join(rel);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let opts = Options {
+            image: Some(format!("v{release}")),
+            ..Options::default()
+        };
+        units.push((vec![Input::new(format!("{release}/{rel}"), text)], opts));
+    }
+    if units.len() < 700 {
+        return Err(format!("the corpus lists {} configs, expected over 700", units.len()));
+    }
+    let bytes: usize = units.iter().flat_map(|(i, _)| i).map(|i| i.text.len()).sum();
+    let (mut imported, mut findings) = (0usize, 0usize);
+    for (inputs, opts) in &units {
+        imported += usize::from(import::import(inputs, opts).is_ok());
+        findings += import::lint_unit(inputs, opts).findings.len();
+    }
+    let mut lint_all = || {
+        for (inputs, opts) in &units {
+            std::hint::black_box(import::lint_unit(inputs, opts));
+        }
+    };
+    let mut yaml_alone = || {
+        for (inputs, _) in &units {
+            for i in inputs {
+                let v: Result<serde_json::Value, _> = serde_saphyr::from_str(&i.text);
+                std::hint::black_box(v.ok());
+            }
+        }
+    };
+    let s = interleave(rounds, &mut [&mut lint_all, &mut yaml_alone]);
+    let m: Vec<Duration> = s.iter().map(|s| median(s)).collect();
+    let n = units.len();
+    println!(
+        "## Lint the upstream corpus in one process ({n} e2e multi-node configs of {} releases; medians of {rounds} interleaved rounds)\n",
+        trees.len()
+    );
+    println!(
+        "Each config from its release's source distribution (`scripts/upstream/corpus.py`), linted against that release's image (`lint_unit`: import, the rules, every finding with its position); {imported} of {n} import, {findings} findings in all.\n"
+    );
+    println!("| measurement | configs | input bytes | median | per config | ratio |");
+    println!("|---|---|---|---|---|---|");
+    let per = |d: Duration| us(d / u32::try_from(n.max(1)).unwrap_or(u32::MAX));
+    println!(
+        "| lint every config (target < 1 s) | {n} | {bytes} | {} | {} | {} |",
+        ms(m[0]),
+        per(m[0]),
+        ratio(m[0], m[1])
+    );
+    println!(
+        "| the YAML crate alone on the same bytes (`serde_saphyr` to a JSON value) | {n} | {bytes} | {} | {} | |",
+        ms(m[1]),
+        per(m[1])
+    );
+    println!(
+        "\n{n} configs linted in {} (target < 1 s: {})\n",
+        ms(m[0]),
+        if m[0] < Duration::from_secs(1) { "met" } else { "not met" }
     );
     Ok(())
 }

@@ -574,6 +574,42 @@ fn assert_rehearses_end_to_end(l: &pd_dsl::Layout) {
     }
 }
 
+/// Prefill context parallelism: each prefill rank is TP8 x PCP2 = 16 NPUs
+/// and 16 handshake ports, with DP 1 (so no `--data-parallel-rank`, which
+/// vLLM refuses at DP 1), as upstream's longseq configs run it at v0.23.0.
+/// The stand-in takes `world = tp x pcp` devices per rank and refuses what
+/// the image's platform refuses.
+#[test]
+fn a_pcp_layout_rehearses_end_to_end() {
+    use pd_rehearse::rehearsal::Policy;
+    let spec = pd_dsl::layout! {
+        name: "rehearsal/a3-longseq-pcp",
+        model: deepseek_r1_0528_w8a8,
+        hardware: a3,
+        image: "v0.23.0",
+        topology: <prefill 2 x dp1tp8pcp2; decode 1 x dp4tp8;>,
+        connector: mooncake_v1 { kv_port: { prefill: [36100, 36200], decode: 36300 } },
+        ports: { api: 7100, dp_rpc: 12321 },
+        proxy: { port: 1999 },
+        serve: { expert_parallel: true, trust_remote_code: true, max_model_len: 32768 },
+        prefill: { flags: ["--decode-context-parallel-size" = 8, "--cp-kv-cache-interleave-size" = 128] },
+        provenance: { recorded: "2026-12-01" },
+    };
+    let l = pd_dsl::check(&spec).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(l.placement.nodes[0].ranks[0].devices.len(), 16);
+    assert_eq!(l.placement.nodes[1].ranks[0].kv_span, Some((36200, 36215)));
+    let (outcome, out) = rehearse_layout(&l, |o| o.proxy_policy = Policy::ALL[0]);
+    assert!(outcome.passed, "{out}\n{:?}", outcome.failures);
+    for needle in [
+        format!("PASS {}", l.name()),
+        "every prefill and decode rank served".into(),
+        "verify.sh: ok".into(),
+        "prefill node 0 ranks [0] of DP1 TP8 devices [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]".into(),
+    ] {
+        assert!(out.contains(&needle), "missing {needle:?} in\n{out}");
+    }
+}
+
 #[test]
 fn per_role_ports_rehearse_end_to_end() {
     let l = per_role_ports();

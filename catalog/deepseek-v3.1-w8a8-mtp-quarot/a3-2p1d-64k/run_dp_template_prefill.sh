@@ -24,6 +24,8 @@ for var in "${RUN_SH_ENV[@]}"; do
         exit 2
     fi
 done
+# DP 1: no --data-parallel-rank, which turns on external load balancing and vLLM refuses that
+# at DP 1 (vllm/config/parallel.py ParallelConfig._validate_parallel_config).
 
 export ASCEND_RT_VISIBLE_DEVICES="$1"
 export VLLM_RPC_TIMEOUT=3600000
@@ -68,7 +70,6 @@ SERVE=(vllm serve "$MODEL_PATH" \
     --host 0.0.0.0 \
     --port "$2" \
     --data-parallel-size "$3" \
-    --data-parallel-rank "$4" \
     --data-parallel-address "$5" \
     --data-parallel-rpc-port "$6" \
     --tensor-parallel-size "$7" \

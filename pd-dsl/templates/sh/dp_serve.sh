@@ -3,7 +3,8 @@ SERVE=(vllm serve "$MODEL_PATH" \
     --host 0.0.0.0 \
     --port "$2" \
     --data-parallel-size "$3" \
-    --data-parallel-rank "$4" \
+{%- if *dp > 1 %}
+    --data-parallel-rank "$4" \{% endif %}
     --data-parallel-address "$5" \
     --data-parallel-rpc-port "$6" \
     {% if *pcp > 1 %}--tensor-parallel-size {{ tp }} \

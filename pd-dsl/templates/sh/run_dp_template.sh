@@ -16,13 +16,16 @@ for var in ENGINE_ID KV_PORT; do
     fi
 done
 {% include "sh/template_checks.sh" %}
-{%- let tp = r.tp %}{% let pcp = r.pcp %}{% if *pcp > 1 %}
+{%- let dp = r.dp %}{% let tp = r.tp %}{% let pcp = r.pcp %}{% if *pcp > 1 %}
 # A rank is TP {{ tp }} x PCP {{ pcp }} = {{ tp * pcp }} NPUs (vllm/config/parallel.py world_size):
 # run.sh gives launch_online_dp.py that count as its TP size, which arrives here as $7.
 if [[ $7 != {{ tp * pcp }} ]]; then
     echo "$0: expected {{ tp * pcp }} NPUs per rank (TP {{ tp }} x PCP {{ pcp }}) as the 7th argument, got '$7'; start this node through run.sh" >&2
     exit 2
 fi
+{%- endif %}{% if *dp == 1 %}
+# DP 1: no --data-parallel-rank, which turns on external load balancing and vLLM refuses that
+# at DP 1 (vllm/config/parallel.py ParallelConfig._validate_parallel_config).
 {%- endif %}
 
 export ASCEND_RT_VISIBLE_DEVICES="$1"{% if !r.nodes.is_empty() %}{% include "sh/node_guard.sh" %}{% endif %}{% if !r.node_env_differs %}{% include "sh/env.sh" %}{% else %}

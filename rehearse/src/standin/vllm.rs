@@ -159,6 +159,16 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
     if ext.is_some() && headless {
         return fail(2, "--headless cannot be combined with --data-parallel-rank");
     }
+    // `--data-parallel-rank` turns on external load balancing
+    // (vllm/engine/arg_utils.py `create_engine_config`), which
+    // `ParallelConfig._validate_parallel_config` refuses at DP 1
+    // (vllm/config/parallel.py, every vLLM of the image table).
+    if ext.is_some() && dp <= 1 {
+        return fail(
+            1,
+            "ValueError: data_parallel_external_lb can only be set when data_parallel_size > 1",
+        );
+    }
     if ext.is_none() && !headless && start != 0 {
         return fail(2, "--data-parallel-start-rank needs --headless");
     }

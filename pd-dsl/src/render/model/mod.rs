@@ -208,6 +208,9 @@ pub struct RoleModel {
     pub nodes: Vec<NodeSettings>,
     /// Some node's env differs from the role's (else one env for all).
     pub node_env_differs: bool,
+    /// `--data-parallel-size` of the role's engines (at 1 no
+    /// `--data-parallel-rank` is passed: vLLM refuses external DP at DP 1).
+    pub dp: u32,
     /// `--tensor-parallel-size`.
     pub tp: u32,
     /// `--prefill-context-parallel-size` (1: not passed).
@@ -361,6 +364,7 @@ impl LayoutModel {
             let shape = p.engines.iter().find(|e| e.role == role);
             roles.push(RoleModel {
                 role,
+                dp: shape.map_or(1, |e| e.dp),
                 tp: shape.map_or(1, |e| e.tp),
                 pcp: shape.map_or(1, |e| e.pcp),
                 node_env_differs,
