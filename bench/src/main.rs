@@ -877,8 +877,8 @@ fn section_corpus(quick: bool) -> Res<()> {
             }
         };
         let path = tree.join(rel);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let opts = Options {
             image: Some(format!("v{release}")),
             ..Options::default()
@@ -886,9 +886,16 @@ fn section_corpus(quick: bool) -> Res<()> {
         units.push((vec![Input::new(format!("{release}/{rel}"), text)], opts));
     }
     if units.len() < 700 {
-        return Err(format!("the corpus lists {} configs, expected over 700", units.len()));
+        return Err(format!(
+            "the corpus lists {} configs, expected over 700",
+            units.len()
+        ));
     }
-    let bytes: usize = units.iter().flat_map(|(i, _)| i).map(|i| i.text.len()).sum();
+    let bytes: usize = units
+        .iter()
+        .flat_map(|(i, _)| i)
+        .map(|i| i.text.len())
+        .sum();
     let (mut imported, mut findings) = (0usize, 0usize);
     for (inputs, opts) in &units {
         imported += usize::from(import::import(inputs, opts).is_ok());
@@ -934,7 +941,11 @@ fn section_corpus(quick: bool) -> Res<()> {
     println!(
         "\n{n} configs linted in {} (target < 1 s: {})\n",
         ms(m[0]),
-        if m[0] < Duration::from_secs(1) { "met" } else { "not met" }
+        if m[0] < Duration::from_secs(1) {
+            "met"
+        } else {
+            "not met"
+        }
     );
     Ok(())
 }

@@ -549,9 +549,18 @@ mod tests {
         assert_eq!(p.nodes[1].ranks[1].devices, (8..16).collect::<Vec<_>>());
         assert_eq!(p.nodes[1].ranks[1].kv_span, Some((30108, 30115)));
         // DP rank 1 of a pcp2 tp4 V1 engine starts at kv + 1·(4·2)
-        assert_eq!(kv_span(ConnectorKind::MooncakeV1, 30000, 1, 4, 2), (30008, 30015));
-        assert_eq!(kv_span(ConnectorKind::MooncakeHybrid, 30000, 1, 4, 2), (30004, 30007));
-        assert_eq!(kv_span(ConnectorKind::MooncakeLayerwise, 30000, 1, 4, 2), (30008, 30015));
+        assert_eq!(
+            kv_span(ConnectorKind::MooncakeV1, 30000, 1, 4, 2),
+            (30008, 30015)
+        );
+        assert_eq!(
+            kv_span(ConnectorKind::MooncakeHybrid, 30000, 1, 4, 2),
+            (30004, 30007)
+        );
+        assert_eq!(
+            kv_span(ConnectorKind::MooncakeLayerwise, 30000, 1, 4, 2),
+            (30008, 30015)
+        );
     }
 
     #[test]

@@ -1201,3 +1201,75 @@ fn mixed_native_dp_over_two_nodes() {
     assert!(worker.0.try_wait().unwrap().is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--data-parallel-rank` at DP 1 is refused as vLLM refuses it
+/// (external load balancing needs DP > 1, vllm/config/parallel.py), and PCP
+/// as each image's platform does (the release facts' `pcp_refusals`).
+#[test]
+fn vllm_refuses_external_dp_at_dp_1_and_pcp_where_the_image_does() {
+    let argv = rank_argv(7100, 1, 0, 12321, 8, None);
+    let (code, _, err) = run(
+        VLLM,
+        &argv,
+        &[("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7".into())],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("data_parallel_external_lb can only be set when data_parallel_size > 1"),
+        "{err}"
+    );
+    let with_pcp = |dp: u32, rank: u32| {
+        let mut a = rank_argv(7100, dp, rank, 12321, 8, None);
+        a.extend(s(&["--prefill-context-parallel-size", "2"]));
+        a
+    };
+    let devices = (
+        "ASCEND_RT_VISIBLE_DEVICES",
+        (0..16).map(|d| d.to_string()).collect::<Vec<_>>().join(","),
+    );
+    // v0.23.0: PCP with DP 2 refused.
+    let (code, _, err) = run(
+        VLLM,
+        &with_pcp(2, 0),
+        &[("PD_STANDIN_IMAGE", "v0.23.0".into()), devices.clone()],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("PCP (Prefill Context Parallelism) and DP (Data Parallelism) cannot be enabled simultaneously"), "{err}");
+    // v0.30.0rc2: PCP without the V2 runner refused; a bad value is int()'s error.
+    let (code, _, err) = run(
+        VLLM,
+        &with_pcp(2, 0),
+        &[("PD_STANDIN_IMAGE", "v0.30.0rc2".into()), devices.clone()],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("PCP (Prefill Context Parallelism) is not supported by vLLM Ascend"),
+        "{err}"
+    );
+    let (code, _, err) = run(
+        VLLM,
+        &with_pcp(2, 0),
+        &[
+            ("PD_STANDIN_IMAGE", "v0.30.0rc2".into()),
+            ("VLLM_USE_V2_MODEL_RUNNER", "true".into()),
+            devices.clone(),
+        ],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("invalid literal for int()"), "{err}");
+    // v0.26.0rc1 with the V2 runner: vLLM 0.26.0's V2 runner refuses PCP.
+    let (code, _, err) = run(
+        VLLM,
+        &with_pcp(2, 0),
+        &[
+            ("PD_STANDIN_IMAGE", "v0.26.0rc1".into()),
+            ("VLLM_USE_V2_MODEL_RUNNER", "1".into()),
+            devices,
+        ],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("Model Runner V2 does not yet support: prefill context parallelism"),
+        "{err}"
+    );
+}

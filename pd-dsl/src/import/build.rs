@@ -256,7 +256,10 @@ fn build_inner(
         for a in std::mem::take(&mut n.args) {
             if a.flag.v == PCP_FLAG && found.is_none() {
                 let Some(v) = &a.value else {
-                    return Err((a.flag.at, format!("found `{PCP_FLAG}` without a value, expected one")));
+                    return Err((
+                        a.flag.at,
+                        format!("found `{PCP_FLAG}` without a value, expected one"),
+                    ));
                 };
                 let size = number(v, PCP_FLAG)?;
                 if size.v > 1 {

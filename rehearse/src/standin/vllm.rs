@@ -954,7 +954,9 @@ fn pcp_refusals(plan: &Plan, image: &str) -> Result<(), Fail> {
                 Err(_) => {
                     return fail(
                         1,
-                        format!("ValueError: invalid literal for int() with base 10: {v:?} (VLLM_USE_V2_MODEL_RUNNER)"),
+                        format!(
+                            "ValueError: invalid literal for int() with base 10: {v:?} (VLLM_USE_V2_MODEL_RUNNER)"
+                        ),
                     );
                 }
             },
