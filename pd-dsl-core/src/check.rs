@@ -1037,7 +1037,7 @@ fn check_wiring(
                 }
             }
             if let Some(ids) = &spec.engine_ids {
-                let mut all: Vec<(Role, &Spanned<u64>)> = Vec::new();
+                let mut all: Vec<(Role, &Spanned<u64>, bool)> = Vec::new();
                 for (role, list, field) in [
                     (Role::Prefill, &ids.prefill, "prefill"),
                     (Role::Decode, &ids.decode, "decode"),
@@ -1054,10 +1054,13 @@ fn check_wiring(
                         );
                         ok = false;
                     }
-                    all.extend(list.iter().flat_map(|v| v.ids()).map(|v| (role, v)));
+                    all.extend(list.iter().flat_map(|v| {
+                        let per_node = matches!(v, crate::spec::EngineId::PerNode(_));
+                        v.ids().iter().map(move |id| (role, id, per_node))
+                    }));
                 }
                 let mut seen: BTreeMap<u64, Role> = BTreeMap::new();
-                for (role, id) in &all {
+                for &(role, id, per_node) in &all {
                     if let Some(prev) = seen.get(&id.value) {
                         cx.report(
                             Rule::EngineIdUnique,
@@ -1069,10 +1072,14 @@ fn check_wiring(
                             ),
                         );
                     } else {
-                        seen.insert(id.value, *role);
+                        seen.insert(id.value, role);
                     }
+                    // The parity is the catalog's numbering of engines; ids
+                    // given per node number nodes the way upstream's docs
+                    // ask (one id per node of a multi-node engine) and are
+                    // not held to it.
                     let even = id.value % 2 == 0;
-                    if (*role == Role::Prefill) != even {
+                    if !per_node && (role == Role::Prefill) != even {
                         cx.report(
                             Rule::EngineIdParity,
                             id.site,
@@ -1080,7 +1087,7 @@ fn check_wiring(
                             format!(
                                 "found {role} engine id {}, expected an {} id: the catalog's convention is prefill even (0, 2, 4), decode odd (1, 3, 5)",
                                 id.value,
-                                if *role == Role::Prefill { "even" } else { "odd" }
+                                if role == Role::Prefill { "even" } else { "odd" }
                             ),
                         );
                     }

@@ -113,7 +113,7 @@ rules! {
     /// Two engines share an id.
     EngineIdUnique = "engine_id_unique", Convention, "engine ids are unique";
     /// Prefill ids not even / decode ids not odd.
-    EngineIdParity = "engine_id_parity", Convention, "prefill engine ids are even and decode engine ids odd";
+    EngineIdParity = "engine_id_parity", Convention, "prefill engine ids are even and decode engine ids odd (ids given per node are not held to it)";
     // --- connector and proxy ---------------------------------------------------
     /// Connector or proxy present/absent for the layout's roles.
     ConnectorRoleMismatch = "connector_role_mismatch", Hard, "PD layouts have a connector and a proxy; mixed layouts have neither";
