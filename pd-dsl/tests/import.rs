@@ -522,3 +522,69 @@ fn a_per_node_setting_imports_as_that_node_s_block() {
     let source = pd_dsl::import::print::layout_source(&spec);
     assert!(source.contains("nodes: {"), "{source}");
 }
+
+/// An e2e config's performance baselines become the layout's reference
+/// figures (every `case_type: performance` case with a number baseline) and
+/// its workload (`bench`: the case with the most prompts; aisbench's
+/// `request_rate: 0` is no rate limit), with the dataset difference a
+/// `deviate`; accuracy cases are not figures.
+#[test]
+fn performance_baselines_are_figures_and_the_workload() {
+    let path = root().join("configs/a3-v31-2p1d-v1.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text.replace(
+        "benchmarks:\n",
+        "benchmarks:\n  warm_up:\n    case_type: performance\n    dataset_path: vllm-ascend/GSM8K_prefix90_in131072_bs100_glm\n    num_prompts: 2\n    max_out_len: 1\n    batch_size: 2\n    baseline: 1\n  perf:\n    case_type: performance\n    dataset_path: vllm-ascend/GSM8K_prefix90_in131072_bs100_glm\n    num_prompts: 160\n    max_out_len: 1024\n    batch_size: 40\n    request_rate: 0\n    baseline: 1449.13\n    threshold: 0.95\n",
+    );
+    let imported = import(&[Input::new("x.yaml", text)], &Options::default()).unwrap();
+    let spec = finish(&imported).unwrap();
+    let figures: Vec<(&str, &str)> = spec
+        .figures
+        .iter()
+        .map(|f| (f.metric.value.as_str(), f.value.value.as_str()))
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            ("output throughput", "1 tokens/s"),
+            ("output throughput", "1449.13 tokens/s")
+        ],
+        "one figure per performance case, in the order written"
+    );
+    let ctx = &spec.figures[1].context.value;
+    for part in [
+        "passes at 0.95 x baseline",
+        "input 131072 tokens",
+        "90% prefix-cache hits",
+        "concurrency 40",
+        "no rate limit",
+    ] {
+        assert!(ctx.contains(part), "{part}: {ctx}");
+    }
+    let b = spec.bench.as_ref().expect("bench");
+    assert_eq!(
+        (b.input_len.value, b.output_len.value, b.num_prompts.value),
+        (131072, 1024, 160)
+    );
+    assert_eq!(b.max_concurrency.as_ref().map(|c| c.value), Some(40));
+    assert!(b.request_rate.is_none());
+    let notes: Vec<&str> = spec
+        .deviations
+        .iter()
+        .map(|d| d.what.value.as_str())
+        .filter(|w| w.starts_with("benchmark `"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with("benchmark `perf` runs aisbench"),
+        "{notes:?}"
+    );
+    // The printed layout carries them and compiles back to the same spec.
+    let src = pd_dsl::import::print::layout_source(&spec);
+    assert!(
+        src.contains(
+            "bench: { input_len: 131072, output_len: 1024, num_prompts: 160, max_concurrency: 40 }"
+        ),
+        "{src}"
+    );
+}

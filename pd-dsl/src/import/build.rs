@@ -7,9 +7,9 @@
 use super::{Imported, Input, InputProxy, InputRank, Loc, Note, Options, SourceMap};
 use crate::placement::{default_ranks_per_node, derived_engine_id};
 use crate::spec::{
-    ConnectorKind, ConnectorSpec, EngineGroup, EngineId, EngineIdsSpec, EnvEntry, EnvValue,
-    FlagEntry, GraphMode, HardwareSpec, Json, KvPorts, LayoutSpec, PortsSpec, ProvenanceSpec,
-    ProxyScript, ProxySpec, Role, ServeSpec, SpeculativeSpec,
+    BenchSpec, ConnectorKind, ConnectorSpec, EngineGroup, EngineId, EngineIdsSpec, EnvEntry,
+    EnvValue, FigureSpec, FlagEntry, GraphMode, HardwareSpec, Json, KvPorts, LayoutSpec, PortsSpec,
+    ProvenanceSpec, ProxyScript, ProxySpec, Role, ServeSpec, SpeculativeSpec,
 };
 use crate::{Spanned, tables};
 use std::collections::BTreeMap;
@@ -84,6 +84,21 @@ pub(crate) struct Deployment {
     /// import fails with them, `lint` reports them with every rule finding
     /// on the rest.
     pub errors: Vec<(Loc, String)>,
+    /// The input's frozen performance baselines (upstream's `benchmarks`
+    /// cases of `case_type: performance`), as reference figures.
+    pub figures: Vec<(Loc, String, String, String)>,
+    /// The workload of the first baseline whose input length is known.
+    pub bench: Option<(Loc, BenchIn)>,
+}
+
+/// A benchmark workload as read.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BenchIn {
+    pub input_len: u64,
+    pub output_len: u64,
+    pub num_prompts: u64,
+    pub request_rate: Option<String>,
+    pub max_concurrency: Option<u64>,
 }
 
 type Fail = (Loc, String);
@@ -642,6 +657,26 @@ fn build_inner(
             why: "pd-dsl passes each engine's DP master address to every rank".into(),
         });
     }
+    // `--data-parallel-rank` on a DP 1 engine turns on external load
+    // balancing, which vLLM refuses at DP 1 (vllm/config/parallel.py
+    // `ParallelConfig._validate_parallel_config`, every vLLM of the image
+    // table); pd-dsl leaves it out there.
+    if let Some(a) = d
+        .nodes
+        .iter()
+        .filter(|n| n.role != Role::Mixed && n.dp.v == 1)
+        .find_map(|n| {
+            n.rank_args
+                .iter()
+                .find(|a| a.flag.v == "--data-parallel-rank")
+        })
+    {
+        d.notes.push(Note {
+            at: a.flag.at,
+            what: "`--data-parallel-rank` on a DP 1 engine, which vLLM refuses (\"data_parallel_external_lb can only be set when data_parallel_size > 1\", vllm/config/parallel.py)".into(),
+            why: "pd-dsl passes no DP rank to a DP 1 engine, so it starts".into(),
+        });
+    }
     if let Some(r) = &dp_rpc
         && let Some(n) = d.nodes.iter().find(|n| {
             !n.rank_args
@@ -1139,6 +1174,22 @@ fn build_inner(
                 .collect(),
             refresh: Vec::new(),
         },
+        figures: d
+            .figures
+            .iter()
+            .map(|(at, metric, value, context)| FigureSpec {
+                metric: Spanned::new(metric.clone(), s(*at)),
+                value: Spanned::new(value.clone(), s(*at)),
+                context: Spanned::new(context.clone(), s(*at)),
+            })
+            .collect(),
+        bench: d.bench.as_ref().map(|(at, b)| BenchSpec {
+            input_len: Spanned::new(b.input_len, s(*at)),
+            output_len: Spanned::new(b.output_len, s(*at)),
+            num_prompts: Spanned::new(b.num_prompts, s(*at)),
+            request_rate: b.request_rate.clone().map(|r| Spanned::new(r, s(*at))),
+            max_concurrency: b.max_concurrency.map(|c| Spanned::new(c, s(*at))),
+        }),
         ..LayoutSpec::default()
     };
 

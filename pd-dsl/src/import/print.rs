@@ -222,6 +222,40 @@ fn fields(s: &LayoutSpec) -> Vec<(String, V)> {
     if let Some(w) = &s.workload {
         put("workload", V::Str(w.value.clone()));
     }
+    if let Some(b) = &s.bench {
+        let mut e = vec![
+            ("input_len".to_owned(), V::Int(b.input_len.value)),
+            ("output_len".to_owned(), V::Int(b.output_len.value)),
+            ("num_prompts".to_owned(), V::Int(b.num_prompts.value)),
+        ];
+        if let Some(r) = &b.request_rate {
+            e.push(("request_rate".into(), V::Word(r.value.clone())));
+        }
+        if let Some(c) = &b.max_concurrency {
+            e.push(("max_concurrency".into(), V::Int(c.value)));
+        }
+        put("bench", V::Block(e, false));
+    }
+    if !s.figures.is_empty() {
+        put(
+            "figures",
+            V::List(
+                s.figures
+                    .iter()
+                    .map(|f| {
+                        V::Block(
+                            vec![
+                                ("metric".into(), V::Str(f.metric.value.clone())),
+                                ("value".into(), V::Str(f.value.value.clone())),
+                                ("context".into(), V::Str(f.context.value.clone())),
+                            ],
+                            false,
+                        )
+                    })
+                    .collect(),
+            ),
+        );
+    }
     for a in &s.allow {
         put(
             "",

@@ -774,6 +774,8 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
         proxy_command,
         notes,
         errors: Vec::new(),
+        figures: Vec::new(),
+        bench: None,
     })
 }
 
