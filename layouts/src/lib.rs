@@ -13,12 +13,14 @@ pub mod deepseek_v3_1;
 pub mod deepseek_v3_1_reference;
 pub mod deepseek_v4_flash;
 pub mod scenarios;
+pub mod upstream;
 
 /// Every registered layout as written, in registration order.
 pub fn specs() -> Vec<LayoutSpec> {
     let mut all = deepseek_v4_flash::all();
     all.extend(deepseek_v3_1::all());
     all.extend(deepseek_v3_1_reference::all());
+    all.extend(upstream::all());
     all
 }
 

@@ -425,5 +425,44 @@ pub fn scenario_guide() -> String {
     table(&mut s, A3_TUNING);
     s.push_str("\nAscend 950DT (96 GB x 8 per node):\n\n");
     table(&mut s, A950DT_TUNING);
+    upstream_table(&mut s);
     s
+}
+
+/// The upstream deployments (`crate::upstream`, generated from upstream's
+/// e2e configs): one row each, with the workload and the frozen baseline
+/// their config records.
+fn upstream_table(out: &mut String) {
+    out.push_str(
+        "\n### 上游部署 · Upstream's CI deployments\n\n\
+         One per model family, hardware and kind that upstream vllm-ascend's multi-node e2e \
+         tests deploy, imported from the newest release's config; the baseline is the output \
+         throughput upstream's CI requires of it (tools/aisbench.py, token/s over the whole \
+         deployment). Each layout's Deviations say what pd-dsl runs differently.\n\n\
+         | model family | hardware | layout | workload | baseline |\n|---|---|---|---|---|\n",
+    );
+    for spec in crate::upstream::all() {
+        let name = &spec.name.value;
+        let family = spec
+            .summary
+            .first()
+            .and_then(|s| s.split(" on ").next())
+            .unwrap_or("");
+        let hw = match &spec.hardware {
+            pd_dsl::spec::HardwareSpec::All(h) => pd_dsl::tables::hardware(&h.value)
+                .map_or(h.value.as_str(), |h| h.product)
+                .to_owned(),
+            other => format!("{other:?}"),
+        };
+        let workload = spec.workload.as_ref().map_or("", |w| w.value.as_str());
+        let baseline = spec
+            .figures
+            .first()
+            .map_or_else(|| "none recorded".to_owned(), |f| f.value.value.clone());
+        out.push_str(&format!(
+            "| {family} | {hw} | [`{}`]({name}/README.md) | {} | {baseline} |\n",
+            variant(name),
+            workload.replace('|', "\\|")
+        ));
+    }
 }
