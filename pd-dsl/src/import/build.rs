@@ -86,10 +86,13 @@ pub(crate) struct Deployment {
     pub errors: Vec<(Loc, String)>,
     /// The input's frozen performance baselines (upstream's `benchmarks`
     /// cases of `case_type: performance`), as reference figures.
-    pub figures: Vec<(Loc, String, String, String)>,
+    pub figures: Vec<FigureIn>,
     /// The workload of the first baseline whose input length is known.
     pub bench: Option<(Loc, BenchIn)>,
 }
+
+/// A reference figure as read: where, metric, value, context.
+pub(crate) type FigureIn = (Loc, String, String, String);
 
 /// A benchmark workload as read.
 #[derive(Clone, Debug, Default)]

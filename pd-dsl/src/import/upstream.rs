@@ -4,7 +4,7 @@
 //! `multi_node_config.py`). YAML anchors, aliases and merge keys (`<<:`) are
 //! expanded by serde-saphyr, which also gives every value its position.
 
-use super::build::{BenchIn, Deployment, NodeIn, P, p};
+use super::build::{BenchIn, Deployment, FigureIn, NodeIn, P, p};
 use super::scripts::{Tok, node_from_serve, split_args, take_rank_flags};
 use super::{InputProxy, Loc};
 use crate::load::first_line;
@@ -640,7 +640,7 @@ fn baselines(
     cases: &serde_json::Value,
     at: Loc,
     notes: &mut Vec<super::Note>,
-) -> (Vec<(Loc, String, String, String)>, Option<(Loc, BenchIn)>) {
+) -> (Vec<FigureIn>, Option<(Loc, BenchIn)>) {
     use serde_json::Value as J;
     let mut figures = Vec::new();
     let mut bench = None;

@@ -277,6 +277,11 @@ pub fn span_text(values: &[u32], sep: &str) -> String {
     }
 }
 
+/// `skip_serializing_if` for sizes that default to 1.
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::span_text;
@@ -294,9 +299,4 @@ mod tests {
             "4294967294-4294967295"
         );
     }
-}
-
-/// `skip_serializing_if` for sizes that default to 1.
-fn is_one(n: &u32) -> bool {
-    *n == 1
 }
