@@ -30,14 +30,14 @@ pub fn all() -> Vec<LayoutSpec> {
         kimi_k2_5_w4a8_a3_2p1d_upstream(),
         kimi_k2_6_w4a8_a3_1p1d_upstream(),
         kimi_k2_7_code_w4a8_a3_1p1d_upstream(),
-        minimax_m2_5_w8a8_quarot_a3_1p1d_upstream(),
+        minimax_m2_5_w8a8_quarot_a3_1p2d_upstream(),
         minimax_m2_7_w8a8_quarot_a3_1p1d_upstream(),
         qwen3_235b_a22b_a2_mixed_dp2tp8_upstream(),
         qwen3_235b_a22b_a3_mixed_dp4tp8_upstream(),
         qwen3_235b_a22b_w8a8_a3_1p1d_upstream(),
         qwen3_vl_235b_a22b_instruct_a3_1p1d_upstream(),
         qwen3_5_122b_a10b_w4a8_a3_2p1d_upstream(),
-        qwen3_5_397b_a17b_w4a8_mtp_a3_2p1d_upstream(),
+        qwen3_5_397b_a17b_w4a8_mtp_a3_1p1d_upstream(),
     ]
 }
 
@@ -85,7 +85,7 @@ pub fn deepseek_r1_0528_w8a8_a2_mixed_dp4tp4_upstream() -> LayoutSpec {
 /// `tests/e2e/cases/models/configs/DeepSeek/DeepSeek-R1-W8A8-EPLB.yaml` @ vllm-ascend 0.30.0rc2.
 pub fn deepseek_r1_0528_w8a8_a3_2p1d_upstream() -> LayoutSpec {
     layout! {
-        /// DeepSeek-R1-0528 on Atlas 800 A3 as upstream's CI deploys it: `tests/e2e/cases/models/configs/DeepSeek/DeepSeek-R1-W8A8-EPLB.yaml` of vllm-ascend 0.30.0rc2, imported with every deviation stated; its frozen performance baseline is the reference figure.
+        /// DeepSeek-R1-0528 on Atlas 800 A3 as upstream's CI deploys it: `tests/e2e/cases/models/configs/DeepSeek/DeepSeek-R1-W8A8-EPLB.yaml` of vllm-ascend 0.30.0rc2, imported with every deviation stated.
         name: "deepseek-r1-0528-w8a8/a3-2p1d-upstream",
         model: deepseek_r1_0528_w8a8,
         hardware: a3,
@@ -130,7 +130,6 @@ pub fn deepseek_r1_0528_w8a8_a3_2p1d_upstream() -> LayoutSpec {
         provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek-R1-W8A8-EPLB.yaml"] },
         workload: "upstream CI's e2e case `DeepSeek-R1-W8A8-EPLB.yaml`: 3500-token prompts, up to 1500 output tokens, 700 concurrent requests at 11.2 requests/s",
         bench: { input_len: 3500, output_len: 1500, num_prompts: 2800, request_rate: 11.2, max_concurrency: 700 },
-        figures: [{ metric: "output throughput", value: "1 tokens/s", context: "upstream CI baseline `perf` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 1500 tokens, 2800 prompts, concurrency 700, 11.2 requests/s" }],
         allow(kv_port_in_adxl_range, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek-R1-W8A8-EPLB.yaml:46, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek-R1-W8A8-EPLB.yaml:84, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek-R1-W8A8-EPLB.yaml:123"),
         deviate("env `VLLM_WORKER_MULTIPROC_METHOD=spawn` added (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek-R1-W8A8-EPLB.yaml:29)", "the e2e runner's server sets it on every `vllm serve` it starts (tests/e2e/conftest.py `RemoteOpenAIServer._start_server`); the layout states it"),
         deviate("internal DP: the input runs one `vllm serve` per node for its local DP ranks (`--data-parallel-size-local`, `--data-parallel-start-rank`, `--headless` workers, no `--data-parallel-rank`), one API server on `--port`; the proxy lists each API server once (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek-R1-W8A8-EPLB.yaml:20)", "pd-dsl runs PD engines with external DP: one `vllm serve` per rank through `launch_online_dp.py` (`--data-parallel-rank`, API ports from `--port` up), each rank in the proxy lists"),
@@ -294,7 +293,7 @@ pub fn deepseek_v3_1_terminus_w8a8_mtp_quarot_a3_2p1d_upstream() -> LayoutSpec {
         provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek_V3.1T_MTP1_128K_1K_PD.yaml"] },
         workload: "upstream CI's e2e case `DeepSeek_V3.1T_MTP1_128K_1K_PD.yaml`: 1024-token prompts, up to 1 output tokens, 100 concurrent requests",
         bench: { input_len: 1024, output_len: 1, num_prompts: 100, max_concurrency: 100 },
-        figures: [{ metric: "output throughput", value: "1 tokens/s", context: "upstream CI baseline `perf_wram_up` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in1024-bs210`, input 1024 tokens, output up to 1 tokens, 100 prompts, concurrency 100, no rate limit" }, { metric: "output throughput", value: "7 tokens/s", context: "upstream CI baseline `perf_1` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in128k-bs512-prefix90-ds`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 1 prompts, concurrency 1, no rate limit" }],
+        figures: [{ metric: "output throughput", value: "7 tokens/s", context: "upstream CI baseline `perf_1` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in128k-bs512-prefix90-ds`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 1 prompts, concurrency 1, no rate limit" }],
         allow(kv_port_in_adxl_range, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek_V3.1T_MTP1_128K_1K_PD.yaml:115, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek_V3.1T_MTP1_128K_1K_PD.yaml:156, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek_V3.1T_MTP1_128K_1K_PD.yaml:198"),
         allow(engine_id_parity, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek_V3.1T_MTP1_128K_1K_PD.yaml:156, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek_V3.1T_MTP1_128K_1K_PD.yaml:198"),
         allow(speculative_method_deprecated, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek_V3.1T_MTP1_128K_1K_PD.yaml:111"),
@@ -343,7 +342,7 @@ pub fn deepseek_v3_2_w8a8_a3_mixed_dp4tp8_upstream() -> LayoutSpec {
         provenance: { recorded: "2026-10-09", sources: ["imported from vllm-ascend 0.29.0rc1 tests/e2e/nightly/multi_node/internal_dp/config/DeepSeek-V3_2-W8A8-A3-dual-nodes.yaml"] },
         workload: "upstream CI's e2e case `DeepSeek-V3_2-W8A8-A3-dual-nodes.yaml`: 3500-token prompts, up to 3000 output tokens, 256 concurrent requests at 11.2 requests/s",
         bench: { input_len: 3500, output_len: 3000, num_prompts: 512, request_rate: 11.2, max_concurrency: 256 },
-        figures: [{ metric: "output throughput", value: "1 tokens/s", context: "upstream CI baseline `perf_short_warmup` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 3000 tokens, 1 prompts, concurrency 512, 11.2 requests/s" }, { metric: "output throughput", value: "1 tokens/s", context: "upstream CI baseline `perf_long_warmup` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in64000-bs2800`, input 64000 tokens, output up to 3000 tokens, 1 prompts, concurrency 1, 11.2 requests/s" }, { metric: "output throughput", value: "862.6289 tokens/s", context: "upstream CI baseline `perf_short` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 3000 tokens, 512 prompts, concurrency 256, 11.2 requests/s" }],
+        figures: [{ metric: "output throughput", value: "862.6289 tokens/s", context: "upstream CI baseline `perf_short` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 3000 tokens, 512 prompts, concurrency 256, 11.2 requests/s" }],
         allow(speculative_method_deprecated, "imported from vllm-ascend 0.29.0rc1 tests/e2e/nightly/multi_node/internal_dp/config/DeepSeek-V3_2-W8A8-A3-dual-nodes.yaml:40"),
         allow(workload_concurrency, "imported from vllm-ascend 0.29.0rc1 tests/e2e/nightly/multi_node/internal_dp/config/DeepSeek-V3_2-W8A8-A3-dual-nodes.yaml:73"),
         deviate("env `VLLM_WORKER_MULTIPROC_METHOD=spawn` added (vllm-ascend 0.29.0rc1 tests/e2e/nightly/multi_node/internal_dp/config/DeepSeek-V3_2-W8A8-A3-dual-nodes.yaml:23)", "the e2e runner's server sets it on every `vllm serve` it starts (tests/e2e/conftest.py `RemoteOpenAIServer._start_server`); the layout states it"),
@@ -414,7 +413,7 @@ pub fn deepseek_v3_2_w8a8_a3_1p1d_upstream() -> LayoutSpec {
         provenance: { recorded: "2026-10-09", sources: ["imported from vllm-ascend 0.29.0rc1 tests/e2e/nightly/multi_node/internal_dp/config/DeepSeek-V3_2-W8A8-EP.yaml"] },
         workload: "upstream CI's e2e case `DeepSeek-V3_2-W8A8-EP.yaml`: 3500-token prompts, up to 1500 output tokens, 32 concurrent requests",
         bench: { input_len: 3500, output_len: 1500, num_prompts: 128, max_concurrency: 32 },
-        figures: [{ metric: "output throughput", value: "1 tokens/s", context: "upstream CI baseline `perf_short_warmup` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 1500 tokens, 1 prompts, concurrency 1, 11.2 requests/s" }, { metric: "output throughput", value: "1 tokens/s", context: "upstream CI baseline `perf_long_warmup` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in64000-bs2800`, input 64000 tokens, output up to 1024 tokens, 1 prompts, concurrency 1, 11.2 requests/s" }, { metric: "output throughput", value: "983.2904 tokens/s", context: "upstream CI baseline `perf_short` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 1500 tokens, 128 prompts, concurrency 32, no rate limit" }, { metric: "output throughput", value: "53.0416 tokens/s", context: "upstream CI baseline `perf_long` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in64000-bs2800`, input 64000 tokens, output up to 1024 tokens, 16 prompts, concurrency 4, 1 requests/s" }],
+        figures: [{ metric: "output throughput", value: "983.2904 tokens/s", context: "upstream CI baseline `perf_short` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 1500 tokens, 128 prompts, concurrency 32, no rate limit" }, { metric: "output throughput", value: "53.0416 tokens/s", context: "upstream CI baseline `perf_long` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in64000-bs2800`, input 64000 tokens, output up to 1024 tokens, 16 prompts, concurrency 4, 1 requests/s" }],
         allow(kv_port_in_adxl_range, "imported from vllm-ascend 0.29.0rc1 tests/e2e/nightly/multi_node/internal_dp/config/DeepSeek-V3_2-W8A8-EP.yaml:57, vllm-ascend 0.29.0rc1 tests/e2e/nightly/multi_node/internal_dp/config/DeepSeek-V3_2-W8A8-EP.yaml:145"),
         allow(speculative_method_deprecated, "imported from vllm-ascend 0.29.0rc1 tests/e2e/nightly/multi_node/internal_dp/config/DeepSeek-V3_2-W8A8-EP.yaml:43"),
         allow(speculative_prefill_tokens, "imported from vllm-ascend 0.29.0rc1 tests/e2e/nightly/multi_node/internal_dp/config/DeepSeek-V3_2-W8A8-EP.yaml:43"),
@@ -489,7 +488,7 @@ pub fn deepseek_v4_flash_w8a8_mtp_a3_1p1d_upstream() -> LayoutSpec {
         provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DS-V4-flash-w8a8-PD-prefix-weekly.yaml"] },
         workload: "upstream CI's e2e case `DS-V4-flash-w8a8-PD-prefix-weekly.yaml`: 65536-token prompts, up to 1024 output tokens, 128 concurrent requests at 4.7 requests/s",
         bench: { input_len: 65536, output_len: 1024, num_prompts: 512, request_rate: 4.7, max_concurrency: 128 },
-        figures: [{ metric: "output throughput", value: "0 tokens/s", context: "upstream CI baseline `perf_TPOT50_64_1_prefix90_warmup` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K-in65536-bs512-prefix90-ds`, input 65536 tokens, 90% prefix-cache hits, output up to 1 tokens, 4 prompts, concurrency 4, no rate limit" }, { metric: "output throughput", value: "3126.2883 tokens/s", context: "upstream CI baseline `perf_TPOT50_64_1_prefix90` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K-in65536-bs512-prefix90-ds`, input 65536 tokens, 90% prefix-cache hits, output up to 1024 tokens, 512 prompts, concurrency 128, 4.7 requests/s" }, { metric: "output throughput", value: "0 tokens/s", context: "upstream CI baseline `perf_TPOT50_128k_1_prefix_warmup` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K-in128k-bs512-prefix90-ds`, input 131072 tokens, 90% prefix-cache hits, output up to 1 tokens, 4 prompts, concurrency 4, no rate limit" }, { metric: "output throughput", value: "1911.9192 tokens/s", context: "upstream CI baseline `perf_TPOT50_128k_1_prefix90` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K-in128k-bs512-prefix90-ds`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 512 prompts, concurrency 128, 2.5 requests/s" }, { metric: "output throughput", value: "0 tokens/s", context: "upstream CI baseline `perf_1M_1k_prefix90_warmup` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K-in1M-bs4-prefix99-ds`, input 1048576 tokens, 99% prefix-cache hits, output up to 1 tokens, 1 prompts, concurrency 1, no rate limit" }, { metric: "output throughput", value: "22.65 tokens/s", context: "upstream CI baseline `perf_1M_1k_prefix99` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K-in1M-bs4-prefix99-ds`, input 1048576 tokens, 99% prefix-cache hits, output up to 1024 tokens, 4 prompts, concurrency 1, no rate limit" }],
+        figures: [{ metric: "output throughput", value: "3126.2883 tokens/s", context: "upstream CI baseline `perf_TPOT50_64_1_prefix90` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K-in65536-bs512-prefix90-ds`, input 65536 tokens, 90% prefix-cache hits, output up to 1024 tokens, 512 prompts, concurrency 128, 4.7 requests/s" }, { metric: "output throughput", value: "1911.9192 tokens/s", context: "upstream CI baseline `perf_TPOT50_128k_1_prefix90` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K-in128k-bs512-prefix90-ds`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 512 prompts, concurrency 128, 2.5 requests/s" }, { metric: "output throughput", value: "22.65 tokens/s", context: "upstream CI baseline `perf_1M_1k_prefix99` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K-in1M-bs4-prefix99-ds`, input 1048576 tokens, 99% prefix-cache hits, output up to 1024 tokens, 4 prompts, concurrency 1, no rate limit" }],
         allow(kv_port_in_adxl_range, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DS-V4-flash-w8a8-PD-prefix-weekly.yaml:108, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DS-V4-flash-w8a8-PD-prefix-weekly.yaml:163"),
         deviate("benchmark `perf_TPOT50_64_1_prefix90` runs aisbench on dataset `vllm-ascend/GSM8K-in65536-bs512-prefix90-ds` (vllm_api_stream_chat) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DS-V4-flash-w8a8-PD-prefix-weekly.yaml:168)", "the layout's `bench` states its workload for `vllm bench serve`: random prompts of the dataset's 65536 input tokens, 1024 output tokens, 512 prompts (random prompts do not repeat the dataset's 90% shared prefixes)"),
         deviate("model `Eco-Tech/DeepSeek-V4-Flash-w8a8-mtp` loaded from the hub (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DS-V4-flash-w8a8-PD-prefix-weekly.yaml:2)", "pd-dsl serves weights from a path; the model table's is `/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V4-Flash-w8a8-mtp`"),
@@ -556,7 +555,7 @@ pub fn deepseek_v4_pro_w4a8_mtp_a3_1p1d_upstream() -> LayoutSpec {
         provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek-V4-Pro-w4a8-1M-PD.yaml"] },
         workload: "upstream CI's e2e case `DeepSeek-V4-Pro-w4a8-1M-PD.yaml`: 1048576-token prompts, up to 1024 output tokens, 1 concurrent requests",
         bench: { input_len: 1048576, output_len: 1024, num_prompts: 4, max_concurrency: 1 },
-        figures: [{ metric: "output throughput", value: "0 tokens/s", context: "upstream CI baseline `perf_1M_1k_prefix99_warmup` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K-in1M-bs4-prefix99-ds`, input 1048576 tokens, 99% prefix-cache hits, output up to 1 tokens, 1 prompts, concurrency 1, no rate limit" }, { metric: "output throughput", value: "11.93 tokens/s", context: "upstream CI baseline `perf_1M_1k_prefix99` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K-in1M-bs4-prefix99-ds`, input 1048576 tokens, 99% prefix-cache hits, output up to 1024 tokens, 4 prompts, concurrency 1, no rate limit" }],
+        figures: [{ metric: "output throughput", value: "11.93 tokens/s", context: "upstream CI baseline `perf_1M_1k_prefix99` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K-in1M-bs4-prefix99-ds`, input 1048576 tokens, 99% prefix-cache hits, output up to 1024 tokens, 4 prompts, concurrency 1, no rate limit" }],
         allow(kv_port_in_adxl_range, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek-V4-Pro-w4a8-1M-PD.yaml:125, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek-V4-Pro-w4a8-1M-PD.yaml:234"),
         allow(engine_id_parity, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek-V4-Pro-w4a8-1M-PD.yaml:125, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek-V4-Pro-w4a8-1M-PD.yaml:234"),
         allow(decode_batch_budget, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/DeepSeek/DeepSeek-V4-Pro-w4a8-1M-PD.yaml:205"),
@@ -663,7 +662,7 @@ pub fn glm_5_1_w8a8c8_a3_mixed_dp8tp4_upstream() -> LayoutSpec {
         provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.1-W8A8C8-A3_128k_90_50.yaml"] },
         workload: "upstream CI's e2e case `GLM-5.1-W8A8C8-A3_128k_90_50.yaml`: 131072-token prompts, up to 1024 output tokens, 64 concurrent requests",
         bench: { input_len: 131072, output_len: 1024, num_prompts: 256, max_concurrency: 64 },
-        figures: [{ metric: "output throughput", value: "0 tokens/s", context: "upstream CI baseline `perf_128k_warmup` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in131072-bs500-prefix90-glm51`, input 131072 tokens, 90% prefix-cache hits, output up to 1 tokens, 1 prompts, concurrency 1, no rate limit" }, { metric: "output throughput", value: "290.8308 tokens/s", context: "upstream CI baseline `perf_128k` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in131072-bs500-prefix90-glm51`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 256 prompts, concurrency 64, no rate limit" }],
+        figures: [{ metric: "output throughput", value: "290.8308 tokens/s", context: "upstream CI baseline `perf_128k` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in131072-bs500-prefix90-glm51`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 256 prompts, concurrency 64, no rate limit" }],
         allow(speculative_method_deprecated, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.1-W8A8C8-A3_128k_90_50.yaml:47"),
         deviate("env `VLLM_WORKER_MULTIPROC_METHOD=spawn` added (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.1-W8A8C8-A3_128k_90_50.yaml:21)", "the e2e runner's server sets it on every `vllm serve` it starts (tests/e2e/conftest.py `RemoteOpenAIServer._start_server`); the layout states it"),
         deviate("benchmark `perf_128k` runs aisbench on dataset `vllm-ascend/GSM8K-in131072-bs500-prefix90-glm51` (vllm_api_stream_chat) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.1-W8A8C8-A3_128k_90_50.yaml:81)", "the layout's `bench` states its workload for `vllm bench serve`: random prompts of the dataset's 131072 input tokens, 1024 output tokens, 256 prompts (random prompts do not repeat the dataset's 90% shared prefixes)"),
@@ -728,7 +727,7 @@ pub fn glm_5_1_w8a8c8_a3_1p1d_upstream() -> LayoutSpec {
         provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.1-W8A8C8-128k-1k-90-50-PD.yaml"] },
         workload: "upstream CI's e2e case `GLM-5.1-W8A8C8-128k-1k-90-50-PD.yaml`: 131072-token prompts, up to 1024 output tokens, 64 concurrent requests at 1.52 requests/s",
         bench: { input_len: 131072, output_len: 1024, num_prompts: 256, request_rate: 1.52, max_concurrency: 64 },
-        figures: [{ metric: "output throughput", value: "0 tokens/s", context: "upstream CI baseline `perf_warmup` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in131072-bs500-prefix90-glm51`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 16 prompts, concurrency 4, no rate limit" }, { metric: "output throughput", value: "923.6 tokens/s", context: "upstream CI baseline `perf` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in131072-bs500-prefix90-glm51`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 256 prompts, concurrency 64, 1.52 requests/s" }],
+        figures: [{ metric: "output throughput", value: "923.6 tokens/s", context: "upstream CI baseline `perf` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in131072-bs500-prefix90-glm51`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 256 prompts, concurrency 64, 1.52 requests/s" }],
         allow(kv_port_in_adxl_range, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.1-W8A8C8-128k-1k-90-50-PD.yaml:115, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.1-W8A8C8-128k-1k-90-50-PD.yaml:251"),
         allow(speculative_method_deprecated, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.1-W8A8C8-128k-1k-90-50-PD.yaml:87"),
         allow(speculative_prefill_tokens, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.1-W8A8C8-128k-1k-90-50-PD.yaml:87"),
@@ -785,7 +784,7 @@ pub fn glm_5_2_w8a8c8_a3_mixed_dp8tp4_upstream() -> LayoutSpec {
         provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.2-W8A8C8-A3_128k_90_50.yaml"] },
         workload: "upstream CI's e2e case `GLM-5.2-W8A8C8-A3_128k_90_50.yaml`: 131072-token prompts, up to 1024 output tokens, 64 concurrent requests",
         bench: { input_len: 131072, output_len: 1024, num_prompts: 256, max_concurrency: 64 },
-        figures: [{ metric: "output throughput", value: "0 tokens/s", context: "upstream CI baseline `perf_128k_warmup` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in131072-bs500-prefix90-glm51`, input 131072 tokens, 90% prefix-cache hits, output up to 1 tokens, 1 prompts, concurrency 1, no rate limit" }, { metric: "output throughput", value: "733.1813 tokens/s", context: "upstream CI baseline `perf_128k` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in131072-bs500-prefix90-glm51`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 256 prompts, concurrency 64, no rate limit" }],
+        figures: [{ metric: "output throughput", value: "733.1813 tokens/s", context: "upstream CI baseline `perf_128k` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in131072-bs500-prefix90-glm51`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 256 prompts, concurrency 64, no rate limit" }],
         allow(speculative_method_deprecated, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.2-W8A8C8-A3_128k_90_50.yaml:49"),
         deviate("env `VLLM_WORKER_MULTIPROC_METHOD=spawn` added (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.2-W8A8C8-A3_128k_90_50.yaml:23)", "the e2e runner's server sets it on every `vllm serve` it starts (tests/e2e/conftest.py `RemoteOpenAIServer._start_server`); the layout states it"),
         deviate("benchmark `perf_128k` runs aisbench on dataset `vllm-ascend/GSM8K-in131072-bs500-prefix90-glm51` (vllm_api_stream_chat) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.2-W8A8C8-A3_128k_90_50.yaml:84)", "the layout's `bench` states its workload for `vllm bench serve`: random prompts of the dataset's 131072 input tokens, 1024 output tokens, 256 prompts (random prompts do not repeat the dataset's 90% shared prefixes)"),
@@ -849,7 +848,7 @@ pub fn glm_5_2_w4a8c8_a3_1p1d_upstream() -> LayoutSpec {
         provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.2-W4A8C8-1M-PD-DCP.yaml"] },
         workload: "upstream CI's e2e case `GLM-5.2-W4A8C8-1M-PD-DCP.yaml`: 3500-token prompts, up to 1500 output tokens, 64 concurrent requests",
         bench: { input_len: 3500, output_len: 1500, num_prompts: 256, max_concurrency: 64 },
-        figures: [{ metric: "output throughput", value: "1 tokens/s", context: "upstream CI baseline `perf_in3500_bs1` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 1500 tokens, 4 prompts, concurrency 1, no rate limit" }, { metric: "output throughput", value: "1 tokens/s", context: "upstream CI baseline `perf_in3500_bs4` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 1500 tokens, 64 prompts, concurrency 16, no rate limit" }, { metric: "output throughput", value: "100 tokens/s", context: "upstream CI baseline `perf_in3500_bs64` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 1500 tokens, 256 prompts, concurrency 64, no rate limit" }, { metric: "output throughput", value: "0 tokens/s", context: "upstream CI baseline `perf_1m` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in1007616-bs16-prefix0-qwen`, input 1007616 tokens, 0% prefix-cache hits, output up to 1024 tokens, 4 prompts, concurrency 1, no rate limit" }],
+        figures: [{ metric: "output throughput", value: "100 tokens/s", context: "upstream CI baseline `perf_in3500_bs64` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 1500 tokens, 256 prompts, concurrency 64, no rate limit" }],
         allow(kv_port_in_adxl_range, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.2-W4A8C8-1M-PD-DCP.yaml:130, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.2-W4A8C8-1M-PD-DCP.yaml:247"),
         allow(recompute_scheduler_on_prefill, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.2-W4A8C8-1M-PD-DCP.yaml:114"),
         allow(speculative_method_deprecated, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.2-W4A8C8-1M-PD-DCP.yaml:116, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/GLM/GLM-5.2-W4A8C8-1M-PD-DCP.yaml:233"),
@@ -925,7 +924,7 @@ pub fn glm_5_3_w8a8c8_a3_mixed_dp8tp4_upstream() -> LayoutSpec {
 /// `tests/e2e/nightly/multi_node/config/Kimi-K2-Instruct-W8A8.yaml` @ vllm-ascend 0.19.1rc1.
 pub fn kimi_k2_instruct_w8a8_a3_mixed_dp4tp8_upstream() -> LayoutSpec {
     layout! {
-        /// Kimi-K2-Instruct on Atlas 800 A3 as upstream's CI deploys it: `tests/e2e/nightly/multi_node/config/Kimi-K2-Instruct-W8A8.yaml` of vllm-ascend 0.19.1rc1, imported with every deviation stated; its frozen performance baseline is the reference figure.
+        /// Kimi-K2-Instruct on Atlas 800 A3 as upstream's CI deploys it: `tests/e2e/nightly/multi_node/config/Kimi-K2-Instruct-W8A8.yaml` of vllm-ascend 0.19.1rc1, imported with every deviation stated.
         name: "kimi-k2-instruct-w8a8/a3-mixed-dp4tp8-upstream",
         model: kimi_k2_instruct_w8a8,
         hardware: a3,
@@ -954,7 +953,6 @@ pub fn kimi_k2_instruct_w8a8_a3_mixed_dp4tp8_upstream() -> LayoutSpec {
         provenance: { recorded: "2026-04-30", sources: ["imported from vllm-ascend 0.19.1rc1 tests/e2e/nightly/multi_node/config/Kimi-K2-Instruct-W8A8.yaml"] },
         workload: "upstream CI's e2e case `Kimi-K2-Instruct-W8A8.yaml`: 3500-token prompts, up to 256 output tokens, 64 concurrent requests at 11.2 requests/s",
         bench: { input_len: 3500, output_len: 256, num_prompts: 512, request_rate: 11.2, max_concurrency: 64 },
-        figures: [{ metric: "output throughput", value: "1 tokens/s", context: "upstream CI baseline `perf` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 256 tokens, 512 prompts, concurrency 64, 11.2 requests/s" }],
         allow(unknown_additional_config_key, "imported from vllm-ascend 0.19.1rc1 tests/e2e/nightly/multi_node/config/Kimi-K2-Instruct-W8A8.yaml:35"),
         deviate("env `VLLM_WORKER_MULTIPROC_METHOD=spawn` added (vllm-ascend 0.19.1rc1 tests/e2e/nightly/multi_node/config/Kimi-K2-Instruct-W8A8.yaml:17)", "the e2e runner's server sets it on every `vllm serve` it starts (tests/e2e/conftest.py `RemoteOpenAIServer._start_server`); the layout states it"),
         deviate("benchmark `perf` runs aisbench on dataset `vllm-ascend/GSM8K-in3500-bs2800` (vllm_api_stream_chat) (vllm-ascend 0.19.1rc1 tests/e2e/nightly/multi_node/config/Kimi-K2-Instruct-W8A8.yaml:59)", "the layout's `bench` states its workload for `vllm bench serve`: random prompts of the dataset's 3500 input tokens, 256 output tokens, 512 prompts"),
@@ -1010,70 +1008,68 @@ pub fn kimi_k2_5_w4a8_a2_mixed_dp2tp8_upstream() -> LayoutSpec {
     }
 }
 
-/// `tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-128k-1k-TPOT50.yaml` @ vllm-ascend 0.30.0rc2.
+/// `tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml` @ vllm-ascend 0.30.0rc2.
 pub fn kimi_k2_5_w4a8_a3_2p1d_upstream() -> LayoutSpec {
     layout! {
-        /// Kimi-K2.5 on Atlas 800 A3 as upstream's CI deploys it: `tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-128k-1k-TPOT50.yaml` of vllm-ascend 0.30.0rc2, imported with every deviation stated; its frozen performance baseline is the reference figure.
+        /// Kimi-K2.5 on Atlas 800 A3 as upstream's CI deploys it: `tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml` of vllm-ascend 0.30.0rc2, imported with every deviation stated; its frozen performance baseline is the reference figure.
         name: "kimi-k2.5-w4a8/a3-2p1d-upstream",
         model: kimi_k2_5_w4a8,
         hardware: a3,
         image: "v0.30.0rc2",
-        topology: <prefill 2 x dp4tp4; decode 1 x dp8tp4;>,
-        connector: mooncake_v1 { kv_port: { prefill: [30000, 30100], decode: 30200 }, extra: { "use_ascend_direct": true } },
+        topology: <prefill 2 x dp2tp8; decode 1 x dp32tp1;>,
+        connector: mooncake_v1 { kv_port: { prefill: [30000, 30100], decode: 30200 } },
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
         engine_ids: { prefill: [0, 1], decode: [2] },
         serve: {
+            max_model_len: 32768,
             seed: 1024,
             expert_parallel: true,
             trust_remote_code: true,
             prefix_caching: false,
-            additional_config: { "enable_fused_mc2": 1 },
+            speculative: { method: eagle3, tokens: 3 },
             env: {
                 VLLM_RPC_TIMEOUT: "3600000",
                 VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS: "30000",
+                HCCL_OP_EXPANSION_MODE: "AIV",
+                PYTORCH_NPU_ALLOC_CONF: "expandable_segments:True",
                 OMP_PROC_BIND: "false",
                 OMP_NUM_THREADS: "1",
-                PYTORCH_NPU_ALLOC_CONF: "expandable_segments:True",
                 TASK_QUEUE_ENABLE: "1",
-                HCCL_OP_EXPANSION_MODE: "AIV",
                 VLLM_USE_MODELSCOPE: "true",
             },
         },
         prefill: {
-            max_model_len: 133120,
             max_num_batched_tokens: 16384,
-            max_num_seqs: 1,
-            gpu_memory_utilization: 0.92,
+            max_num_seqs: 8,
+            gpu_memory_utilization: 0.8,
             graph: eager,
-            speculative: { method: eagle3, tokens: 1 },
-            additional_config: { "enable_shared_expert_dp": true },
+            additional_config: { "enable_flashcomm1": true, "enable_shared_expert_dp": true },
             env: {
-                HCCL_BUFFSIZE: "1536",
+                HCCL_BUFFSIZE: "256",
             },
         },
         decode: {
-            max_model_len: 133720,
-            max_num_batched_tokens: 32,
-            max_num_seqs: 8,
-            gpu_memory_utilization: 0.91,
-            graph: full_decode_only,
-            speculative: { method: eagle3, tokens: 3 },
-            additional_config: { "enable_mlapo": true, "recompute_scheduler_enable": true },
+            max_num_batched_tokens: 256,
+            max_num_seqs: 48,
+            gpu_memory_utilization: 0.95,
+            graph: full_decode_only { capture_sizes: [4, 8, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160] },
+            additional_config: { "enable_mlapo": true, "multistream_overlap_shared_expert": false, "recompute_scheduler_enable": true },
             env: {
-                HCCL_BUFFSIZE: "800",
+                HCCL_BUFFSIZE: "1800",
             },
         },
-        provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-128k-1k-TPOT50.yaml"] },
-        workload: "upstream CI's e2e case `Kimi-K2.5-W4A8-128k-1k-TPOT50.yaml`: 131072-token prompts, up to 1024 output tokens, 8 concurrent requests",
-        bench: { input_len: 131072, output_len: 1024, num_prompts: 32, max_concurrency: 8 },
-        figures: [{ metric: "output throughput", value: "1 tokens/s", context: "upstream CI baseline `perf` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K_prefix90_in131072_bs1000_kimi`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 32 prompts, concurrency 8, no rate limit" }],
-        allow(kv_port_in_adxl_range, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-128k-1k-TPOT50.yaml:110, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-128k-1k-TPOT50.yaml:151, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-128k-1k-TPOT50.yaml:193"),
-        allow(engine_id_parity, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-128k-1k-TPOT50.yaml:151, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-128k-1k-TPOT50.yaml:193"),
-        deviate("benchmark `perf` runs aisbench on dataset `vllm-ascend/GSM8K_prefix90_in131072_bs1000_kimi` (vllm_api_stream_chat) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-128k-1k-TPOT50.yaml:238)", "the layout's `bench` states its workload for `vllm bench serve`: random prompts of the dataset's 131072 input tokens, 1024 output tokens, 32 prompts (random prompts do not repeat the dataset's 90% shared prefixes)"),
-        deviate("model `Eco-Tech/Kimi-K2.5-W4A8` loaded from the hub (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-128k-1k-TPOT50.yaml:2)", "pd-dsl serves weights from a path; the model table's is `/root/.cache/modelscope/hub/models/Eco-Tech/Kimi-K2.5-W4A8`"),
-        deviate("`--speculative-config` keys `model` dropped (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-128k-1k-TPOT50.yaml:106)", "pd-dsl renders `method`, `num_speculative_tokens` and `enforce_eager`"),
-        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/Kimi-K2.5-W4A8`) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-128k-1k-TPOT50.yaml:2)", "pd-dsl passes the model table's `--served-model-name kimi_k25`: clients ask for that name"),
+        provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml"] },
+        workload: "upstream CI's e2e case `Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml`: 16384-token prompts, up to 1024 output tokens, 256 concurrent requests at 3 requests/s",
+        bench: { input_len: 16384, output_len: 1024, num_prompts: 1024, request_rate: 3, max_concurrency: 256 },
+        figures: [{ metric: "output throughput", value: "2099.9 tokens/s", context: "upstream CI baseline `perf` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.95 x baseline), dataset `vllm-ascend/GSM8K_prefix0_in16384_bs1024_kimi25`, input 16384 tokens, 0% prefix-cache hits, output up to 1024 tokens, 1024 prompts, concurrency 256, 3 requests/s" }],
+        allow(kv_port_in_adxl_range, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml:109, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml:150, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml:192"),
+        allow(engine_id_parity, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml:150, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml:192"),
+        allow(speculative_prefill_tokens, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml:107"),
+        deviate("benchmark `perf` runs aisbench on dataset `vllm-ascend/GSM8K_prefix0_in16384_bs1024_kimi25` (vllm_api_stream_chat) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml:238)", "the layout's `bench` states its workload for `vllm bench serve`: random prompts of the dataset's 16384 input tokens, 1024 output tokens, 1024 prompts"),
+        deviate("model `Eco-Tech/Kimi-K2.5-W4A8` loaded from the hub (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml:2)", "pd-dsl serves weights from a path; the model table's is `/root/.cache/modelscope/hub/models/Eco-Tech/Kimi-K2.5-W4A8`"),
+        deviate("`--speculative-config` keys `model` dropped (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml:107)", "pd-dsl renders `method`, `num_speculative_tokens` and `enforce_eager`"),
+        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/Kimi-K2.5-W4A8`) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Kimi/Kimi-K2.5-W4A8-16k-1k-TPOT50.yaml:2)", "pd-dsl passes the model table's `--served-model-name kimi_k25`: clients ask for that name"),
     }
 }
 
@@ -1213,38 +1209,37 @@ pub fn kimi_k2_7_code_w4a8_a3_1p1d_upstream() -> LayoutSpec {
     }
 }
 
-/// `tests/e2e/cases/models/configs/MiniMax/MiniMax-M2.5-w8a8-QuaRot-step.yaml` @ vllm-ascend 0.30.0rc2.
-pub fn minimax_m2_5_w8a8_quarot_a3_1p1d_upstream() -> LayoutSpec {
+/// `tests/e2e/cases/models/configs/MiniMax/MiniMax-PD-in32k-bs4-1.yaml` @ vllm-ascend 0.30.0rc2.
+pub fn minimax_m2_5_w8a8_quarot_a3_1p2d_upstream() -> LayoutSpec {
     layout! {
-        /// MiniMax-M2.5 on Atlas 800 A3 as upstream's CI deploys it: `tests/e2e/cases/models/configs/MiniMax/MiniMax-M2.5-w8a8-QuaRot-step.yaml` of vllm-ascend 0.30.0rc2, imported with every deviation stated; its frozen performance baseline is the reference figure.
-        name: "minimax-m2.5-w8a8-quarot/a3-1p1d-upstream",
+        /// MiniMax-M2.5 on Atlas 800 A3 as upstream's CI deploys it: `tests/e2e/cases/models/configs/MiniMax/MiniMax-PD-in32k-bs4-1.yaml` of vllm-ascend 0.30.0rc2, imported with every deviation stated; its frozen performance baseline is the reference figure.
+        name: "minimax-m2.5-w8a8-quarot/a3-1p2d-upstream",
         model: minimax_m2_5_w8a8_quarot,
         hardware: a3,
         image: "v0.30.0rc2",
-        topology: <prefill 1 x dp8tp2; decode 1 x dp16tp1;>,
-        connector: mooncake_v1 { kv_port: { prefill: 30000, decode: 30100 }, extra: { "use_ascend_direct": true } },
-        ports: { api: 7100, dp_rpc: 13321 },
+        topology: <prefill 1 x dp4tp4; decode 2 x dp4tp4;>,
+        connector: mooncake_v1 { kv_port: { prefill: 30000, decode: [30100, 30200] } },
+        ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
         serve: {
-            max_model_len: 8192,
+            max_model_len: 40960,
             expert_parallel: true,
             trust_remote_code: true,
+            prefix_caching: false,
             speculative: { method: eagle3, tokens: 3 },
-            additional_config: { "recompute_scheduler_enable": true },
+            additional_config: { "enable_fused_mc2": 1 },
             env: {
                 HCCL_OP_EXPANSION_MODE: "AIV",
                 PYTORCH_NPU_ALLOC_CONF: "expandable_segments:True",
+                OMP_NUM_THREADS: "1",
                 TASK_QUEUE_ENABLE: "1",
-                VLLM_ASCEND_ENABLE_FLASHCOMM1: "1",
-                VLLM_ASCEND_ENABLE_FUSED_MC2: "1",
                 VLLM_USE_MODELSCOPE: "true",
             },
         },
         prefill: {
             max_num_batched_tokens: 16384,
-            max_num_seqs: 104,
-            gpu_memory_utilization: 0.7,
-            prefix_caching: false,
+            max_num_seqs: 32,
+            gpu_memory_utilization: 0.8,
             graph: eager,
             env: {
                 HCCL_BUFFSIZE: "1200",
@@ -1252,28 +1247,24 @@ pub fn minimax_m2_5_w8a8_quarot_a3_1p1d_upstream() -> LayoutSpec {
         },
         decode: {
             max_num_batched_tokens: 256,
-            max_num_seqs: 52,
-            gpu_memory_utilization: 0.8,
-            async_scheduling: true,
+            max_num_seqs: 16,
+            gpu_memory_utilization: 0.9,
             graph: full_decode_only,
-            additional_config: { "multistream_overlap_shared_expert": true },
+            additional_config: { "recompute_scheduler_enable": true },
             env: {
-                HCCL_BUFFSIZE: "1024",
+                HCCL_BUFFSIZE: "512",
             },
         },
-        provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-M2.5-w8a8-QuaRot-step.yaml"] },
-        workload: "upstream CI's e2e case `MiniMax-M2.5-w8a8-QuaRot-step.yaml`: 3500-token prompts, up to 1024 output tokens, 32 concurrent requests",
-        bench: { input_len: 3500, output_len: 1024, num_prompts: 128, max_concurrency: 32 },
-        figures: [{ metric: "output throughput", value: "1 tokens/s", context: "upstream CI baseline `perf` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs400`, input 3500 tokens, output up to 1024 tokens, 128 prompts, concurrency 32, no rate limit" }],
-        allow(kv_port_in_adxl_range, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-M2.5-w8a8-QuaRot-step.yaml:82, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-M2.5-w8a8-QuaRot-step.yaml:141"),
-        allow(speculative_prefill_tokens, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-M2.5-w8a8-QuaRot-step.yaml:78"),
-        allow(recompute_scheduler_on_prefill, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-M2.5-w8a8-QuaRot-step.yaml:80"),
-        allow(dead_env_toggle, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-M2.5-w8a8-QuaRot-step.yaml:12"),
-        deviate("root key `expected_response` ignored (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-M2.5-w8a8-QuaRot-step.yaml:166)", "neither the e2e runner nor pd-dsl reads it; known keys are `test_name`, `model`, `num_nodes`, `npu_per_node`, `dp_load_balancing`, `routing`, `config`, `templates`, `deployment`, `disaggregated_prefill`, `benchmarks`, `test_cases`, `kv_pool`, `cluster_hosts`, `special_dependencies`"),
-        deviate("benchmark `perf` runs aisbench on dataset `vllm-ascend/GSM8K-in3500-bs400` (vllm_api_stream_chat) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-M2.5-w8a8-QuaRot-step.yaml:172)", "the layout's `bench` states its workload for `vllm bench serve`: random prompts of the dataset's 3500 input tokens, 1024 output tokens, 128 prompts"),
-        deviate("model `Eco-Tech/MiniMax-M2.5-w8a8-QuaRot` loaded from the hub (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-M2.5-w8a8-QuaRot-step.yaml:2)", "pd-dsl serves weights from a path; the model table's is `/root/.cache/modelscope/hub/models/Eco-Tech/MiniMax-M2.5-w8a8-QuaRot`"),
-        deviate("`--speculative-config` keys `model` dropped (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-M2.5-w8a8-QuaRot-step.yaml:78)", "pd-dsl renders `method`, `num_speculative_tokens` and `enforce_eager`"),
-        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/MiniMax-M2.5-w8a8-QuaRot`) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-M2.5-w8a8-QuaRot-step.yaml:2)", "pd-dsl passes the model table's `--served-model-name minimax`: clients ask for that name"),
+        provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-PD-in32k-bs4-1.yaml"] },
+        workload: "upstream CI's e2e case `MiniMax-PD-in32k-bs4-1.yaml`: 32768-token prompts, up to 512 output tokens, 1 concurrent requests at 1 requests/s",
+        bench: { input_len: 32768, output_len: 512, num_prompts: 4, request_rate: 1, max_concurrency: 1 },
+        figures: [{ metric: "output throughput", value: "28.77 tokens/s", context: "upstream CI baseline `perf` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K_prefix0_in32768_bs1000_Minimax`, input 32768 tokens, 0% prefix-cache hits, output up to 512 tokens, 4 prompts, concurrency 1, 1 requests/s" }],
+        allow(kv_port_in_adxl_range, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-PD-in32k-bs4-1.yaml:87, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-PD-in32k-bs4-1.yaml:142, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-PD-in32k-bs4-1.yaml:195"),
+        allow(speculative_prefill_tokens, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-PD-in32k-bs4-1.yaml:85"),
+        deviate("benchmark `perf` runs aisbench on dataset `vllm-ascend/GSM8K_prefix0_in32768_bs1000_Minimax` (vllm_api_stream_chat) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-PD-in32k-bs4-1.yaml:210)", "the layout's `bench` states its workload for `vllm bench serve`: random prompts of the dataset's 32768 input tokens, 512 output tokens, 4 prompts"),
+        deviate("model `Eco-Tech/MiniMax-M2.5-w8a8-QuaRot` loaded from the hub (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-PD-in32k-bs4-1.yaml:2)", "pd-dsl serves weights from a path; the model table's is `/root/.cache/modelscope/hub/models/Eco-Tech/MiniMax-M2.5-w8a8-QuaRot`"),
+        deviate("`--speculative-config` keys `model` dropped (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-PD-in32k-bs4-1.yaml:85)", "pd-dsl renders `method`, `num_speculative_tokens` and `enforce_eager`"),
+        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/MiniMax-M2.5-w8a8-QuaRot`) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/MiniMax-PD-in32k-bs4-1.yaml:2)", "pd-dsl passes the model table's `--served-model-name minimax`: clients ask for that name"),
     }
 }
 
@@ -1326,7 +1317,7 @@ pub fn minimax_m2_7_w8a8_quarot_a3_1p1d_upstream() -> LayoutSpec {
         provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/Minimax_m2.7_in128k_1k_prefix90_tpot50.yaml"] },
         workload: "upstream CI's e2e case `Minimax_m2.7_in128k_1k_prefix90_tpot50.yaml`: 131072-token prompts, up to 1024 output tokens, 40 concurrent requests",
         bench: { input_len: 131072, output_len: 1024, num_prompts: 160, max_concurrency: 40 },
-        figures: [{ metric: "output throughput", value: "0 tokens/s", context: "upstream CI baseline `perf_warm_up` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K_prefix90_in131072_bs1000_Minimax`, input 131072 tokens, 90% prefix-cache hits, output up to 1 tokens, 2 prompts, concurrency 2, no rate limit" }, { metric: "output throughput", value: "720.1 tokens/s", context: "upstream CI baseline `perf` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K_prefix90_in131072_bs1000_Minimax`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 160 prompts, concurrency 40, no rate limit" }],
+        figures: [{ metric: "output throughput", value: "720.1 tokens/s", context: "upstream CI baseline `perf` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K_prefix90_in131072_bs1000_Minimax`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 160 prompts, concurrency 40, no rate limit" }],
         allow(speculative_prefill_tokens, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/Minimax_m2.7_in128k_1k_prefix90_tpot50.yaml:87"),
         allow(recompute_scheduler_on_prefill, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/Minimax_m2.7_in128k_1k_prefix90_tpot50.yaml:90"),
         allow(workload_concurrency, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/MiniMax/Minimax_m2.7_in128k_1k_prefix90_tpot50.yaml:162"),
@@ -1483,7 +1474,7 @@ pub fn qwen3_235b_a22b_w8a8_a3_1p1d_upstream() -> LayoutSpec {
 /// `tests/e2e/cases/models/configs/Qwen/Qwen3-VL-235B-disagg-pd.yaml` @ vllm-ascend 0.30.0rc2.
 pub fn qwen3_vl_235b_a22b_instruct_a3_1p1d_upstream() -> LayoutSpec {
     layout! {
-        /// Qwen3-VL-235B-A22B-Instruct on Atlas 800 A3 as upstream's CI deploys it: `tests/e2e/cases/models/configs/Qwen/Qwen3-VL-235B-disagg-pd.yaml` of vllm-ascend 0.30.0rc2, imported with every deviation stated; its frozen performance baseline is the reference figure.
+        /// Qwen3-VL-235B-A22B-Instruct on Atlas 800 A3 as upstream's CI deploys it: `tests/e2e/cases/models/configs/Qwen/Qwen3-VL-235B-disagg-pd.yaml` of vllm-ascend 0.30.0rc2, imported with every deviation stated.
         name: "qwen3-vl-235b-a22b-instruct/a3-1p1d-upstream",
         model: qwen3_vl_235b_a22b_instruct,
         hardware: a3,
@@ -1518,7 +1509,6 @@ pub fn qwen3_vl_235b_a22b_instruct_a3_1p1d_upstream() -> LayoutSpec {
         },
         provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3-VL-235B-disagg-pd.yaml"] },
         workload: "upstream CI's e2e case `Qwen3-VL-235B-disagg-pd.yaml` (it records no performance baseline: its benchmark cases check accuracy)",
-        figures: [{ metric: "output throughput", value: "1 tokens/s", context: "upstream CI baseline `perf` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/textvqa-perf-1080p`, output up to 1500 tokens, 2800 prompts, concurrency 64, 11.2 requests/s" }],
         allow(kv_port_in_adxl_range, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3-VL-235B-disagg-pd.yaml:41, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3-VL-235B-disagg-pd.yaml:75"),
         deviate("env `VLLM_WORKER_MULTIPROC_METHOD=spawn` added (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3-VL-235B-disagg-pd.yaml:26)", "the e2e runner's server sets it on every `vllm serve` it starts (tests/e2e/conftest.py `RemoteOpenAIServer._start_server`); the layout states it"),
         deviate("internal DP: the input runs one `vllm serve` per node for its local DP ranks (`--data-parallel-size-local`, `--data-parallel-start-rank`, `--headless` workers, no `--data-parallel-rank`), one API server on `--port`; the proxy lists each API server once (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3-VL-235B-disagg-pd.yaml:17)", "pd-dsl runs PD engines with external DP: one `vllm serve` per rank through `launch_online_dp.py` (`--data-parallel-rank`, API ports from `--port` up), each rank in the proxy lists"),
@@ -1593,30 +1583,28 @@ pub fn qwen3_5_122b_a10b_w4a8_a3_2p1d_upstream() -> LayoutSpec {
     }
 }
 
-/// `tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml` @ vllm-ascend 0.30.0rc2.
-pub fn qwen3_5_397b_a17b_w4a8_mtp_a3_2p1d_upstream() -> LayoutSpec {
+/// `tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_3.5k-1.5k-0-50-PD.yaml` @ vllm-ascend 0.30.0rc2.
+pub fn qwen3_5_397b_a17b_w4a8_mtp_a3_1p1d_upstream() -> LayoutSpec {
     layout! {
-        /// Qwen3.5-397B-A17B on Atlas 800 A3 as upstream's CI deploys it: `tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml` of vllm-ascend 0.30.0rc2, imported with every deviation stated; its frozen performance baseline is the reference figure.
-        name: "qwen3.5-397b-a17b-w4a8-mtp/a3-2p1d-upstream",
+        /// Qwen3.5-397B-A17B on Atlas 800 A3 as upstream's CI deploys it: `tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_3.5k-1.5k-0-50-PD.yaml` of vllm-ascend 0.30.0rc2, imported with every deviation stated; its frozen performance baseline is the reference figure.
+        name: "qwen3.5-397b-a17b-w4a8-mtp/a3-1p1d-upstream",
         model: qwen3_5_397b_a17b_w4a8_mtp,
         hardware: a3,
         image: "v0.30.0rc2",
-        topology: <prefill 2 x dp8tp2; decode 1 x dp8tp2;>,
-        connector: mooncake_v1 { kv_port: { prefill: 55010, decode: 55011 } },
+        topology: <prefill 1 x dp8tp2; decode 1 x dp8tp2;>,
+        connector: mooncake_v1 { kv_port: { prefill: 55010, decode: 55010 } },
         ports: { api: 7100, dp_rpc: 13321 },
         proxy: { port: 1999 },
-        engine_ids: { prefill: [0, 1], decode: [2] },
         serve: {
-            max_model_len: 140000,
+            max_model_len: 70000,
             max_num_batched_tokens: 8192,
             max_num_seqs: 24,
-            gpu_memory_utilization: 0.9,
             seed: 1024,
             expert_parallel: true,
             trust_remote_code: true,
             async_scheduling: true,
-            prefix_caching: true,
-            additional_config: { "enable_cpu_binding": true, "enable_fused_mc2": 0 },
+            prefix_caching: false,
+            additional_config: { "enable_cpu_binding": true },
             flags: ["--allowed-local-media-path" = "/", "--profiler-config" = "{\"profiler\": \"torch\", \"torch_profiler_dir\": \"./profiling\", \"torch_profiler_with_stack\": false}", "--mm-processor-cache-gb" = "0", "--mm-encoder-tp-mode" = "data", "--distributed-executor-backend" = "mp", "--no-disable-hybrid-kv-cache-manager"],
             env: {
                 VLLM_USE_MODELSCOPE: "true",
@@ -1627,36 +1615,32 @@ pub fn qwen3_5_397b_a17b_w4a8_mtp_a3_2p1d_upstream() -> LayoutSpec {
                 TASK_QUEUE_ENABLE: "1",
                 HCCL_BUFFSIZE: "1024",
                 VLLM_USE_V1: "1",
-                DYNAMIC_EPLB: "true",
             },
         },
         prefill: {
+            gpu_memory_utilization: 0.8,
             graph: eager,
             speculative: { method: qwen3_5_mtp, tokens: 3, enforce_eager: true },
-            additional_config: { "eplb_config": { "dynamic_eplb": true, "expert_heat_collection_interval": 50, "algorithm_execution_interval": 20, "eplb_policy_type": 2, "num_redundant_experts": 32 } },
-            env: {
-                VLLM_ASCEND_ENABLE_FLASHCOMM1: "1",
-            },
         },
         decode: {
+            gpu_memory_utilization: 0.9,
             graph: full_decode_only { capture_sizes: [4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96] },
             speculative: { method: qwen3_5_mtp, tokens: 3 },
-            additional_config: { "eplb_config": { "dynamic_eplb": true, "expert_heat_collection_interval": 600, "algorithm_execution_interval": 50, "eplb_policy_type": 2, "num_redundant_experts": 32 }, "recompute_scheduler_enable": true },
+            additional_config: { "recompute_scheduler_enable": true },
             env: {
                 VLLM_ASCEND_SKIP_LOW_BLOCKS: "0",
             },
         },
-        provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml"] },
-        workload: "upstream CI's e2e case `Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml`: 131072-token prompts, up to 1024 output tokens, 64 concurrent requests",
-        bench: { input_len: 131072, output_len: 1024, num_prompts: 256, max_concurrency: 64 },
-        figures: [{ metric: "output throughput", value: "0 tokens/s", context: "upstream CI baseline `perf_warm_up` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K_prefix90_in131072_bs100_qwen`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 4 prompts, concurrency 1, no rate limit" }, { metric: "output throughput", value: "1 tokens/s", context: "upstream CI baseline `perf` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K_prefix90_in131072_bs1000_kimi`, input 131072 tokens, 90% prefix-cache hits, output up to 1024 tokens, 256 prompts, concurrency 64, no rate limit" }],
-        allow(engine_id_parity, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml:176, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml:246"),
-        allow(speculative_method_deprecated, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml:94, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml:233"),
-        allow(speculative_prefill_tokens, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml:94"),
-        allow(dead_env_toggle, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml:196"),
-        deviate("benchmark `perf` runs aisbench on dataset `vllm-ascend/GSM8K_prefix90_in131072_bs1000_kimi` (vllm_api_stream_chat) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml:265)", "the layout's `bench` states its workload for `vllm bench serve`: random prompts of the dataset's 131072 input tokens, 1024 output tokens, 256 prompts (random prompts do not repeat the dataset's 90% shared prefixes)"),
-        deviate("model `Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp` loaded from the hub (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml:2)", "pd-dsl serves weights from a path; the model table's is `/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp`"),
-        deviate("`--kv-transfer-config` key `kv_buffer_device` (\"npu\") dropped (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml:107)", "pd-dsl renders `kv_connector`, `kv_role`, `kv_port`, `engine_id` and `kv_connector_extra_config`; `MooncakeConnectorV1` is found by its name"),
-        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp`) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_128k-1k-90-50-PD.yaml:2)", "pd-dsl passes the model table's `--served-model-name qwen3.5`: clients ask for that name"),
+        provenance: { recorded: "2026-10-13", sources: ["imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_3.5k-1.5k-0-50-PD.yaml"] },
+        workload: "upstream CI's e2e case `Qwen3.5-397B-w4a8_3.5k-1.5k-0-50-PD.yaml`: 3500-token prompts, up to 1500 output tokens, 128 concurrent requests at 5 requests/s",
+        bench: { input_len: 3500, output_len: 1500, num_prompts: 512, request_rate: 5, max_concurrency: 128 },
+        figures: [{ metric: "output throughput", value: "1842.2384 tokens/s", context: "upstream CI baseline `perf_50` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 1500 tokens, 512 prompts, concurrency 128, 5 requests/s" }, { metric: "output throughput", value: "1961.5719 tokens/s", context: "upstream CI baseline `perf_20` (tools/aisbench.py `Output Token Throughput` total, token/s over the whole deployment; passes at 0.97 x baseline), dataset `vllm-ascend/GSM8K-in3500-bs2800`, input 3500 tokens, output up to 1500 tokens, 512 prompts, concurrency 128, 5 requests/s" }],
+        allow(speculative_method_deprecated, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_3.5k-1.5k-0-50-PD.yaml:84, vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_3.5k-1.5k-0-50-PD.yaml:155"),
+        allow(speculative_prefill_tokens, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_3.5k-1.5k-0-50-PD.yaml:84"),
+        allow(dead_env_toggle, "imported from vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_3.5k-1.5k-0-50-PD.yaml:118"),
+        deviate("benchmark `perf_50` runs aisbench on dataset `vllm-ascend/GSM8K-in3500-bs2800` (vllm_api_stream_chat) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_3.5k-1.5k-0-50-PD.yaml:187)", "the layout's `bench` states its workload for `vllm bench serve`: random prompts of the dataset's 3500 input tokens, 1500 output tokens, 512 prompts"),
+        deviate("model `Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp` loaded from the hub (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_3.5k-1.5k-0-50-PD.yaml:2)", "pd-dsl serves weights from a path; the model table's is `/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp`"),
+        deviate("`--kv-transfer-config` key `kv_buffer_device` (\"npu\") dropped (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_3.5k-1.5k-0-50-PD.yaml:97)", "pd-dsl renders `kv_connector`, `kv_role`, `kv_port`, `engine_id` and `kv_connector_extra_config`; `MooncakeConnectorV1` is found by its name"),
+        deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp`) (vllm-ascend 0.30.0rc2 tests/e2e/cases/models/configs/Qwen/Qwen3.5-397B-w4a8_3.5k-1.5k-0-50-PD.yaml:2)", "pd-dsl passes the model table's `--served-model-name qwen3.5`: clients ask for that name"),
     }
 }

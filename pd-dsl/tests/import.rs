@@ -527,14 +527,15 @@ fn a_per_node_setting_imports_as_that_node_s_block() {
 /// figures (every `case_type: performance` case with a number baseline) and
 /// its workload (`bench`: the case with the most prompts; aisbench's
 /// `request_rate: 0` is no rate limit), with the dataset difference a
-/// `deviate`; accuracy cases are not figures.
+/// `deviate`; accuracy cases and the runner's default baseline of 1 are not
+/// figures.
 #[test]
 fn performance_baselines_are_figures_and_the_workload() {
     let path = root().join("configs/a3-v31-2p1d-v1.yaml");
     let text = std::fs::read_to_string(&path).unwrap();
     let text = text.replace(
         "benchmarks:\n",
-        "benchmarks:\n  warm_up:\n    case_type: performance\n    dataset_path: vllm-ascend/GSM8K_prefix90_in131072_bs100_glm\n    num_prompts: 2\n    max_out_len: 1\n    batch_size: 2\n    baseline: 1\n  perf:\n    case_type: performance\n    dataset_path: vllm-ascend/GSM8K_prefix90_in131072_bs100_glm\n    num_prompts: 160\n    max_out_len: 1024\n    batch_size: 40\n    request_rate: 0\n    baseline: 1449.13\n    threshold: 0.95\n",
+        "benchmarks:\n  warm_up:\n    case_type: performance\n    dataset_path: vllm-ascend/GSM8K_prefix90_in131072_bs100_glm\n    num_prompts: 2\n    max_out_len: 1\n    batch_size: 2\n    baseline: 2.5\n  placeholder:\n    case_type: performance\n    dataset_path: vllm-ascend/GSM8K-in3500-bs2800\n    num_prompts: 4\n    max_out_len: 8\n    baseline: 1\n  perf:\n    case_type: performance\n    dataset_path: vllm-ascend/GSM8K_prefix90_in131072_bs100_glm\n    num_prompts: 160\n    max_out_len: 1024\n    batch_size: 40\n    request_rate: 0\n    baseline: 1449.13\n    threshold: 0.95\n",
     );
     let imported = import(&[Input::new("x.yaml", text)], &Options::default()).unwrap();
     let spec = finish(&imported).unwrap();
@@ -546,10 +547,10 @@ fn performance_baselines_are_figures_and_the_workload() {
     assert_eq!(
         figures,
         [
-            ("output throughput", "1 tokens/s"),
+            ("output throughput", "2.5 tokens/s"),
             ("output throughput", "1449.13 tokens/s")
         ],
-        "one figure per performance case, in the order written"
+        "one figure per performance case, in the order written; a baseline of 1 (the runner's default) is none"
     );
     let ctx = &spec.figures[1].context.value;
     for part in [

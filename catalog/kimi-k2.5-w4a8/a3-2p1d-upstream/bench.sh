@@ -72,10 +72,11 @@ exec vllm bench serve \
     --served-model-name kimi_k25 \
     --base-url "$BASE" \
     --dataset-name random \
-    --random-input-len 131072 \
+    --random-input-len 16384 \
     --random-output-len 1024 \
-    --num-prompts 32 \
-    --max-concurrency 8 \
+    --num-prompts 1024 \
+    --request-rate 3 \
+    --max-concurrency 256 \
     --save-result \
     --result-dir "${PD_BENCH_RESULT_DIR:-./bench-results}" \
     "$@"

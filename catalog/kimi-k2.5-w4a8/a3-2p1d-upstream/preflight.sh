@@ -27,10 +27,10 @@ done
 
 # Per-node facts, derived from the layout's placement: NPUs used and ports that must be free.
 case $NODE_INDEX in
-    0) NPUS_USED=16 PORT_LIST='1999 7100-7103 12321 30000-30015' ;;
-    1) NPUS_USED=16 PORT_LIST='7100-7103 12321 30100-30115' ;;
-    2) NPUS_USED=16 PORT_LIST='7100-7103 12321' ;;
-    3) NPUS_USED=16 PORT_LIST=7100-7103 ;;
+    0) NPUS_USED=16 PORT_LIST='1999 7100-7101 12321 30000-30015' ;;
+    1) NPUS_USED=16 PORT_LIST='7100-7101 12321 30100-30115' ;;
+    2) NPUS_USED=16 PORT_LIST='7100-7115 12321' ;;
+    3) NPUS_USED=16 PORT_LIST=7100-7115 ;;
     *) die "node index $NODE_INDEX is not in [0, $NODE_COUNT)" ;;
 esac
 read -r -a PORTS <<<"$PORT_LIST"

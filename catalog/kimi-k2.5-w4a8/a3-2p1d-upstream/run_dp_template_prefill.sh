@@ -28,13 +28,13 @@ done
 export ASCEND_RT_VISIBLE_DEVICES="$1"
 export VLLM_RPC_TIMEOUT=3600000
 export VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=30000
+export HCCL_OP_EXPANSION_MODE=AIV
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
 export OMP_PROC_BIND=false
 export OMP_NUM_THREADS=1
-export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
 export TASK_QUEUE_ENABLE=1
-export HCCL_OP_EXPANSION_MODE=AIV
 export VLLM_USE_MODELSCOPE=true
-export HCCL_BUFFSIZE=1536
+export HCCL_BUFFSIZE=256
 
 # This engine's kv_port and engine_id are filled in from run.sh's exports.
 KV_TRANSFER_CONFIG='{
@@ -44,14 +44,13 @@ KV_TRANSFER_CONFIG='{
   "engine_id": "@ENGINE_ID@",
   "kv_connector_extra_config": {
     "prefill": {
-      "dp_size": 4,
-      "tp_size": 4
+      "dp_size": 2,
+      "tp_size": 8
     },
     "decode": {
-      "dp_size": 8,
-      "tp_size": 4
-    },
-    "use_ascend_direct": true
+      "dp_size": 32,
+      "tp_size": 1
+    }
   }
 }'
 KV_TRANSFER_CONFIG=${KV_TRANSFER_CONFIG/@KV_PORT@/$KV_PORT}
@@ -61,7 +60,7 @@ KV_TRANSFER_CONFIG=${KV_TRANSFER_CONFIG/@ENGINE_ID@/$ENGINE_ID}
 MODEL_PATH=${PD_MODEL_PATH:-/root/.cache/modelscope/hub/models/Eco-Tech/Kimi-K2.5-W4A8}
 # Printed as is by PD_DRY_RUN=1 (serve.sh), with the env this rank gets.
 WHO="DP rank $4 (devices $1, port $2)"
-RANK_ENV=(ASCEND_RT_VISIBLE_DEVICES VLLM_RPC_TIMEOUT VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS OMP_PROC_BIND OMP_NUM_THREADS PYTORCH_NPU_ALLOC_CONF TASK_QUEUE_ENABLE HCCL_OP_EXPANSION_MODE VLLM_USE_MODELSCOPE HCCL_BUFFSIZE ENGINE_ID KV_PORT "${RUN_SH_ENV[@]}" NO_PROXY)
+RANK_ENV=(ASCEND_RT_VISIBLE_DEVICES VLLM_RPC_TIMEOUT VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS HCCL_OP_EXPANSION_MODE PYTORCH_NPU_ALLOC_CONF OMP_PROC_BIND OMP_NUM_THREADS TASK_QUEUE_ENABLE VLLM_USE_MODELSCOPE HCCL_BUFFSIZE ENGINE_ID KV_PORT "${RUN_SH_ENV[@]}" NO_PROXY)
 SERVE=(vllm serve "$MODEL_PATH" \
     --host 0.0.0.0 \
     --port "$2" \
@@ -73,16 +72,16 @@ SERVE=(vllm serve "$MODEL_PATH" \
     --enable-expert-parallel \
     --seed 1024 \
     --served-model-name kimi_k25 \
-    --max-model-len 133120 \
+    --max-model-len 32768 \
     --max-num-batched-tokens 16384 \
-    --max-num-seqs 1 \
-    --gpu-memory-utilization 0.92 \
+    --max-num-seqs 8 \
+    --gpu-memory-utilization 0.8 \
     --trust-remote-code \
     --quantization ascend \
     --no-enable-prefix-caching \
     --enforce-eager \
-    --speculative-config '{"num_speculative_tokens":1,"method":"eagle3","model":"lightseekorg/kimi-k2.5-eagle3"}' \
-    --additional-config '{"enable_fused_mc2":1,"enable_shared_expert_dp":true}' \
+    --speculative-config '{"num_speculative_tokens":3,"method":"eagle3","model":"lightseekorg/kimi-k2.5-eagle3"}' \
+    --additional-config '{"enable_flashcomm1":true,"enable_shared_expert_dp":true}' \
     --kv-transfer-config "$KV_TRANSFER_CONFIG")
 # PD_DRY_RUN=1 (run.sh's dry run): print the env this rank gets and the command
 # it runs, and start nothing.

@@ -31,10 +31,10 @@ is_uint "$GRACE" || die "PD_STOP_GRACE must be a number of seconds, got '$GRACE'
 
 # This node's ports, derived from the layout's placement.
 case $NODE_INDEX in
-    0) PORT_LIST='1999 7100-7103 12321 30000-30015' ;;
-    1) PORT_LIST='7100-7103 12321 30100-30115' ;;
-    2) PORT_LIST='7100-7103 12321' ;;
-    3) PORT_LIST=7100-7103 ;;
+    0) PORT_LIST='1999 7100-7101 12321 30000-30015' ;;
+    1) PORT_LIST='7100-7101 12321 30100-30115' ;;
+    2) PORT_LIST='7100-7115 12321' ;;
+    3) PORT_LIST=7100-7115 ;;
     *) die "node index $NODE_INDEX is not in [0, $NODE_COUNT)" ;;
 esac
 
