@@ -67,7 +67,12 @@ class WellFormed(unittest.TestCase):
         for v in PINNED:
             with self.subTest(vllm=v):
                 f = facts(v)
-                self.assertEqual(list(f), ["package", "version", "serve_flags", "speculative_methods"])
+                self.assertEqual(list(f), ["package", "version", "serve_flags", "speculative_methods", "v2_model_runner"])
+                runner = f["v2_model_runner"]
+                if runner is not None:
+                    self.assertEqual(list(runner), ["unsupported", "default_architectures", "source"])
+                    self.assertEqual(runner["unsupported"], sorted(set(runner["unsupported"])))
+                    self.assertTrue((corpus("vllm", v) / runner["source"]).is_file())
                 self.assertEqual((f["package"], f["version"]), ("vllm", v))
                 names = [x["name"] for x in f["serve_flags"]]
                 self.assertEqual(names, sorted(names), "serve_flags not sorted by name")
@@ -317,6 +322,16 @@ class Catalog(unittest.TestCase):
                         flag = w.split("=", 1)[0]
                         rel = script.relative_to(ROOT)
                         with self.subTest(script=str(rel), flag=flag, vllm=f"{v} ({origin})"):
+                            if "." in flag:
+                                # `--json-option.key value`: FlexibleArgumentParser merges the
+                                # dotted key into the JSON option (vllm/utils/argparse_utils.py
+                                # `FlexibleArgumentParser.parse_args`, `create_nested_dict`); the
+                                # option must take JSON.
+                                base = by_spelling.get(flag.split(".", 1)[0].rstrip("+"))
+                                self.assertIsNotNone(base, f"{rel}: `{flag}` names no `vllm serve` option at vllm {v}")
+                                self.assertEqual(base["kind"], "json", f"{rel}: `{flag}` dots into a non-JSON option")
+                                checked += 1
+                                continue
                             f = by_spelling.get(flag)
                             if f is None and flag.startswith("--no-"):
                                 base = fl.get(flag[5:])
