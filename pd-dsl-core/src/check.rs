@@ -1873,26 +1873,6 @@ fn check_pcp(facts: &Facts<'_>, role: Role, serve: &Serve, dp: u32, pcp: u32, cx
     let Some(rel) = img.facts() else {
         return;
     };
-    if dp > 1
-        && let Some(r) = rel.pcp_refusal("data_parallel_size")
-    {
-        cx.report(
-            Rule::PrefillContextParallelSupported,
-            site,
-            field,
-            format!(
-                "found `{}` (PCP{pcp} with DP{dp}) on image {}, expected DP1 with PCP: vllm-ascend {} refuses PCP and DP together at start-up ({} `{}`)",
-                g.shape(),
-                img.tag,
-                rel.version,
-                r.source,
-                r.condition
-            ),
-        );
-    }
-    let Some(r) = rel.pcp_refusal("use_v2_model_runner") else {
-        return;
-    };
     // On Ascend the V2 runner is chosen by VLLM_USE_V2_MODEL_RUNNER alone
     // (vllm_ascend/patch/platform/patch_use_v2_model_runner.py), parsed as
     // `bool(int(value))` (vllm/envs.py `maybe_convert_bool`).
@@ -1901,43 +1881,36 @@ fn check_pcp(facts: &Facts<'_>, role: Role, serve: &Serve, dp: u32, pcp: u32, cx
         Some(_) => true,
         None => false,
     };
-    if !v2 {
-        cx.report(
-            Rule::PrefillContextParallelSupported,
-            site,
-            field,
-            format!(
-                "found `{}` on a {role} engine without env `VLLM_USE_V2_MODEL_RUNNER=1` on image {}, expected both: vllm-ascend {} refuses PCP on the V1 model runner ({} `{}`), and on Ascend only that env selects the V2 runner",
-                g.shape(),
-                img.tag,
-                rel.version,
-                r.source,
-                r.condition
-            ),
-        );
-        return;
-    }
-    let feature = "prefill context parallelism";
     let vllm = img.vllm();
-    if let Ok(v) = crate::upstream::vllm(vllm)
-        && let Some(runner) = &v.v2_model_runner
-        && runner.unsupported.iter().any(|u| u == feature)
-        && rel.v2_allows(feature, vllm).is_none()
-    {
-        cx.report(
-            Rule::PrefillContextParallelSupported,
-            site,
-            field,
-            format!(
-                "found `{}` on image {}, expected PCP1: vLLM {vllm}'s V2 model runner refuses \"{feature}\" ({} `_get_v2_model_runner_unsupported_features`) and vllm-ascend {} refuses PCP on the V1 runner ({}), so no PCP starts on this image",
-                g.shape(),
-                img.tag,
-                runner.source,
-                rel.version,
-                r.source
-            ),
-        );
-    }
+    let message = match crate::upstream::pcp_verdict(rel, vllm, dp, pcp, v2) {
+        None => return,
+        Some(crate::upstream::PcpVerdict::WithDp(r)) => format!(
+            "found `{}` (PCP{pcp} with DP{dp}) on image {}, expected DP1 with PCP: vllm-ascend {} refuses PCP and DP together at start-up ({} `{}`)",
+            g.shape(),
+            img.tag,
+            rel.version,
+            r.source,
+            r.condition
+        ),
+        Some(crate::upstream::PcpVerdict::V1Runner(r)) => format!(
+            "found `{}` on a {role} engine without env `VLLM_USE_V2_MODEL_RUNNER=1` on image {}, expected both: vllm-ascend {} refuses PCP on the V1 model runner ({} `{}`), and on Ascend only that env selects the V2 runner",
+            g.shape(),
+            img.tag,
+            rel.version,
+            r.source,
+            r.condition
+        ),
+        Some(crate::upstream::PcpVerdict::V2Runner { v1, runner }) => format!(
+            "found `{}` on image {}, expected PCP1: vLLM {vllm}'s V2 model runner refuses \"{}\" ({} `_get_v2_model_runner_unsupported_features`) and vllm-ascend {} refuses PCP on the V1 runner ({}), so no PCP starts on this image",
+            g.shape(),
+            img.tag,
+            crate::upstream::PCP_FEATURE,
+            runner.source,
+            rel.version,
+            v1.source
+        ),
+    };
+    cx.report(Rule::PrefillContextParallelSupported, site, field, message);
 }
 
 /// What `check_serve` needs besides the role's settings.

@@ -75,6 +75,56 @@ pub struct V2Allow {
     pub source: String,
 }
 
+/// Why an image refuses prefill context parallelism at start-up, if it
+/// does: the one verdict the rule `prefill_context_parallel_supported` and
+/// the rehearsal's stand-in `vllm` both read.
+#[derive(Debug)]
+pub enum PcpVerdict<'a> {
+    /// vllm-ascend refuses PCP together with DP > 1.
+    WithDp(&'a PcpRefusal),
+    /// vllm-ascend refuses PCP on the V1 model runner, which runs unless
+    /// `VLLM_USE_V2_MODEL_RUNNER` is set true.
+    V1Runner(&'a PcpRefusal),
+    /// The V2 runner is on, and vLLM's V2 runner refuses PCP (vllm-ascend
+    /// does not take that out): no PCP starts on the image.
+    V2Runner {
+        /// vllm-ascend's V1-runner refusal.
+        v1: &'a PcpRefusal,
+        /// vLLM's V2-runner refusals.
+        runner: &'a V2Runner,
+    },
+}
+
+/// The feature string vLLM's V2 runner refuses PCP under.
+pub const PCP_FEATURE: &str = "prefill context parallelism";
+
+/// The verdict of release `rel` (shipping vLLM `vllm`) on a rank of PCP
+/// `pcp` in an engine of DP `dp`, with the V2 model runner on or off.
+pub fn pcp_verdict<'a>(
+    rel: &'a Release,
+    vllm: &str,
+    dp: u32,
+    pcp: u32,
+    v2_runner: bool,
+) -> Option<PcpVerdict<'a>> {
+    if pcp <= 1 {
+        return None;
+    }
+    if dp > 1
+        && let Some(r) = rel.pcp_refusal("data_parallel_size")
+    {
+        return Some(PcpVerdict::WithDp(r));
+    }
+    let v1 = rel.pcp_refusal("use_v2_model_runner")?;
+    if !v2_runner {
+        return Some(PcpVerdict::V1Runner(v1));
+    }
+    let runner = self::vllm(vllm).ok()?.v2_model_runner.as_ref()?;
+    (runner.unsupported.iter().any(|u| u == PCP_FEATURE)
+        && rel.v2_allows(PCP_FEATURE, vllm).is_none())
+    .then_some(PcpVerdict::V2Runner { v1, runner })
+}
+
 impl Release {
     /// The refusal of PCP whose condition also reads `what`.
     pub fn pcp_refusal(&self, what: &str) -> Option<&PcpRefusal> {

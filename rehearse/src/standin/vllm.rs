@@ -936,54 +936,47 @@ fn pcp_refusals(plan: &Plan, image: &str) -> Result<(), Fail> {
         return Ok(());
     }
     let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
-    if plan.dp > 1 && rel.pcp_refusal("data_parallel_size").is_some() {
-        return fail(
+    // `bool(int(value))` (vllm/envs.py `maybe_convert_bool`).
+    let v2 = match env::var("VLLM_USE_V2_MODEL_RUNNER")
+        .ok()
+        .as_deref()
+        .map(str::trim)
+    {
+        None => false,
+        Some(v) => match v.parse::<i64>() {
+            Ok(n) => n != 0,
+            Err(_) => {
+                return fail(
+                    1,
+                    format!(
+                        "ValueError: invalid literal for int() with base 10: {v:?} (VLLM_USE_V2_MODEL_RUNNER)"
+                    ),
+                );
+            }
+        },
+    };
+    use pd_dsl::upstream::{PCP_FEATURE, PcpVerdict, pcp_verdict};
+    match pcp_verdict(rel, &rel.vllm.version, plan.dp, plan.pcp, v2) {
+        None => Ok(()),
+        Some(PcpVerdict::WithDp(_)) => fail(
             1,
             format!(
                 "ValueError: PCP (Prefill Context Parallelism) and DP (Data Parallelism) cannot be enabled simultaneously in the current version of vLLM Ascend. Got data_parallel_size={} and prefill_context_parallel_size={}.",
                 plan.dp, plan.pcp
             ),
-        );
+        ),
+        Some(PcpVerdict::V1Runner(_)) => fail(
+            1,
+            format!(
+                "ValueError: PCP (Prefill Context Parallelism) is not supported by vLLM Ascend. Please set --prefill-context-parallel-size to 1. Got prefill_context_parallel_size={}.",
+                plan.pcp
+            ),
+        ),
+        Some(PcpVerdict::V2Runner { .. }) => fail(
+            1,
+            format!("ValueError: Model Runner V2 does not yet support: {PCP_FEATURE}"),
+        ),
     }
-    if rel.pcp_refusal("use_v2_model_runner").is_some() {
-        let v2 = env::var("VLLM_USE_V2_MODEL_RUNNER").ok();
-        let v2 = match v2.as_deref().map(str::trim) {
-            None => false,
-            Some(v) => match v.parse::<i64>() {
-                Ok(n) => n != 0,
-                Err(_) => {
-                    return fail(
-                        1,
-                        format!(
-                            "ValueError: invalid literal for int() with base 10: {v:?} (VLLM_USE_V2_MODEL_RUNNER)"
-                        ),
-                    );
-                }
-            },
-        };
-        if !v2 {
-            return fail(
-                1,
-                format!(
-                    "ValueError: PCP (Prefill Context Parallelism) is not supported by vLLM Ascend. Please set --prefill-context-parallel-size to 1. Got prefill_context_parallel_size={}.",
-                    plan.pcp
-                ),
-            );
-        }
-        let vllm = rel.vllm.version.as_str();
-        let feature = "prefill context parallelism";
-        if let Ok(v) = crate::facts::vllm(vllm)
-            && let Some(runner) = &v.v2_model_runner
-            && runner.unsupported.iter().any(|u| u == feature)
-            && rel.v2_allows(feature, vllm).is_none()
-        {
-            return fail(
-                1,
-                format!("ValueError: Model Runner V2 does not yet support: {feature}"),
-            );
-        }
-    }
-    Ok(())
 }
 
 fn serve(argv: &[String]) -> Result<(), Fail> {
