@@ -341,7 +341,8 @@ pub fn expectation(layout: &Layout) -> Expectation {
                 node_ip: node_ip(n.index),
                 role: n.role.to_string(),
                 engine: Some(n.engine),
-                engine_id: e.engine_id.map(|id| json!(id)),
+                // The node's own id where the layout gives one per node.
+                engine_id: n.engine_id.map(|id| json!(id)),
                 dp_size: e.dp,
                 tp: e.tp,
                 dp_rank: r.dp_rank,

@@ -53,6 +53,7 @@ pub fn imported() -> LayoutSpec {
         },
         provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml"] },
         deviate("model `Eco-Tech/DeepSeek-V3.1-w4a4c8-mxfp4` loaded from the hub (tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml:4)", "pd-dsl serves weights from a path; the model table's is `/weight/dsk-v3.1-w4a4_mlp-w8a8c8_attn-0618-full`"),
+        deviate("`--data-parallel-rank` on a DP 1 engine, which vLLM refuses (\"data_parallel_external_lb can only be set when data_parallel_size > 1\", vllm/config/parallel.py) (tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml:62)", "pd-dsl passes no DP rank to a DP 1 engine, so it starts"),
         deviate("no `--served-model-name` (vLLM serves the model as `Eco-Tech/DeepSeek-V3.1-w4a4c8-mxfp4`) (tests/fixtures/import/configs/950dt-v31-1p1d-v1.yaml:4)", "pd-dsl passes the model table's `--served-model-name deepseek_v3`: clients ask for that name"),
     }
 }

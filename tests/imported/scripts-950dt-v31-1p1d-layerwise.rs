@@ -34,5 +34,6 @@ pub fn imported() -> LayoutSpec {
             max_num_seqs: 32,
         },
         provenance: { recorded: "2026-10-13", sources: ["imported from tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/launch.sh", "imported from tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/proxy.sh", "imported from tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/run_dp_template_decode.sh", "imported from tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/run_dp_template_prefill.sh"] },
+        deviate("`--data-parallel-rank` on a DP 1 engine, which vLLM refuses (\"data_parallel_external_lb can only be set when data_parallel_size > 1\", vllm/config/parallel.py) (tests/fixtures/import/scripts/950dt-v31-1p1d-layerwise/run_dp_template_prefill.sh:9)", "pd-dsl passes no DP rank to a DP 1 engine, so it starts"),
     }
 }
