@@ -174,7 +174,8 @@ fn kv_config(
     .to_string()
 }
 
-/// The argv of one external-DP rank, shaped like the generated templates.
+/// The argv of one external-DP rank, shaped like the generated templates
+/// (no `--data-parallel-rank` at DP 1, which vLLM refuses).
 fn rank_argv(port: u16, dp: u32, rank: u32, rpc: u16, tp: u32, kv: Option<String>) -> Vec<String> {
     let mut a = s(&["serve", "/models/dsv3", "--host", "0.0.0.0"]);
     a.extend(s(&[
@@ -182,8 +183,11 @@ fn rank_argv(port: u16, dp: u32, rank: u32, rpc: u16, tp: u32, kv: Option<String
         &port.to_string(),
         "--data-parallel-size",
         &dp.to_string(),
-        "--data-parallel-rank",
-        &rank.to_string(),
+    ]));
+    if dp > 1 {
+        a.extend(s(&["--data-parallel-rank", &rank.to_string()]));
+    }
+    a.extend(s(&[
         "--data-parallel-address",
         "127.0.0.1",
         "--data-parallel-rpc-port",
@@ -1207,7 +1211,8 @@ fn mixed_native_dp_over_two_nodes() {
 /// as each image's platform does (the release facts' `pcp_refusals`).
 #[test]
 fn vllm_refuses_external_dp_at_dp_1_and_pcp_where_the_image_does() {
-    let argv = rank_argv(7100, 1, 0, 12321, 8, None);
+    let mut argv = rank_argv(7100, 1, 0, 12321, 8, None);
+    argv.extend(s(&["--data-parallel-rank", "0"]));
     let (code, _, err) = run(
         VLLM,
         &argv,
