@@ -276,7 +276,9 @@ fn build_inner(
                 let Some(v) = &a.value else {
                     return Err((
                         a.flag.at,
-                        format!("found `{PCP_FLAG}` without a value, expected one"),
+                        format!(
+                            "found `{PCP_FLAG}` without a value, expected a size: it sets how many NPUs each rank spans (tp x pcp)"
+                        ),
                     ));
                 };
                 let size = number(v, PCP_FLAG)?;

@@ -1,0 +1,18 @@
+//! a rank of TP8 x PCP4 = 32 NPUs on a 16-NPU A3 node: a rank's TP x PCP group never spans
+//! nodes
+use pd_dsl::layout;
+
+fn main() {
+    let _spec = layout! {
+        name: "demo/a3-longseq",
+        model: deepseek_r1_0528_w8a8,
+        hardware: a3,
+        image: "v0.23.0",
+        topology: <prefill 1 x dp1tp8pcp4; decode 1 x dp2tp8;>,
+        connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36200 } },
+        ports: { api: 8080, dp_rpc: 12321 },
+        proxy: { port: 1999 },
+        serve: { expert_parallel: true, trust_remote_code: true },
+        provenance: { recorded: "2026-08-17" },
+    };
+}
