@@ -565,13 +565,14 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
         kv_per_token(arch, format, serve, input.hardware, input.tp);
     // The MTP draft layer caches KV like a decoder layer.
     let layers = arch.layers + arch.mtp_layers * u64::from(mtp);
-    let block_size = serve.block_size.unwrap_or(DEFAULT_BLOCK_SIZE);
-    let page = per_layer_token * block_size;
-    let kv_per_token_all = per_layer_token * layers;
-    let kv_per_request = per_layer_request * layers;
+    // A block size of 0 is refused by its own rule; here it reads as 1.
+    let block_size = serve.block_size.unwrap_or(DEFAULT_BLOCK_SIZE).max(1);
+    let page = per_layer_token.saturating_mul(block_size);
+    let kv_per_token_all = per_layer_token.saturating_mul(layers);
+    let kv_per_request = per_layer_request.saturating_mul(layers);
     let available = kv_bytes.max(0) as u64;
     let blocks = kv_blocks(available, page, layers);
-    let kv_tokens = blocks * block_size;
+    let kv_tokens = blocks.saturating_mul(block_size);
     let model_max_len = arch.max_model_len;
     let max_model_len = serve.max_model_len.unwrap_or(model_max_len);
     // Decode context parallelism shards each request's tokens over the DCP
@@ -584,8 +585,16 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
         * u64::from(input.pcp.max(1));
     let local = |len: u64| len.div_ceil(dcp);
     // One request needs cdiv(len, block) blocks of every layer.
-    let fits =
-        |len: u64| local(len).div_ceil(block_size) * page * layers + kv_per_request <= available;
+    // Saturating: a length or block size far past any real one must read
+    // as "does not fit", never overflow.
+    let fits = |len: u64| {
+        local(len)
+            .div_ceil(block_size)
+            .saturating_mul(page)
+            .saturating_mul(layers)
+            .saturating_add(kv_per_request)
+            <= available
+    };
     let max_len_fits = if fits(1) {
         let (mut lo, mut hi) = (1u64, max_model_len.max(model_max_len).max(1));
         if fits(hi) {
@@ -603,9 +612,11 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
     } else {
         0
     };
-    let per_request = |len: u64| local(len).div_ceil(block_size) * block_size;
+    let per_request = |len: u64| local(len).div_ceil(block_size).saturating_mul(block_size);
     let requests_at = |len: u64| {
-        let need = per_request(len) * kv_per_token_all + kv_per_request;
+        let need = per_request(len)
+            .saturating_mul(kv_per_token_all)
+            .saturating_add(kv_per_request);
         available.checked_div(need).unwrap_or(0)
     };
     let ranks = u64::from(input.dp) * u64::from(input.engines);
@@ -615,8 +626,8 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
             tokens_per_request: tokens,
             concurrency,
             fit_per_rank,
-            fit_total: fit_per_rank * ranks,
-            seqs_total: seqs * ranks,
+            fit_total: fit_per_rank.saturating_mul(ranks),
+            seqs_total: seqs.saturating_mul(ranks),
             ranks,
         }
     });
@@ -637,7 +648,7 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
         kv_bytes_per_token: kv_per_token_all,
         kv_bytes_per_request: kv_per_request,
         block_size,
-        block_bytes: page * layers,
+        block_bytes: page.saturating_mul(layers),
         kv_blocks: blocks,
         kv_tokens,
         max_model_len,
@@ -667,7 +678,10 @@ pub fn workload(layout: &Layout) -> Option<(u64, Option<u64>)> {
             None if paced => None,
             None => Some(b.num_prompts.value),
         };
-        (b.input_len.value + b.output_len.value, concurrency)
+        (
+            b.input_len.value.saturating_add(b.output_len.value),
+            concurrency,
+        )
     })
 }
 

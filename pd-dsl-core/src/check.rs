@@ -2871,8 +2871,11 @@ fn check_capacity(spec: &LayoutSpec, layout: &Layout, cx: &mut Cx) {
             continue;
         }
         if b.max_len_fits < b.max_model_len {
-            let need =
-                b.max_model_len.div_ceil(b.block_size) * b.block_bytes + b.kv_bytes_per_request;
+            let need = b
+                .max_model_len
+                .div_ceil(b.block_size)
+                .saturating_mul(b.block_bytes)
+                .saturating_add(b.kv_bytes_per_request);
             cx.report(
                 Rule::MaxModelLenFitsKv,
                 len_site,

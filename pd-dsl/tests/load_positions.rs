@@ -228,3 +228,36 @@ fn a_lone_carriage_return_is_refused_where_it_is() {
         [("tp_divides_node".to_owned(), Some(find(&text, "3}", 0)))]
     );
 }
+
+/// Numbers far past any real workload or cache (found by the `macro_splice`
+/// fuzz target: `input_len + output_len` overflowed in the budget) are
+/// judged by the rules, never overflow: the rules still speak of them.
+#[test]
+fn extreme_budget_numbers_are_judged_not_overflowed() {
+    let max = u64::MAX.to_string();
+    for (from, to, rule) in [
+        // The fit is judged at `max_model_len`, where 16 requests fit.
+        ("\"input_len\": 3500", format!("\"input_len\": {max}"), None),
+        (
+            "\"max_concurrency\": 16",
+            format!("\"max_concurrency\": {max}"),
+            Some("workload_concurrency"),
+        ),
+        (
+            "\"max_model_len\": 32768",
+            format!("\"max_model_len\": {max}"),
+            Some("max_model_len_fits_kv"),
+        ),
+    ] {
+        assert!(JSON.contains(from), "{from}");
+        let text = JSON.replace(from, &to);
+        match load::from_json("x.json", &text) {
+            Ok(_) => assert!(rule.is_none(), "{to}: loaded, expected {rule:?}"),
+            Err(e) => {
+                let got = rules(&e);
+                let rule = rule.unwrap_or_else(|| panic!("{to}: expected to load, got {got:?}"));
+                assert!(got.iter().any(|(r, _)| r == rule), "{to}: {got:?}");
+            }
+        }
+    }
+}
