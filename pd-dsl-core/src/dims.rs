@@ -561,6 +561,10 @@ dims! {
 /// them as unsized and no capacity rule runs for them.
 pub static UNSIZED: &[(&str, &str)] = &[
     (
+        "deepseek_v4_1_flash_w8a8",
+        "DeepSeek-V4.1's CSA2 cache (FP4 main KV, Engram tables, SWA replay) has no copy of its config or cache specs outside vllm-ascend's code",
+    ),
+    (
         "deepseek_v4_pro_w4a8_mtp",
         "the per-layer `compress_ratios` of DeepSeek-V4-Pro are not in any copy found",
     ),

@@ -231,6 +231,11 @@ pub enum Attention {
     /// DeepSeek-V4: sliding-window plus compressed (CSA/HCA) caches, no
     /// `kv_lora_rank` (`model_type == "deepseek_v4"`).
     V4Hybrid,
+    /// DeepSeek-V4.1: causal encoder-decoder with CSA2 compressed sparse
+    /// attention and its own cache layers (`model_type == "deepseek_v41"`,
+    /// vllm_ascend/attention/dsa_v41.py, models/deepseek_v41/cache_config.py
+    /// @v0.30.0rc1): no `refresh_block_size` branch of its own.
+    V41Ced,
     /// Grouped-query attention: Qwen3, MiniMax-M2.x.
     Gqa,
 }
@@ -242,6 +247,7 @@ impl Attention {
             Attention::Mla => "MLA",
             Attention::DsaSparse => "DSA-sparse MLA",
             Attention::V4Hybrid => "DeepSeek-V4 hybrid",
+            Attention::V41Ced => "DeepSeek-V4.1 CSA2",
             Attention::Gqa => "GQA",
         }
     }
@@ -253,7 +259,12 @@ impl Attention {
     /// L1240-1247). DeepSeek-V3.2 and GLM-5.x (`DsaSparse`) and DeepSeek-V4
     /// have one; plain MLA and GQA models do not.
     pub fn has_indexer(self) -> bool {
-        matches!(self, Attention::DsaSparse | Attention::V4Hybrid)
+        // V4.1's CSA2 keeps an indexer (`DeepseekV41IndexerMetadata`,
+        // attention/dsa_v41.py @v0.30.0rc1 L161).
+        matches!(
+            self,
+            Attention::DsaSparse | Attention::V4Hybrid | Attention::V41Ced
+        )
     }
 }
 
@@ -580,6 +591,32 @@ pub static DEEPSEEK_V4_FLASH_W8A8_MTP: Model = Model {
     hub_ids: &["Eco-Tech/DeepSeek-V4-Flash-w8a8-mtp"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V4-Flash-w8a8-mtp",
     ..DEEPSEEK_V4
+};
+
+/// DeepSeek-V4.1-Flash w8a8 (docs/source/tutorials/models/DeepSeek-V4.1-Flash.md
+/// @v0.30.0rc1; tests/e2e/cases/models/configs/DeepSeek/
+/// DeepSeek-V4.1-Flash-w8a8-PD-prefix.yaml): `--quantization ascend`,
+/// `--tokenizer-mode deepseek_v41`, the DSpark draft inside the checkpoint
+/// (no MTP layer, no separate draft weights), a hybrid cache the PD runs
+/// move with `MooncakeHybridConnector`. The served name is our choice (the
+/// tutorial's is a placeholder). Dimensions are not sized
+/// ([`crate::dims::UNSIZED`]).
+pub static DEEPSEEK_V4_1_FLASH_W8A8: Model = Model {
+    id: "deepseek_v4_1_flash_w8a8",
+    weights: "DeepSeek-V4.1-Flash-w8a8",
+    source: "ModelScope Eco-Tech/DeepSeek-V4.1-Flash-w8a8",
+    hub_ids: &["Eco-Tech/DeepSeek-V4.1-Flash-w8a8"],
+    default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/DeepSeek-V4.1-Flash-w8a8",
+    served_name: "dsv41",
+    quantization: Some("ascend"),
+    mtp: false,
+    moe: true,
+    hybrid_kv: true,
+    attention: Attention::V41Ced,
+    multimodal: true,
+    drafts: &[],
+    tokenizer_mode: Some("deepseek_v41"),
+    kv_c8: false,
 };
 
 /// DeepSeek-V3.1 w8a8 with hybrid MTP, QuaRot (DeepSeek-V3.1.md §3.1).
@@ -1093,7 +1130,7 @@ pub static MINIMAX_M2_5_W8A8_QUAROT: Model = Model {
 };
 
 /// Every model, in table order.
-pub static MODELS: [&Model; 44] = [
+pub static MODELS: [&Model; 45] = [
     &DEEPSEEK_V4_FLASH_W8A8_MTP,
     &DEEPSEEK_V3_1_W8A8_MTP_QUAROT,
     &DEEPSEEK_V3_1_BF16,
@@ -1138,6 +1175,7 @@ pub static MODELS: [&Model; 44] = [
     &QWEN3_5_122B_A10B_W4A8,
     &GLM_4_7_W8A8C8,
     &GLM_5_3_W8A8C8,
+    &DEEPSEEK_V4_1_FLASH_W8A8,
 ];
 
 /// Looks a model up by its layout identifier.
@@ -1730,7 +1768,34 @@ pub static UNREAD_ENV: &[(&str, &str)] = &[
 /// (the answer names the images that read it). Other names are dead only when
 /// [`UNREAD_ENV`] lists them and no [`OTHER_ENV_READERS`] entry reads them.
 pub fn dead_env(name: &str, image: &Image) -> Option<String> {
-    if image.reads_env(name) || OTHER_ENV_READERS.iter().any(|r| r.name == name) {
+    let read = |n: &str| image.reads_env(n) || OTHER_ENV_READERS.iter().any(|r| r.name == n);
+    if read(name) {
+        return None;
+    }
+    if name.bytes().any(|b| b.is_ascii_lowercase()) {
+        let upper = name.to_ascii_uppercase();
+        // The namespaces of CANN, HCCL, torch(_npu), OpenMP, Mooncake and
+        // vLLM spell every variable upper-case.
+        const UPPER_ONLY: &[&str] = &[
+            "VLLM_",
+            "ASCEND_",
+            "HCCL_",
+            "ACL_",
+            "PYTORCH_",
+            "TORCH_",
+            "OMP_",
+            "MOONCAKE_",
+            "GLOO_",
+            "TASK_QUEUE_",
+        ];
+        if read(&upper)
+            || UNREAD_ENV.iter().any(|(n, _)| *n == upper)
+            || UPPER_ONLY.iter().any(|p| upper.starts_with(p))
+        {
+            return Some(format!(
+                "environment names are case-sensitive and what reads this one reads `{upper}`"
+            ));
+        }
         return None;
     }
     if name.starts_with("VLLM_ASCEND_") {
@@ -1947,7 +2012,12 @@ mod tests {
     fn model_facts_are_consistent() {
         for m in MODELS {
             // Hybrid KV is the V4 attention layout and nothing else.
-            assert_eq!(m.hybrid_kv, m.attention == Attention::V4Hybrid, "{}", m.id);
+            assert_eq!(
+                m.hybrid_kv,
+                matches!(m.attention, Attention::V4Hybrid | Attention::V41Ced),
+                "{}",
+                m.id
+            );
             // The indexer (`index_topk`) is in DeepSeek-V3.2, DeepSeek-V4 and
             // GLM-5.x weights, and in no other family of the table.
             let indexer_family = ["DeepSeek-V3.2", "DeepSeek-V4", "GLM-5"]
@@ -2122,8 +2192,20 @@ mod tests {
             assert!(dead("ACL_OP_INIT_MODE", tag).is_none(), "{tag}");
             assert!(dead("ASCEND_BUFFER_POOL", tag).is_none(), "{tag}");
             assert!(dead("ASCEND_A3_ENABLE", tag).is_some(), "{tag}");
-            // CANN's HCCL variables are not ours to judge.
+            // CANN's HCCL variables are not ours to judge, but their
+            // lowercase spelling reads nothing.
             assert!(dead("HCCL_BUFFSIZE", tag).is_none(), "{tag}");
+            assert_eq!(
+                dead("hccl_buffsize", tag).as_deref(),
+                Some(
+                    "environment names are case-sensitive and what reads this one reads `HCCL_BUFFSIZE`"
+                ),
+                "{tag}"
+            );
+            assert!(dead("vllm_ascend_enable_mlapo", tag).is_some(), "{tag}");
+            // Proxy variables are read lowercase (curl, Python).
+            assert!(dead("http_proxy", tag).is_none(), "{tag}");
+            assert!(dead("no_proxy", tag).is_none(), "{tag}");
         }
         // Balance scheduling: the env is gone, the flat key is still read.
         assert_eq!(

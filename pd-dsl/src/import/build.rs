@@ -1669,8 +1669,24 @@ fn serve_block(
             });
         }
     }
+    // Every proxy variable set, and set empty: `no_proxy` then has no
+    // effect (curl and Python consult it only to bypass a proxy).
+    let proxies_off = PROXY_ENV
+        .iter()
+        .all(|p| n.env.iter().any(|(k, v)| k.v == *p && v.v.is_empty()));
     for (k, v) in &n.env {
         if DERIVED_ENV.contains(&k.v.as_str()) {
+            continue;
+        }
+        if proxies_off && k.v.eq_ignore_ascii_case("no_proxy") && v.v.contains('$') {
+            let what = format!("env `{}={}`", k.v, v.v);
+            if !notes.iter().any(|x| x.what == what) {
+                notes.push(Note {
+                    at: v.at,
+                    what,
+                    why: "dropped: it lists addresses known only at run time, which a pd-dsl env value cannot state, and has no effect, since the same env sets every proxy variable (`http_proxy`, `https_proxy`, `all_proxy`, either case) empty".into(),
+                });
+            }
             continue;
         }
         let value = env_value(&k.v, v)?;
@@ -1681,6 +1697,16 @@ fn serve_block(
     }
     Ok(b)
 }
+
+/// The proxy variables, both spellings curl and Python read.
+pub const PROXY_ENV: &[&str] = &[
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+];
 
 /// `dir:$NAME` (or `dir${NAME:+:$NAME}`) prepends to a path list; any other
 /// reference is run-time state the importer cannot follow.

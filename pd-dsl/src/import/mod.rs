@@ -38,6 +38,8 @@ mod scripts;
 pub mod shell;
 mod upstream;
 
+pub use build::PROXY_ENV;
+
 use crate::{AllowSpec, DeviationSpec, Severity, Spanned};
 use crate::{LayoutSpec, Site, check};
 use serde::Serialize;
