@@ -277,11 +277,15 @@ fn is_layout_name(s: &str) -> bool {
     }
 }
 
+/// A POSIX shell name (`[A-Za-z_][A-Za-z0-9_]*`, what `export` takes):
+/// lowercase is legal and conventional for `http_proxy` and friends, which
+/// curl and Python read only in lowercase. A lowercase spelling of a
+/// variable the image reads upper-case is `dead_env_toggle`'s business.
 fn is_env_name(s: &str) -> bool {
     let mut it = s.chars();
     it.next()
-        .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
-        && it.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && it.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// `--kebab-case`, optionally with dotted keys into a JSON option
@@ -1621,6 +1625,27 @@ fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
             );
             continue;
         }
+        // `--speculative-config.method x`: vLLM gathers the dotted keys of a
+        // JSON option into one more `--speculative-config {...}` placed after
+        // every other argument, so it replaces the JSON pd-dsl renders
+        // instead of merging into it (vllm/utils/argparse_utils.py
+        // `FlexibleArgumentParser.parse_args` @v0.30.0 L392-446).
+        if let Some((base, _)) = name.split_once('.')
+            && let Some((_, typed)) = DERIVED_FLAGS.iter().find(|(n, _)| *n == base)
+        {
+            cx.report(
+                Rule::DerivedSetting,
+                f.name.site,
+                field.clone(),
+                format!(
+                    "found flag `{name}`, expected {}: vLLM gathers dotted keys into one more `{base}` JSON after the one pd-dsl renders, which it then replaces (vllm/utils/argparse_utils.py `FlexibleArgumentParser.parse_args`)",
+                    match typed {
+                        Some(t) => format!("the key in the `{t}:` setting"),
+                        None => "it left out: that JSON is derived for every rank".to_owned(),
+                    }
+                ),
+            );
+        }
         if let Some((_, typed)) = DERIVED_FLAGS.iter().find(|(n, _)| *n == name) {
             cx.report(
                 Rule::DerivedSetting,
@@ -1684,7 +1709,7 @@ fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
                 Rule::EnvNameFormat,
                 e.name.site,
                 field.clone(),
-                format!("found env name {name:?}, expected `[A-Z_][A-Z0-9_]*`: it becomes a shell `export`"),
+                format!("found env name {name:?}, expected `[A-Za-z_][A-Za-z0-9_]*`: it becomes a shell `export`"),
             );
             continue;
         }
@@ -1836,6 +1861,89 @@ fn env_site(spec: &LayoutSpec, role: Role, name: &str) -> Site {
         .and_then(find)
         .or_else(|| find(&spec.serve))
         .unwrap_or(Site::NONE)
+}
+
+/// `additional_config.finegrained_tp_config` against what the image's
+/// `FinegrainedTPConfig` requires of each size (rule
+/// `finegrained_tp_preconditions`, from the generated facts).
+fn check_finegrained_tp(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    dp_tp: Option<(u32, u32)>,
+    pcp: u32,
+    cx: &mut Cx,
+) {
+    let (Some(img), Some((dp, tp))) = (facts.image, dp_tp) else {
+        return;
+    };
+    let Some(ft) = img.facts().and_then(|r| r.finegrained_tp.as_ref()) else {
+        return;
+    };
+    let Some(cfg) = serve.additional_config.get("finegrained_tp_config") else {
+        return;
+    };
+    let spec = facts.spec;
+    let scope = role.as_str();
+    let site = |key: &str| config_value_site(spec, role, &format!("finegrained_tp_config.{key}"));
+    for (key, need) in &ft.sizes {
+        let Some(size) = cfg.get(key).and_then(Json::as_u64) else {
+            continue;
+        };
+        if size <= need.above {
+            continue;
+        }
+        let mut unmet = Vec::new();
+        for n in &need.needs {
+            match n.as_str() {
+                "decode" if !(facts.pd && role == Role::Decode) => {
+                    unmet.push(format!(
+                        "a decode engine of a PD layout (a kv_consumer), not a {role} engine"
+                    ));
+                }
+                "graph" if serve.graph == Some(GraphMode::Eager) => {
+                    unmet.push("graph mode, not `graph: eager`".to_owned());
+                }
+                "tp1" if tp > 1 => unmet.push(format!("TP 1, not TP{tp}")),
+                "no_pcp" if pcp > 1 => unmet.push(format!("PCP 1, not pcp{pcp}")),
+                _ => {}
+            }
+        }
+        if !unmet.is_empty() {
+            cx.report(
+                Rule::FinegrainedTpPreconditions,
+                site(key),
+                format!("{scope}.additional_config.finegrained_tp_config.{key}"),
+                format!(
+                    "found `{key}` {size} on a {role} engine, expected it on {}: vllm-ascend asserts that at start on image `{}` (`FinegrainedTPConfig`, {})",
+                    unmet.join(", "),
+                    img.tag,
+                    need.source
+                ),
+            );
+        }
+    }
+    for key in &ft.divide_dp {
+        // lmhead's has its own rule.
+        if key == "lmhead_tensor_parallel_size" {
+            continue;
+        }
+        if let Some(size) = cfg.get(key).and_then(Json::as_u64)
+            && size > 0
+            && u64::from(dp) % size != 0
+        {
+            cx.report(
+                Rule::FinegrainedTpPreconditions,
+                site(key),
+                format!("{scope}.additional_config.finegrained_tp_config.{key}"),
+                format!(
+                    "found `{key}` {size} on a {role} engine of DP{dp}, expected a size dividing DP{dp}: vllm-ascend groups it over DP ranks and asserts that at start on image `{}` (`FinegrainedTPConfig`, {})",
+                    img.tag,
+                    ft.source
+                ),
+            );
+        }
+    }
 }
 
 /// A role whose topology says `pcp<N>` above 1 (rule
@@ -2047,6 +2155,7 @@ fn check_serve(
                 ),
             );
     }
+    check_finegrained_tp(facts, role, serve, dp_tp, pcp, cx);
     let dynamic_eplb = serve
         .additional_config
         .get("eplb_config")

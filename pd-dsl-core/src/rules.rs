@@ -163,6 +163,15 @@ rules! {
     /// to it is for oproj (and, from v0.30, MLP) TP only: upstream's own
     /// configs run lmhead TP 8 on TP4 decode engines.
     LmheadTensorParallel = "lmhead_tensor_parallel", Hard, "lmhead TP divides DP";
+    /// A fine-grained TP size beyond its bound where vllm-ascend refuses it
+    /// at start (`FinegrainedTPConfig`, vllm_ascend/ascend_config.py
+    /// @v0.18.0 L225, @v0.23.0 L537, @v0.30.0rc2 L1362): oproj (and olora
+    /// v0.20.2rc1 to v0.27.1rc1, MLP from v0.30.0rc1) only on decode engines
+    /// of a PD layout, with graphs, TP 1 (from v0.23.0rc1) and PCP 1 (from
+    /// v0.30.0rc1); every size but lmhead's (`lmhead_tensor_parallel`)
+    /// divides DP. Read per release from the generated facts
+    /// (`finegrained_tp`), not typed.
+    FinegrainedTpPreconditions = "finegrained_tp_preconditions", Hard, "fine-grained TP sizes meet vllm-ascend's preconditions";
     /// Dynamic EPLB without its env switch (`DYNAMIC_EPLB`,
     /// vllm_ascend/ascend_config.py @v0.18.0 L422, @v0.23.0 L887, @v0.30.0rc2
     /// L326).
@@ -173,7 +182,8 @@ rules! {
     /// Env toggle that does nothing on the image: `VLLM_ASCEND_*` missing
     /// from the facts' `env` of that release, or a variable of
     /// `tables::UNREAD_ENV` that no `tables::OTHER_ENV_READERS` entry
-    /// (torch_npu, Mooncake) reads.
+    /// (torch_npu, Mooncake) reads, or a lowercase spelling of a variable
+    /// they read upper-case (names are case-sensitive).
     DeadEnvToggle = "dead_env_toggle", Convention, "env toggles have an effect on the image";
     /// A flag or env var that is derived.
     DerivedSetting = "derived_setting", Hard, "derived flags and env are never set by hand";
@@ -235,7 +245,7 @@ rules! {
     /// Served name not a plain token.
     ServedNameFormat = "served_name_format", Hard, "served model names are `[A-Za-z0-9._-]`";
     /// Env var name not a shell identifier.
-    EnvNameFormat = "env_name_format", Hard, "env var names are `[A-Z_][A-Z0-9_]*`";
+    EnvNameFormat = "env_name_format", Hard, "env var names are shell names, `[A-Za-z_][A-Za-z0-9_]*`";
     /// Text with control characters.
     TextFormat = "text_format", Hard, "text fields hold no control characters";
     /// Date not `YYYY-MM-DD`.

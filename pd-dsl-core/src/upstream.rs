@@ -49,6 +49,38 @@ pub struct Release {
     pub pcp_refusals: Vec<PcpRefusal>,
     /// The V2-runner refusals of vLLM the package's patch takes out again.
     pub v2_runner_allows: Vec<V2Allow>,
+    /// What `FinegrainedTPConfig` requires of each fine-grained TP size;
+    /// `None` before the class exists.
+    pub finegrained_tp: Option<FinegrainedTp>,
+}
+
+/// `additional_config.finegrained_tp_config`'s start-up checks
+/// (`FinegrainedTPConfig` of vllm_ascend/ascend_config.py).
+#[derive(Debug, Deserialize)]
+pub struct FinegrainedTp {
+    /// Per size key (`oproj_tensor_parallel_size`), what a value above
+    /// `above` requires.
+    pub sizes: BTreeMap<String, FinegrainedNeeds>,
+    /// The sizes that must divide `data_parallel_size` when above 0.
+    pub divide_dp: Vec<String>,
+    /// The sizes turned off with a warning when the largest graph capture
+    /// size does not cover the largest step.
+    pub disabled_below_capture: Vec<String>,
+    /// The module, in the sdist.
+    pub source: String,
+}
+
+/// What one fine-grained TP size above `above` requires: `tp1`
+/// (`tensor_parallel_size == 1`), `graph` (not eager), `decode` (a
+/// kv_consumer engine), `no_pcp` (PCP 1).
+#[derive(Debug, Deserialize)]
+pub struct FinegrainedNeeds {
+    /// The bound the size's block tests (`> 0`, from v0.30 `> 1`).
+    pub above: u64,
+    /// The requirements.
+    pub needs: Vec<String>,
+    /// `path:line` of the block.
+    pub source: String,
 }
 
 /// A raising `if` of `_validate_parallel_config` that tests

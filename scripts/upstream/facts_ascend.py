@@ -1245,6 +1245,94 @@ def v2_runner_allows(pkg: Package) -> list[dict]:
     return sorted(out, key=lambda r: (r["name"], r["source"]))
 
 
+def _size_tests(test: ast.expr) -> list[tuple[str, int]]:
+    """`self.X_tensor_parallel_size > N` (also inside `or`): [(X..., N)]."""
+    out = []
+    for c in ast.walk(test):
+        if (
+            isinstance(c, ast.Compare)
+            and isinstance(c.left, ast.Attribute)
+            and c.left.attr.endswith("_tensor_parallel_size")
+            and isinstance(c.left.value, ast.Name)
+            and c.left.value.id == "self"
+            and len(c.ops) == 1
+            and isinstance(c.ops[0], ast.Gt)
+            and isinstance(c.comparators[0], ast.Constant)
+            and isinstance(c.comparators[0].value, int)
+        ):
+            out.append((c.left.attr, c.comparators[0].value))
+    return out
+
+
+# What a raising `if` inside a size's block requires, by what its test reads.
+_FINEGRAINED_NEEDS = {
+    "tensor_parallel_size": "tp1",
+    "enforce_eager": "graph",
+    "cudagraph_mode": "graph",
+    "is_kv_consumer": "decode",
+    "prefill_context_parallel_size": "no_pcp",
+}
+
+
+def finegrained_tp(pkg: Package) -> dict | None:
+    """The preconditions `FinegrainedTPConfig` puts on each fine-grained TP
+    size (`additional_config.finegrained_tp_config.*_tensor_parallel_size`):
+    for each size an `if self.SIZE > N:` block guards, the bound `above` and
+    what its raising `if`s require (`tp1`: `tensor_parallel_size == 1`;
+    `graph`: not eager; `decode`: a kv_consumer engine; `no_pcp`: PCP 1);
+    `divide_dp`: the sizes that must divide `data_parallel_size` (the list
+    its DP loop walks); `disabled_below_capture`: the sizes it turns off with
+    a warning when graph capture does not cover the largest step. None when
+    the release has no such class."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("ascend_config.py"):
+            continue
+        for cls in ast.walk(mod.tree):
+            if not (isinstance(cls, ast.ClassDef) and cls.name == "FinegrainedTPConfig"):
+                continue
+            sizes: dict[str, dict] = {}
+            divide: list[str] = []
+            disabled: set[str] = set()
+            for node in ast.walk(cls):
+                if isinstance(node, ast.If):
+                    guarded = _size_tests(node.test)
+                    if not guarded:
+                        continue
+                    needs = set()
+                    for inner in node.body:
+                        for x in ast.walk(inner):
+                            if isinstance(x, ast.If) and any(isinstance(r, ast.Raise) for b in x.body for r in ast.walk(b)):
+                                for a in ast.walk(x.test):
+                                    if isinstance(a, ast.Attribute) and a.attr in _FINEGRAINED_NEEDS:
+                                        needs.add(_FINEGRAINED_NEEDS[a.attr])
+                    if not needs:
+                        continue
+                    for name, above in guarded:
+                        e = sizes.setdefault(name, {"above": above, "needs": set(), "source": f"{rel}:{node.lineno}"})
+                        e["needs"] |= needs
+                elif isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "module_tp_sizes" for t in node.targets
+                ):
+                    if isinstance(node.value, ast.List):
+                        divide = [e.attr for e in node.value.elts if isinstance(e, ast.Attribute)]
+                elif (
+                    isinstance(node, ast.Assign)
+                    and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Attribute)
+                    and node.targets[0].attr.endswith("_tensor_parallel_size")
+                    and isinstance(node.value, ast.Constant)
+                    and node.value.value == 0
+                ):
+                    disabled.add(node.targets[0].attr)
+            return {
+                "sizes": {k: {**v, "needs": sorted(v["needs"])} for k, v in sorted(sizes.items())},
+                "divide_dp": divide,
+                "disabled_below_capture": sorted(disabled),
+                "source": rel,
+            }
+    return None
+
+
 # --------------------------------------------------------------------------------------
 
 
@@ -1268,6 +1356,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "e2e": e2e(src),
         "pcp_refusals": pcp_refusals(pkg),
         "v2_runner_allows": v2_runner_allows(pkg),
+        "finegrained_tp": finegrained_tp(pkg),
     }
 
 

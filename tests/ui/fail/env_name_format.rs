@@ -1,4 +1,4 @@
-//! a lowercase env name
+//! an env name that is not a shell name
 use pd_dsl::layout;
 
 fn main() {
@@ -12,6 +12,6 @@ fn main() {
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
         provenance: { recorded: "2026-06-27" }, serve: { expert_parallel: true },
-        decode: { env: { hccl_buffsize: 1024 } },
+        decode: { env: { "HCCL-BUFFSIZE": 1024 } },
     };
 }
