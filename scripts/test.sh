@@ -78,6 +78,8 @@ echo "== upstream corpus (fetch and verify)" >&2
 python3 scripts/upstream/corpus.py fetch
 echo "== upstream facts (upstream/facts/ equals what the corpus gives)" >&2
 python3 scripts/upstream/facts.py check
+echo "== start-up refusals (every check of the corpus has a verdict; upstream/startup-checks.md is fresh)" >&2
+python3 scripts/upstream/startup_checks.py check
 echo "== upstream extractors and e2e oracle (python3 -m unittest)" >&2
 (cd scripts/upstream && python3 -m unittest discover -p 'test_*.py')
 

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Every start-up refusal of vLLM and vllm-ascend, and what pd-dsl does about it.
+
+    startup_checks.py check     the inventory (from the corpus) and the verdicts
+                                (`upstream/startup-verdicts.json`) agree, and the
+                                generated `upstream/startup-checks.md` is fresh (CI)
+    startup_checks.py write     rewrite `upstream/startup-checks.md` from them
+    startup_checks.py missing   print the inventory entries without a verdict, as
+                                JSON (what to classify after adding a release)
+
+The inventory is generated: every `raise` of the modules where the engine
+validates its configuration at start-up (vLLM's `vllm/config/*.py` and
+`vllm/engine/arg_utils.py`, vllm-ascend's `ascend_config.py` and
+`platform.py`) at every release of the corpus, found by walking the source's
+syntax tree. A check's id hashes its module path, its qualified function, the
+source of its message and its innermost enclosing condition (not its line), so
+one check keeps its id across releases while it keeps its meaning.
+
+The verdicts are pd-dsl's judgement, one per id: `rule` (a pd-dsl rule refuses
+every layout that would hit it, before start), `derived` (it reads only values
+pd-dsl derives, which never violate it), `passthrough` (reachable only through
+a `flags` entry or an `additional_config` key pd-dsl passes as written; upstream
+judges it at start), `unreachable` (no layout can make it fire: another
+platform, a model or feature outside the tables, code after start-up), or
+`open` (a layout's typed fields reach it and no rule catches it yet: the to-do
+list). Nothing of upstream's prose is kept: `why` is ours.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import corpus  # noqa: E402
+
+ROOT = corpus.ROOT
+VERDICTS = ROOT / "upstream" / "startup-verdicts.json"
+DOC = ROOT / "upstream" / "startup-checks.md"
+RULES = ROOT / "pd-dsl-core" / "src" / "rules.rs"
+KINDS = ("rule", "derived", "passthrough", "unreachable", "open")
+
+
+def modules(package: str, tree: Path) -> list[str]:
+    """The start-up validation modules of one release tree."""
+    if package == "vllm-ascend":
+        names = ["vllm_ascend/ascend_config.py", "vllm_ascend/platform.py"]
+    else:
+        names = sorted(str(p.relative_to(tree)) for p in (tree / "vllm" / "config").glob("*.py"))
+        names += ["vllm/config.py", "vllm/engine/arg_utils.py"]
+    return [n for n in names if (tree / n).is_file()]
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", " ", s)
+
+
+def raises(text: str) -> list[dict]:
+    """Every `raise X(...)` with its qualified function, enclosing conditions
+    (outermost first; `not (...)` in an `else`) and message source."""
+    out: list[dict] = []
+
+    def stmt(s: ast.stmt, stack: list[str], ifs: list[str]) -> None:
+        if isinstance(s, ast.Raise):
+            if s.exc is None:
+                return
+            e = s.exc
+            msg = ast.unparse(e.args[0]) if isinstance(e, ast.Call) and e.args else ""
+            out.append({"function": ".".join(stack), "conditions": ifs, "message": msg, "line": s.lineno})
+            return
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for b in s.body:
+                stmt(b, stack + [s.name], [])
+            return
+        if isinstance(s, ast.If):
+            test = ast.unparse(s.test)
+            for b in s.body:
+                stmt(b, stack, ifs + [test])
+            for b in s.orelse:
+                stmt(b, stack, ifs + [f"not ({test})"])
+            return
+        for field in ("body", "orelse", "finalbody"):
+            for b in getattr(s, field, None) or []:
+                if isinstance(b, ast.stmt):
+                    stmt(b, stack, ifs)
+        for h in getattr(s, "handlers", None) or []:
+            kind = ast.unparse(h.type) if h.type else ""
+            for b in h.body:
+                stmt(b, stack, ifs + [f"except {kind}"])
+        for c in getattr(s, "cases", None) or []:
+            for b in c.body:
+                stmt(b, stack, ifs + [f"case {ast.unparse(c.pattern)}"])
+
+    for s in ast.parse(text).body:
+        stmt(s, [], [])
+    return out
+
+
+def check_id(path: str, r: dict) -> str:
+    key = "|".join([path, r["function"], _norm(r["message"]), _norm(" && ".join(r["conditions"][-1:]))])
+    return hashlib.sha1(key.encode()).hexdigest()[:10]
+
+
+def inventory() -> dict[str, dict]:
+    """id → {package, path, function, releases, line (in the first release)}."""
+    lock = corpus.load_lock()
+    out: dict[str, dict] = {}
+    pkgs = sorted(lock["packages"], key=lambda p: (p["name"], corpus.version_key(p["version"])))
+    for p in pkgs:
+        tree = corpus.unpacked(p)
+        for rel in modules(p["name"], tree):
+            for r in raises((tree / rel).read_text()):
+                i = check_id(rel, r)
+                e = out.setdefault(
+                    i,
+                    {"package": p["name"], "path": rel, "function": r["function"], "line": r["line"], "releases": []},
+                )
+                if p["version"] not in e["releases"]:
+                    e["releases"].append(p["version"])
+    return out
+
+
+def rule_names() -> set[str]:
+    return set(re.findall(r'^\s*\w+ = "([a-z0-9_]+)", (?:Hard|Convention),', RULES.read_text(), re.M))
+
+
+def load_verdicts() -> dict[str, dict]:
+    return json.loads(VERDICTS.read_text())["checks"]
+
+
+def problems(inv: dict[str, dict], verdicts: dict[str, dict]) -> list[str]:
+    rules = rule_names()
+    out = []
+    for i, e in sorted(inv.items()):
+        if i not in verdicts:
+            out.append(f"{i} ({e['package']} {e['path']} `{e['function']}`, {e['releases'][0]} L{e['line']}): no verdict")
+    for i, v in sorted(verdicts.items()):
+        if i not in inv:
+            out.append(f"{i}: a verdict for a check no release of the corpus has (stale)")
+        if v.get("verdict") not in KINDS:
+            out.append(f"{i}: verdict {v.get('verdict')!r}, expected one of {', '.join(KINDS)}")
+        if v.get("verdict") == "rule" and v.get("rule") not in rules:
+            out.append(f"{i}: names rule {v.get('rule')!r}, which pd-dsl-core/src/rules.rs does not define")
+        if not str(v.get("why", "")).strip():
+            out.append(f"{i}: no `why`")
+    return out
+
+
+def releases_text(rs: list[str], every: list[str]) -> str:
+    if rs == every:
+        return "every release"
+    if len(rs) == 1:
+        return rs[0]
+    idx = [every.index(r) for r in rs]
+    if idx == list(range(idx[0], idx[-1] + 1)):
+        return f"{rs[0]} to {rs[-1]}"
+    return ", ".join(rs)
+
+
+def render(inv: dict[str, dict], verdicts: dict[str, dict]) -> str:
+    lock = corpus.load_lock()
+    every = {
+        n: [p["version"] for p in sorted(lock["packages"], key=lambda p: corpus.version_key(p["version"])) if p["name"] == n]
+        for n in ("vllm", "vllm-ascend")
+    }
+    counts = {k: 0 for k in KINDS}
+    for i in inv:
+        counts[verdicts[i]["verdict"]] += 1
+    lines = [
+        "# Start-up refusals of vLLM and vllm-ascend, and what pd-dsl does about each",
+        "",
+        "Generated by `scripts/upstream/startup_checks.py write` from the corpus (every `raise` of",
+        "vLLM's `vllm/config/*.py` and `vllm/engine/arg_utils.py`, vllm-ascend's `ascend_config.py` and",
+        "`platform.py`, at every release pinned in `corpus.lock.json`) and the verdicts of",
+        "`startup-verdicts.json`. Do not edit.",
+        "",
+        "| verdict | checks | meaning |",
+        "|---|---|---|",
+        f"| rule | {counts['rule']} | a pd-dsl rule refuses every layout that would hit it, at compile time |",
+        f"| derived | {counts['derived']} | it reads only values pd-dsl derives, and they never violate it |",
+        f"| passthrough | {counts['passthrough']} | reachable only through a `flags` entry or an `additional_config` key pd-dsl passes as written; upstream judges it at start |",
+        f"| unreachable | {counts['unreachable']} | no layout can make it fire (another platform, a model or feature outside the tables, code after start-up) |",
+        f"| open | {counts['open']} | a layout's typed fields reach it and no rule catches it yet |",
+        f"| all | {len(inv)} | |",
+        "",
+    ]
+    order = {k: n for n, k in enumerate(("open", "rule", "derived", "passthrough", "unreachable"))}
+    rows = sorted(inv.items(), key=lambda kv: (order[verdicts[kv[0]]["verdict"]], kv[1]["package"], kv[1]["path"], kv[1]["function"], kv[0]))
+    current = None
+    for i, e in rows:
+        v = verdicts[i]
+        if v["verdict"] != current:
+            current = v["verdict"]
+            lines += ["", f"## {current}", "", "| id | where | releases | why |", "|---|---|---|---|"]
+        what = f"{v['rule']}: " if v["verdict"] == "rule" else ""
+        why = (what + v["why"]).replace("|", "\\|").replace("\n", " ")
+        where = f"{e['package']} `{e['path']}` `{e['function'] or '<module>'}`"
+        lines.append(f"| `{i}` | {where} | {releases_text(e['releases'], every[e['package']])} | {why} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    cmd = argv[1] if len(argv) > 1 else "check"
+    inv = inventory()
+    if cmd == "missing":
+        v = load_verdicts() if VERDICTS.exists() else {}
+        json.dump({i: e for i, e in sorted(inv.items()) if i not in v}, sys.stdout, indent=1)
+        print()
+        return 0
+    verdicts = load_verdicts()
+    bad = problems(inv, verdicts)
+    if bad:
+        print(f"startup_checks.py: {len(bad)} problem(s) with {VERDICTS.relative_to(ROOT)}:", file=sys.stderr)
+        for b in bad[:60]:
+            print(f"  {b}", file=sys.stderr)
+        if len(bad) > 60:
+            print(f"  ... and {len(bad) - 60} more (`startup_checks.py missing` lists them)", file=sys.stderr)
+        return 1
+    text = render(inv, verdicts)
+    if cmd == "write":
+        DOC.write_text(text)
+        return 0
+    if cmd == "check":
+        if not DOC.exists() or DOC.read_text() != text:
+            print(f"startup_checks.py: {DOC.relative_to(ROOT)} is stale; run `scripts/upstream/startup_checks.py write`", file=sys.stderr)
+            return 1
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
