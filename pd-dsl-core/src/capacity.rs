@@ -417,7 +417,7 @@ fn env_u64(serve: &Serve, name: &str) -> Option<u64> {
     }
 }
 
-fn flag_u64(serve: &Serve, name: &str) -> Option<u64> {
+pub(crate) fn flag_u64(serve: &Serve, name: &str) -> Option<u64> {
     serve
         .flags
         .iter()

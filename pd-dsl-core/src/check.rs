@@ -1946,6 +1946,169 @@ fn check_finegrained_tp(
     }
 }
 
+/// `--cp-kv-cache-interleave-size` against the block size on a PD engine
+/// with context parallelism (rule `cp_interleave_matches_block`).
+fn check_cp_interleave(facts: &Facts<'_>, role: Role, serve: &Serve, pcp: u32, cx: &mut Cx) {
+    const DCP_FLAG: &str = "--decode-context-parallel-size";
+    const INTERLEAVE_FLAG: &str = "--cp-kv-cache-interleave-size";
+    if !facts.pd {
+        return;
+    }
+    let Some(img) = facts.image else {
+        return;
+    };
+    let Some(r) = img.facts().and_then(|r| r.cp_interleave_refusal.as_ref()) else {
+        return;
+    };
+    let reads = |n: &str| r.reads.iter().any(|x| x == n);
+    let dcp = capacity::flag_u64(serve, DCP_FLAG).unwrap_or(1);
+    let why = if pcp > 1 && reads("prefill_context_parallel_size") {
+        format!("pcp{pcp}")
+    } else if dcp > 1 && reads("decode_context_parallel_size") {
+        format!("`{DCP_FLAG} {dcp}`")
+    } else {
+        return;
+    };
+    // vLLM's defaults: interleave 1 (`ParallelConfig.cp_kv_cache_interleave_size`,
+    // vllm/config/parallel.py), block 128 (vllm-ascend `refresh_block_size`).
+    let interleave = capacity::flag_u64(serve, INTERLEAVE_FLAG).unwrap_or(1);
+    let block = serve.block_size.unwrap_or(capacity::DEFAULT_BLOCK_SIZE);
+    if interleave == block {
+        return;
+    }
+    let spec = facts.spec;
+    let find = |b: &ServeSpec| {
+        b.flags
+            .iter()
+            .find(|f| f.name.value == INTERLEAVE_FLAG)
+            .map(|f| f.value.as_ref().map_or(f.name.site, |v| v.site))
+    };
+    let site = spec
+        .roles
+        .get(&role)
+        .and_then(find)
+        .or_else(|| find(&spec.serve))
+        .or_else(|| {
+            spec.topology
+                .iter()
+                .find(|g| g.role.value == role)
+                .map(|g| g.pcp.as_ref().map_or(g.shape_site, |p| p.site))
+        })
+        .unwrap_or(Site::NONE);
+    cx.report(
+        Rule::CpInterleaveMatchesBlock,
+        site,
+        format!("{role}.flags"),
+        format!(
+            "found a {role} engine of a PD layout with {why} and {}, expected `{INTERLEAVE_FLAG} {block}` (its block size): vllm-ascend asserts they are equal at start on image `{}` ({})",
+            if capacity::flag_u64(serve, INTERLEAVE_FLAG).is_some() {
+                format!("`{INTERLEAVE_FLAG} {interleave}`")
+            } else {
+                format!("no `{INTERLEAVE_FLAG}` (vLLM's default 1)")
+            },
+            img.tag,
+            r.source
+        ),
+    );
+}
+
+/// Whether the engine runs vLLM's V2 model runner: on Ascend chosen by
+/// `VLLM_USE_V2_MODEL_RUNNER` alone
+/// (vllm_ascend/patch/platform/patch_use_v2_model_runner.py), parsed as
+/// `bool(int(value))` (vllm/envs.py `maybe_convert_bool`).
+fn v2_runner_on(serve: &Serve) -> bool {
+    match serve.env_value("VLLM_USE_V2_MODEL_RUNNER") {
+        Some(EnvValue::Literal(v)) => v.trim().parse::<i64>().is_ok_and(|n| n != 0),
+        Some(_) => true,
+        None => false,
+    }
+}
+
+/// EPLB settings against the model runner the engine runs (rule
+/// `eplb_config_model_runner`, from the facts' `eplb_runner`).
+fn check_eplb_runner(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+    let Some(img) = facts.image else {
+        return;
+    };
+    let Some(er) = img.facts().and_then(|r| r.eplb_runner.as_ref()) else {
+        return;
+    };
+    let spec = facts.spec;
+    let scope = role.as_str();
+    let v2 = v2_runner_on(serve);
+    let map = serve
+        .additional_config
+        .get("eplb_config")
+        .and_then(Json::as_object);
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_owned()
+        } else {
+            v.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    if v2 {
+        if let Some(map) = map {
+            let bad: Vec<String> = map
+                .keys()
+                .filter(|k| !er.v2_fields.contains(k))
+                .cloned()
+                .collect();
+            if !bad.is_empty() {
+                cx.report(
+                    Rule::EplbConfigModelRunner,
+                    config_site(spec, role, "eplb_config"),
+                    format!("{scope}.additional_config.eplb_config"),
+                    format!(
+                        "found `eplb_config` {} on a {role} engine running the V2 model runner (env `VLLM_USE_V2_MODEL_RUNNER`), expected only {}: vllm-ascend refuses the V1 runner's EPLB fields there at start on image `{}` ({})",
+                        list(&bad),
+                        list(&er.v2_fields),
+                        img.tag,
+                        er.source
+                    ),
+                );
+            }
+        }
+        for name in &er.v2_refused_env {
+            if matches!(serve.env_value(name), Some(EnvValue::Literal(v)) if v == "1" || v.eq_ignore_ascii_case("true"))
+            {
+                cx.report(
+                    Rule::EplbConfigModelRunner,
+                    env_site(spec, role, name),
+                    format!("{scope}.env.{name}"),
+                    format!(
+                        "found env `{name}` set true on a {role} engine running the V2 model runner, expected it unset: it is a V1 runner control, and vllm-ascend refuses it with the V2 runner at start on image `{}` ({})",
+                        img.tag, er.source
+                    ),
+                );
+            }
+        }
+    } else if let Some(map) = map {
+        let bad: Vec<String> = er
+            .v1_refused_fields
+            .iter()
+            .filter(|k| map.contains_key(k.as_str()))
+            .cloned()
+            .collect();
+        if !bad.is_empty() {
+            cx.report(
+                Rule::EplbConfigModelRunner,
+                config_site(spec, role, "eplb_config"),
+                format!("{scope}.additional_config.eplb_config"),
+                format!(
+                    "found `eplb_config` {} on a {role} engine running the V1 model runner, expected them only with env `VLLM_USE_V2_MODEL_RUNNER=1`: vllm-ascend refuses them on the V1 runner at start on image `{}` ({})",
+                    list(&bad),
+                    img.tag,
+                    er.source
+                ),
+            );
+        }
+    }
+}
+
 /// A role whose topology says `pcp<N>` above 1 (rule
 /// `prefill_context_parallel_supported`), and the PCP flag it renders.
 fn check_pcp(facts: &Facts<'_>, role: Role, serve: &Serve, dp: u32, pcp: u32, cx: &mut Cx) {
@@ -1981,14 +2144,7 @@ fn check_pcp(facts: &Facts<'_>, role: Role, serve: &Serve, dp: u32, pcp: u32, cx
     let Some(rel) = img.facts() else {
         return;
     };
-    // On Ascend the V2 runner is chosen by VLLM_USE_V2_MODEL_RUNNER alone
-    // (vllm_ascend/patch/platform/patch_use_v2_model_runner.py), parsed as
-    // `bool(int(value))` (vllm/envs.py `maybe_convert_bool`).
-    let v2 = match serve.env_value("VLLM_USE_V2_MODEL_RUNNER") {
-        Some(EnvValue::Literal(v)) => v.trim().parse::<i64>().is_ok_and(|n| n != 0),
-        Some(_) => true,
-        None => false,
-    };
+    let v2 = v2_runner_on(serve);
     let vllm = img.vllm();
     let message = match crate::upstream::pcp_verdict(rel, vllm, dp, pcp, v2) {
         None => return,
@@ -2156,12 +2312,48 @@ fn check_serve(
             );
     }
     check_finegrained_tp(facts, role, serve, dp_tp, pcp, cx);
+    check_cp_interleave(facts, role, serve, pcp, cx);
+    // ascend_config.py `AscendConfig` @v0.30.0rc1 L703-714 (also rc2).
+    if serve.config_flag("enable_dsa_cp")
+        && let Some(img) = image
+        && img.version()
+            >= (tables::Version {
+                major: 0,
+                minor: 30,
+                patch: 0,
+                rc: Some(1),
+            })
+    {
+        let with = if pcp > 1 {
+            Some(format!("PCP (pcp{pcp})"))
+        } else if v2_runner_on(serve) {
+            Some("the V2 model runner (env `VLLM_USE_V2_MODEL_RUNNER`)".to_owned())
+        } else {
+            None
+        };
+        if let Some(with) = with {
+            cx.report(
+                Rule::DsaCpConflicts,
+                config_site(spec, role, "enable_dsa_cp"),
+                format!("{scope}.additional_config.enable_dsa_cp"),
+                format!(
+                    "found `enable_dsa_cp` with {with} on a {role} engine, expected one of them: vllm-ascend refuses DSA CP together with PCP or the V2 model runner at start on image `{}` (ascend_config.py `AscendConfig`); PCP replaces DSA CP there",
+                    img.tag
+                ),
+            );
+        }
+    }
     let dynamic_eplb = serve
         .additional_config
         .get("eplb_config")
         .and_then(|e| e.get("dynamic_eplb"))
         .is_some_and(|v| matches!(v, Json::Bool(true)));
-    if dynamic_eplb {
+    // On the V2 runner the V1 switches are refused instead
+    // (`eplb_config_model_runner`).
+    let v2_eplb = v2_runner_on(serve)
+        && image.is_some_and(|i| i.facts().is_some_and(|r| r.eplb_runner.is_some()));
+    check_eplb_runner(facts, role, serve, cx);
+    if dynamic_eplb && !v2_eplb {
         let on = |n: &str| matches!(serve.env_value(n), Some(EnvValue::Literal(v)) if v == "1" || v.eq_ignore_ascii_case("true"));
         if !on("DYNAMIC_EPLB") && !on("EXPERT_MAP_RECORD") {
             cx.report(
@@ -2247,7 +2439,9 @@ fn check_serve(
                 format!("found speculative method `{}`, expected `mtp`: vLLM rewrites `*_mtp` to `mtp` with a deprecation warning (vllm/config/speculative.py)", s.method),
             );
         }
-        if matches!(s.method.as_str(), "mtp" | "deepseek_mtp") && model.is_some_and(|m| !m.mtp) {
+        // Every `*_mtp` model type is rewritten to `mtp` (vllm/config/
+        // speculative.py), so each needs the MTP layer.
+        if (s.method == "mtp" || s.method.ends_with("_mtp")) && model.is_some_and(|m| !m.mtp) {
             cx.report(
                 Rule::SpeculativeNeedsMtp,
                 msite,
@@ -2398,6 +2592,14 @@ fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) 
     }
     if let (Some(img), Some(eplb)) = (image, serve.additional_config.get("eplb_config")) {
         check_eplb_config(spec, role, img, eplb, cx);
+    }
+    if serve.max_model_len == Some(0) {
+        cx.report(
+            Rule::MaxModelLenPositive,
+            site_in(spec, role, |b| b.max_model_len.as_ref()),
+            format!("{scope}.max_model_len"),
+            format!("found `max_model_len` 0 on {role}, expected at least 1: vLLM refuses it from 0.23.0 (vllm/config/model.py `validate_model_config_after`), and before that an engine of length 0 takes no request"),
+        );
     }
     // max_num_seqs: `Field(ge=1)` in vllm/config/scheduler.py.
     if serve.max_num_seqs == Some(0) {

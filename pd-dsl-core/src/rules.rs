@@ -172,10 +172,25 @@ rules! {
     /// divides DP. Read per release from the generated facts
     /// (`finegrained_tp`), not typed.
     FinegrainedTpPreconditions = "finegrained_tp_preconditions", Hard, "fine-grained TP sizes meet vllm-ascend's preconditions";
+    /// A PD engine with context parallelism (PCP from the topology, DCP from
+    /// `--decode-context-parallel-size`) whose `--cp-kv-cache-interleave-size`
+    /// (vLLM's default 1) is not its block size (128 unless set): vllm-ascend
+    /// asserts they are equal (platform.py `check_and_update_config`
+    /// @v0.18.0 L484, @v0.23.0 L743; DCP only from v0.28.0rc1, @v0.30.0rc2
+    /// L1408). Which sizes count is the generated facts'
+    /// `cp_interleave_refusal`.
+    CpInterleaveMatchesBlock = "cp_interleave_matches_block", Hard, "a PD engine with context parallelism interleaves its KV cache by its block size";
     /// Dynamic EPLB without its env switch (`DYNAMIC_EPLB`,
     /// vllm_ascend/ascend_config.py @v0.18.0 L422, @v0.23.0 L887, @v0.30.0rc2
     /// L326).
-    EplbRequiresEnv = "eplb_requires_env", Hard, "`eplb_config.dynamic_eplb` needs env `DYNAMIC_EPLB=true`";
+    EplbRequiresEnv = "eplb_requires_env", Hard, "`eplb_config.dynamic_eplb` needs env `DYNAMIC_EPLB=true` (model runner V1)";
+    /// `eplb_config` fields and EPLB env switches of the other model runner:
+    /// on the V2 runner (`VLLM_USE_V2_MODEL_RUNNER=1`) only its fields, and
+    /// no `DYNAMIC_EPLB`/`EXPERT_MAP_RECORD`; on the V1 runner none of the V2
+    /// fields (vllm_ascend/platform.py `_validate_eplb_config` @v0.27.1rc1
+    /// L896, @v0.30.0rc2 L967). Read from the generated facts
+    /// (`eplb_runner`).
+    EplbConfigModelRunner = "eplb_config_model_runner", Hard, "EPLB settings belong to the model runner the engine runs";
     /// Key not read by the image: the facts' `additional_config` (every
     /// top-level key vllm_ascend/ reads, per release v0.18.0 to v0.30.0rc2).
     UnknownAdditionalConfigKey = "unknown_additional_config_key", Convention, "`additional_config` keys are read by the image";
@@ -270,6 +285,10 @@ rules! {
     EplbConfigStrict = "eplb_config_strict", Hard, "`eplb_config` holds only the sub-keys and values the image accepts";
     /// `max_num_seqs` of zero (`Field(ge=1)` in vLLM's vllm/config/scheduler.py).
     MaxNumSeqsPositive = "max_num_seqs_positive", Hard, "`max_num_seqs` is at least 1";
+    /// `max_model_len: 0`: vLLM refuses it from 0.23.0 ("must be a positive
+    /// integer", vllm/config/model.py `validate_model_config_after` @v0.23.0
+    /// L788); the vLLMs before take it and serve no request at all.
+    MaxModelLenPositive = "max_model_len_positive", Hard, "`max_model_len` is at least 1";
     /// A block size the backend replaces: `refresh_block_size` in
     /// vllm_ascend/utils.py (128 with prefix caching or chunked prefill
     /// @v0.18.0 L1188 … @v0.30.0rc2 L1461; DeepSeek-V4 128 only at
@@ -286,6 +305,10 @@ rules! {
     /// `index_topk` (vllm_ascend/utils.py `enable_dsa_cp` @v0.20.2rc1 L1389,
     /// @v0.26.0rc1 L1386; ascend_config.py `has_indexer` @v0.27.1rc1
     /// L578-584, @v0.30.0rc2 L800-806).
+    /// `enable_dsa_cp` with PCP above 1 or on the V2 model runner: from
+    /// v0.30.0rc1 vllm-ascend refuses both at start (ascend_config.py
+    /// `AscendConfig` @v0.30.0rc1 L703-714: "use PCP instead").
+    DsaCpConflicts = "dsa_cp_conflicts", Hard, "`enable_dsa_cp` runs without PCP and on the V1 model runner (from v0.30.0rc1)";
     DsaCpNeedsIndexer = "dsa_cp_needs_indexer", Convention, "`enable_dsa_cp` is set only for models with the DSA indexer (DeepSeek-V3.2, GLM-5.x, DeepSeek-V4)";
     /// `enable_dsa_cp` on an indexer model without sequence parallelism, on
     /// an image that refuses it: ValueError "DSA CP requires SP to be

@@ -52,6 +52,37 @@ pub struct Release {
     /// What `FinegrainedTPConfig` requires of each fine-grained TP size;
     /// `None` before the class exists.
     pub finegrained_tp: Option<FinegrainedTp>,
+    /// The platform's refusal of a PD engine with context parallelism whose
+    /// interleave size differs from its block size; `None` when it has none.
+    pub cp_interleave_refusal: Option<CpInterleave>,
+    /// What `_validate_eplb_config` allows per model runner; `None` before
+    /// it tells the runners apart.
+    pub eplb_runner: Option<EplbRunner>,
+}
+
+/// `additional_config.eplb_config` per model runner (vllm_ascend/platform.py
+/// `_validate_eplb_config`).
+#[derive(Debug, Deserialize)]
+pub struct EplbRunner {
+    /// The fields the V2 runner accepts; any other is refused there.
+    pub v2_fields: Vec<String>,
+    /// Env switches refused (set true) on the V2 runner.
+    pub v2_refused_env: Vec<String>,
+    /// The fields refused on the V1 runner.
+    pub v1_refused_fields: Vec<String>,
+    /// `path:line` in the sdist.
+    pub source: String,
+}
+
+/// `cp_kv_cache_interleave_size != block_size` refused on a PD engine with
+/// context parallelism (vllm_ascend/platform.py `check_and_update_config`).
+#[derive(Debug, Deserialize)]
+pub struct CpInterleave {
+    /// Which CP sizes above 1 turn it on: `prefill_context_parallel_size`,
+    /// `decode_context_parallel_size`.
+    pub reads: Vec<String>,
+    /// `path:line` in the sdist.
+    pub source: String,
 }
 
 /// `additional_config.finegrained_tp_config`'s start-up checks

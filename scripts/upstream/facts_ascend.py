@@ -1333,6 +1333,109 @@ def finegrained_tp(pkg: Package) -> dict | None:
     return None
 
 
+_CP_SIZES = ("prefill_context_parallel_size", "decode_context_parallel_size")
+
+
+def cp_interleave_refusal(pkg: Package) -> dict | None:
+    """The platform's refusal of a PD engine (`kv_transfer_config` set) with
+    context parallelism whose `cp_kv_cache_interleave_size` differs from its
+    block size: the raising `if` comparing the two, and which CP sizes turn
+    it on (`reads`: `prefill_context_parallel_size`,
+    `decode_context_parallel_size`, from the test or from the assignments of
+    the names it tests, e.g. `cp_size = dcp * pcp`). None when the release
+    has none."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("platform.py") or "cp_kv_cache_interleave_size" not in mod.text:
+            continue
+        for fn in ast.walk(mod.tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            assigned: dict[str, set[str]] = {}
+            for st in ast.walk(fn):
+                if isinstance(st, ast.Assign):
+                    names = {a.attr for a in ast.walk(st.value) if isinstance(a, ast.Attribute) and a.attr in _CP_SIZES}
+                    for t in st.targets:
+                        if isinstance(t, ast.Name) and names:
+                            assigned.setdefault(t.id, set()).update(names)
+            for node in ast.walk(fn):
+                if not isinstance(node, ast.If):
+                    continue
+                attrs = {a.attr for a in ast.walk(node.test) if isinstance(a, ast.Attribute)}
+                if not {"cp_kv_cache_interleave_size", "block_size", "kv_transfer_config"} <= attrs:
+                    continue
+                if not any(isinstance(x, ast.Raise) for b in node.body for x in ast.walk(b)):
+                    continue
+                reads = attrs & set(_CP_SIZES)
+                for n in ast.walk(node.test):
+                    if isinstance(n, ast.Name):
+                        reads |= assigned.get(n.id, set())
+                return {"reads": sorted(reads), "source": f"{rel}:{node.lineno}"}
+    return None
+
+
+def _strs(node: ast.AST) -> list[str]:
+    return [c.value for c in ast.walk(node) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+
+
+def eplb_runner(pkg: Package) -> dict | None:
+    """What `_validate_eplb_config` (vllm_ascend/platform.py) allows per model
+    runner: on the V2 runner the `eplb_config` fields it accepts
+    (`v2_fields`, the set subtracted from the config's keys) and the env
+    switches it refuses (`v2_refused_env`, read with `os.getenv` in a raising
+    `if`); on the V1 runner the fields it refuses (`v1_refused_fields`, the
+    `elif` tests `"x" in eplb_config` or `{...} & eplb_config.keys()`). None
+    before the function tells the runners apart."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("platform.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "_validate_eplb_config"):
+                continue
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.If) and "use_v2_model_runner" in ast.unparse(node.test)):
+                    continue
+                v2_fields: list[str] = []
+                env: list[str] = []
+                body = ast.Module(body=node.body, type_ignores=[])
+                sets = {
+                    t.id: x.value
+                    for x in ast.walk(body)
+                    if isinstance(x, ast.Assign) and isinstance(x.value, ast.Set)
+                    for t in x.targets
+                    if isinstance(t, ast.Name)
+                }
+                for x in ast.walk(body):
+                    if isinstance(x, ast.BinOp) and isinstance(x.op, ast.Sub):
+                        right = sets.get(x.right.id) if isinstance(x.right, ast.Name) else x.right
+                        if isinstance(right, ast.Set):
+                            v2_fields = sorted(_strs(right))
+                    if isinstance(x, ast.If) and any(isinstance(r, ast.Raise) for b in x.body for r in ast.walk(b)):
+                        for c in ast.walk(x.test):
+                            if (
+                                isinstance(c, ast.Call)
+                                and ast.unparse(c.func).endswith("getenv")
+                                and c.args
+                                and isinstance(c.args[0], ast.Constant)
+                            ):
+                                env.append(c.args[0].value)
+                v1: list[str] = []
+                rest = node.orelse
+                while len(rest) == 1 and isinstance(rest[0], ast.If):
+                    e = rest[0]
+                    if "eplb_config" in ast.unparse(e.test) and any(
+                        isinstance(r, ast.Raise) for b in e.body for r in ast.walk(b)
+                    ):
+                        v1 += _strs(e.test)
+                    rest = e.orelse
+                return {
+                    "v2_fields": v2_fields,
+                    "v2_refused_env": sorted(set(env)),
+                    "v1_refused_fields": sorted(set(v1)),
+                    "source": f"{rel}:{node.lineno}",
+                }
+    return None
+
+
 # --------------------------------------------------------------------------------------
 
 
@@ -1357,6 +1460,8 @@ def ascend_facts(src: Path, version: str) -> dict:
         "pcp_refusals": pcp_refusals(pkg),
         "v2_runner_allows": v2_runner_allows(pkg),
         "finegrained_tp": finegrained_tp(pkg),
+        "cp_interleave_refusal": cp_interleave_refusal(pkg),
+        "eplb_runner": eplb_runner(pkg),
     }
 
 

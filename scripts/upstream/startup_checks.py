@@ -205,6 +205,36 @@ def render(inv: dict[str, dict], verdicts: dict[str, dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+README = ROOT / "README.md"
+BEGIN = "<!-- startup-checks:begin (generated: scripts/upstream/startup_checks.py write) -->\n"
+END = "<!-- startup-checks:end -->\n"
+MEANING = {
+    "rule": "a pd-dsl rule refuses it at the token, at compile time (the table of `pd-dsl-macros/doc/layout.md`)",
+    "derived": "it reads only what pd-dsl derives (ranks, addresses, connector JSON), which never violates it",
+    "passthrough": "reachable only through a `flags` entry or an `additional_config` key pd-dsl passes as written (profiler, pooler, LoRA, structured outputs, sub-keys of vllm-ascend's optional features): the image judges those at start, and the rehearsal's stand-in `vllm` checks each flag's spelling and value against that vLLM's own argument table",
+    "unreachable": "no layout can make it fire: another platform (CUDA, ROCm, flashinfer), a model outside the table (Qwen3-Omni, Nemotron-H), code that runs after start-up or from other entry points, or upstream's own invariants",
+    "open": "a layout's typed fields reach it and no rule catches it yet; each carries a proposed rule (name, severity, condition, releases) in the verdicts file",
+}
+
+
+def readme_table(inv: dict[str, dict], verdicts: dict[str, dict]) -> str:
+    counts = {k: sum(1 for i in inv if verdicts[i]["verdict"] == k) for k in KINDS}
+    rows = ["| verdict | checks | what it means for a layout |", "|---|---|---|"]
+    rows += [f"| {k} | {counts[k]} | {MEANING[k]} |" for k in KINDS]
+    rows.append(f"| all | {len(inv)} | |")
+    return "\n".join(rows) + "\n"
+
+
+def readme_with(text: str, table: str) -> str | None:
+    """README text with the generated table between the markers, or None
+    when the markers are missing."""
+    if BEGIN not in text or END not in text:
+        return None
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return head + BEGIN + table + END + tail
+
+
 def main(argv: list[str]) -> int:
     cmd = argv[1] if len(argv) > 1 else "check"
     inv = inventory()
@@ -223,12 +253,19 @@ def main(argv: list[str]) -> int:
             print(f"  ... and {len(bad) - 60} more (`startup_checks.py missing` lists them)", file=sys.stderr)
         return 1
     text = render(inv, verdicts)
+    readme = README.read_text()
+    fresh = readme_with(readme, readme_table(inv, verdicts))
+    if fresh is None:
+        print(f"startup_checks.py: README.md has no `{BEGIN.strip()}` ... `{END.strip()}` block", file=sys.stderr)
+        return 1
     if cmd == "write":
         DOC.write_text(text)
+        README.write_text(fresh)
         return 0
     if cmd == "check":
-        if not DOC.exists() or DOC.read_text() != text:
-            print(f"startup_checks.py: {DOC.relative_to(ROOT)} is stale; run `scripts/upstream/startup_checks.py write`", file=sys.stderr)
+        stale = [p.relative_to(ROOT) for p, ok in ((DOC, DOC.exists() and DOC.read_text() == text), (README, readme == fresh)) if not ok]
+        if stale:
+            print(f"startup_checks.py: {', '.join(map(str, stale))} stale; run `scripts/upstream/startup_checks.py write`", file=sys.stderr)
             return 1
         return 0
     print(__doc__, file=sys.stderr)

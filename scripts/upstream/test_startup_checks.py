@@ -72,6 +72,16 @@ class Inventory(unittest.TestCase):
         self.assertTrue(any("'maybe'" in b for b in bad))
         self.assertTrue(any("no `why`" in b for b in bad))
 
+    def test_the_readme_table_is_rewritten_between_its_markers_only(self):
+        text = "head\n" + sc.BEGIN + "old\n" + sc.END + "tail\n"
+        self.assertEqual(sc.readme_with(text, "new\n"), "head\n" + sc.BEGIN + "new\n" + sc.END + "tail\n")
+        self.assertIsNone(sc.readme_with("no markers\n", "new\n"))
+        inv = {"a": {}, "b": {}}
+        table = sc.readme_table(inv, {"a": {"verdict": "open"}, "b": {"verdict": "rule"}})
+        self.assertIn("| open | 1 |", table)
+        self.assertIn("| rule | 1 |", table)
+        self.assertIn("| all | 2 | |", table)
+
     def test_rule_names_are_read_from_the_rule_table(self):
         names = sc.rule_names()
         self.assertIn("tp_divides_node", names)

@@ -15,6 +15,7 @@ fn main() {
         ports: { api: 8080, dp_rpc: 12321 },
         proxy: { port: 1999 },
         serve: { expert_parallel: true, trust_remote_code: true },
+        prefill: { flags: ["--cp-kv-cache-interleave-size" = 128] },
         provenance: { recorded: "2026-08-17" },
     };
     let _older = layout! {
@@ -27,7 +28,7 @@ fn main() {
         ports: { api: 8080, dp_rpc: 12321 },
         proxy: { port: 1999 },
         serve: { expert_parallel: true, trust_remote_code: true },
-        prefill: { env: { VLLM_USE_V2_MODEL_RUNNER: "1" } },
+        prefill: { env: { VLLM_USE_V2_MODEL_RUNNER: "1" }, flags: ["--cp-kv-cache-interleave-size" = 128] },
         provenance: { recorded: "2026-08-17" },
     };
 }

@@ -13,6 +13,7 @@ fn main() {
         ports: { api: 8080, dp_rpc: 12321 },
         proxy: { port: 1999 },
         serve: { expert_parallel: true, trust_remote_code: true },
+        prefill: { flags: ["--cp-kv-cache-interleave-size" = 128] },
         provenance: { recorded: "2026-08-17" },
     };
 }

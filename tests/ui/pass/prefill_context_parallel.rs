@@ -1,5 +1,6 @@
 //! PCP where the image starts it: DP1 x TP8 x PCP2 prefill ranks (16 NPUs, one A3 node) on
-//! v0.23.0 (refused only with DP above 1), and with `VLLM_USE_V2_MODEL_RUNNER=1` on v0.30.0rc2
+//! v0.23.0 (refused only with DP above 1; a PD engine there interleaves its KV cache by its
+//! block size), and with `VLLM_USE_V2_MODEL_RUNNER=1` on v0.30.0rc2
 use pd_dsl::layout;
 
 fn main() {
@@ -13,6 +14,7 @@ fn main() {
         ports: { api: 8080, dp_rpc: 12321 },
         proxy: { port: 1999 },
         serve: { expert_parallel: true, trust_remote_code: true },
+        prefill: { flags: ["--cp-kv-cache-interleave-size" = 128] },
         provenance: { recorded: "2026-08-17" },
     };
     let layout = pd_dsl::check(&v0_23).expect("checked at compile time");
