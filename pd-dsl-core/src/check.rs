@@ -1977,17 +1977,7 @@ fn check_cp_interleave(facts: &Facts<'_>, role: Role, serve: &Serve, pcp: u32, c
         return;
     }
     let spec = facts.spec;
-    let find = |b: &ServeSpec| {
-        b.flags
-            .iter()
-            .find(|f| f.name.value == INTERLEAVE_FLAG)
-            .map(|f| f.value.as_ref().map_or(f.name.site, |v| v.site))
-    };
-    let site = spec
-        .roles
-        .get(&role)
-        .and_then(find)
-        .or_else(|| find(&spec.serve))
+    let site = flag_site(spec, role, INTERLEAVE_FLAG, true)
         .or_else(|| {
             spec.topology
                 .iter()
@@ -2010,6 +2000,30 @@ fn check_cp_interleave(facts: &Facts<'_>, role: Role, serve: &Serve, pcp: u32, c
             r.source
         ),
     );
+}
+
+/// An env switch read as `os.getenv(name, "false").lower() in ("true", "1")`
+/// (vllm_ascend/platform.py `_validate_eplb_config`, ascend_config.py's
+/// `DYNAMIC_EPLB` read).
+fn env_is_true(serve: &Serve, name: &str) -> bool {
+    matches!(serve.env_value(name), Some(EnvValue::Literal(v)) if v == "1" || v.eq_ignore_ascii_case("true"))
+}
+
+/// The site of flag `name` in the role's block, else in `serve`.
+fn flag_site(spec: &LayoutSpec, role: Role, name: &str, value: bool) -> Option<Site> {
+    let find = |b: &ServeSpec| {
+        b.flags.iter().find(|f| f.name.value == name).map(|f| {
+            if value {
+                f.value.as_ref().map_or(f.name.site, |v| v.site)
+            } else {
+                f.name.site
+            }
+        })
+    };
+    spec.roles
+        .get(&role)
+        .and_then(find)
+        .or_else(|| find(&spec.serve))
 }
 
 /// Whether the engine runs vLLM's V2 model runner: on Ascend chosen by
@@ -2073,8 +2087,7 @@ fn check_eplb_runner(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) 
             }
         }
         for name in &er.v2_refused_env {
-            if matches!(serve.env_value(name), Some(EnvValue::Literal(v)) if v == "1" || v.eq_ignore_ascii_case("true"))
-            {
+            if env_is_true(serve, name) {
                 cx.report(
                     Rule::EplbConfigModelRunner,
                     env_site(spec, role, name),
@@ -2119,18 +2132,7 @@ fn check_pcp(facts: &Facts<'_>, role: Role, serve: &Serve, dp: u32, pcp: u32, cx
     let site = g.pcp.as_ref().map_or(g.shape_site, |p| p.site);
     let field = "topology.pcp";
     if serve.flags.iter().any(|(name, _)| name == PCP_FLAG) {
-        let find = |b: &ServeSpec| {
-            b.flags
-                .iter()
-                .find(|f| f.name.value == PCP_FLAG)
-                .map(|f| f.name.site)
-        };
-        let at = spec
-            .roles
-            .get(&role)
-            .and_then(find)
-            .or_else(|| find(&spec.serve))
-            .unwrap_or(site);
+        let at = flag_site(spec, role, PCP_FLAG, false).unwrap_or(site);
         cx.report(
             Rule::DerivedSetting,
             at,
@@ -2353,16 +2355,17 @@ fn check_serve(
     let v2_eplb = v2_runner_on(serve)
         && image.is_some_and(|i| i.facts().is_some_and(|r| r.eplb_runner.is_some()));
     check_eplb_runner(facts, role, serve, cx);
-    if dynamic_eplb && !v2_eplb {
-        let on = |n: &str| matches!(serve.env_value(n), Some(EnvValue::Literal(v)) if v == "1" || v.eq_ignore_ascii_case("true"));
-        if !on("DYNAMIC_EPLB") && !on("EXPERT_MAP_RECORD") {
-            cx.report(
-                Rule::EplbRequiresEnv,
-                config_site(spec, role, "eplb_config"),
-                format!("{scope}.additional_config.eplb_config"),
-                format!("found `eplb_config.dynamic_eplb: true` on {role} without env `DYNAMIC_EPLB=true`, expected both: model runner v1 refuses dynamic EPLB without it (ascend_config.py L1049-1052)"),
-            );
-        }
+    if dynamic_eplb
+        && !v2_eplb
+        && !env_is_true(serve, "DYNAMIC_EPLB")
+        && !env_is_true(serve, "EXPERT_MAP_RECORD")
+    {
+        cx.report(
+            Rule::EplbRequiresEnv,
+            config_site(spec, role, "eplb_config"),
+            format!("{scope}.additional_config.eplb_config"),
+            format!("found `eplb_config.dynamic_eplb: true` on {role} without env `DYNAMIC_EPLB=true`, expected both: model runner v1 refuses dynamic EPLB without it (ascend_config.py L1049-1052)"),
+        );
     }
     if let Some(img) = image {
         // The keys and variables each image reads are the generated facts
@@ -2400,10 +2403,16 @@ fn check_serve(
                     Rule::DeadEnvToggle,
                     env_site(spec, role, name),
                     format!("{scope}.env.{name}"),
-                    format!(
-                        "found env `{name}` on image `{}`, expected it dropped: {why}",
-                        img.tag
-                    ),
+                    match tables::upper_spelling_read(name, img) {
+                        Some(upper) => format!(
+                            "found env `{name}` on image `{}`, expected `{upper}`: {why}",
+                            img.tag
+                        ),
+                        None => format!(
+                            "found env `{name}` on image `{}`, expected it dropped: {why}",
+                            img.tag
+                        ),
+                    },
                 );
             }
         }

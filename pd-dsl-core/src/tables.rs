@@ -1762,6 +1762,33 @@ pub static UNREAD_ENV: &[(&str, &str)] = &[
     ),
 ];
 
+/// The upper-case name something in `image` reads, when `name` is a
+/// lowercase spelling of it (the case [`dead_env`] reports as "names are
+/// case-sensitive").
+pub fn upper_spelling_read(name: &str, image: &Image) -> Option<String> {
+    // The namespaces of CANN, HCCL, torch(_npu), OpenMP, Mooncake and vLLM
+    // spell every variable upper-case.
+    const UPPER_ONLY: &[&str] = &[
+        "VLLM_",
+        "ASCEND_",
+        "HCCL_",
+        "ACL_",
+        "PYTORCH_",
+        "TORCH_",
+        "OMP_",
+        "MOONCAKE_",
+        "GLOO_",
+        "TASK_QUEUE_",
+    ];
+    let upper = name.to_ascii_uppercase();
+    let read = image.reads_env(&upper) || OTHER_ENV_READERS.iter().any(|r| r.name == upper);
+    (upper != name
+        && (read
+            || UNREAD_ENV.iter().any(|(n, _)| *n == upper)
+            || UPPER_ONLY.iter().any(|p| upper.starts_with(p))))
+    .then_some(upper)
+}
+
 /// Why `name` does nothing on `image`, or `None` when something in the image
 /// reads it or it is not ours to judge. A `VLLM_ASCEND_*` variable is
 /// vllm-ascend's own: dead on an image whose generated `env` table lacks it
@@ -1773,30 +1800,9 @@ pub fn dead_env(name: &str, image: &Image) -> Option<String> {
         return None;
     }
     if name.bytes().any(|b| b.is_ascii_lowercase()) {
-        let upper = name.to_ascii_uppercase();
-        // The namespaces of CANN, HCCL, torch(_npu), OpenMP, Mooncake and
-        // vLLM spell every variable upper-case.
-        const UPPER_ONLY: &[&str] = &[
-            "VLLM_",
-            "ASCEND_",
-            "HCCL_",
-            "ACL_",
-            "PYTORCH_",
-            "TORCH_",
-            "OMP_",
-            "MOONCAKE_",
-            "GLOO_",
-            "TASK_QUEUE_",
-        ];
-        if read(&upper)
-            || UNREAD_ENV.iter().any(|(n, _)| *n == upper)
-            || UPPER_ONLY.iter().any(|p| upper.starts_with(p))
-        {
-            return Some(format!(
-                "environment names are case-sensitive and what reads this one reads `{upper}`"
-            ));
-        }
-        return None;
+        return upper_spelling_read(name, image).map(|upper| {
+            format!("environment names are case-sensitive and what reads this one reads `{upper}`")
+        });
     }
     if name.starts_with("VLLM_ASCEND_") {
         let readers: Vec<&Image> = IMAGES.iter().filter(|i| i.reads_env(name)).collect();

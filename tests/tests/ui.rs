@@ -50,3 +50,22 @@ fn every_rule_has_a_compile_fail_case() {
         );
     }
 }
+
+/// The rule table of `pd-dsl-macros/doc/layout.md` names every rule and its
+/// compile-fail case.
+#[test]
+fn the_layout_reference_lists_every_rule() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../pd-dsl-macros/doc/layout.md"),
+    )
+    .unwrap_or_default();
+    let missing: Vec<&str> = pd_dsl::Rule::ALL
+        .iter()
+        .map(|r| r.name())
+        .filter(|name| !doc.contains(&format!("| `{name}` | `tests/ui/fail/{name}.rs`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "pd-dsl-macros/doc/layout.md's rule table lacks {missing:?}"
+    );
+}
