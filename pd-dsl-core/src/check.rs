@@ -1,6 +1,8 @@
 //! The one rule engine. The `layout!` macro and the runtime loader both call
 //! [`check`]; nothing else decides whether a layout is valid.
 
+mod pool;
+
 use crate::capacity;
 use crate::dims;
 use crate::layout::{Acknowledged, Layout, Proxy, Serve, SocketKind};
@@ -1003,6 +1005,9 @@ fn check_wiring(
                     ok = false;
                 }
             }
+            if let Some(pool) = &c.pool {
+                ok &= pool::check_pool(pool, cx);
+            }
             match &spec.proxy {
                 None => {
                     cx.report(
@@ -1401,6 +1406,9 @@ fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx: &mut Cx) {
             }
         }
     };
+    if let Some(pool) = layout.pool() {
+        pool::check_placeholders(pool, layout.placement.nodes.len(), cx);
+    }
     let mut findings = Findings::default();
     for node in &layout.placement.nodes {
         let engine = &layout.placement.engines[node.engine];
@@ -1441,6 +1449,19 @@ fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx: &mut Cx) {
                         (
                             spec.proxy.as_ref().map_or(Site::NONE, |p| p.port.site),
                             "proxy.port".to_owned(),
+                        ),
+                    ),
+                    SocketKind::Pool { name } => (
+                        format!("KV pool {name} {lo}"),
+                        "pool",
+                        4,
+                        None,
+                        (
+                            layout
+                                .pool()
+                                .and_then(|p| p.ports.get(name))
+                                .map_or(Site::NONE, |p| p.site),
+                            format!("pool.ports.{name}"),
                         ),
                     ),
                 };

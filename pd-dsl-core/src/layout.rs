@@ -5,7 +5,7 @@
 use crate::placement::{EnginePlan, Placement};
 use crate::rules::Rule;
 use crate::spec::{
-    ConnectorKind, EnvValue, GraphMode, Json, LayoutSpec, ProxyScript, Role, ServeSpec,
+    ConnectorKind, EnvValue, GraphMode, Json, LayoutSpec, PoolSpec, ProxyScript, Role, ServeSpec,
     Verification,
 };
 use crate::tables::{Hardware, Image, Model};
@@ -306,6 +306,11 @@ pub enum SocketKind {
     DpRpc,
     /// The proxy on node 0.
     Proxy,
+    /// A KV pool service port on node 0 (`meta_service_port`, ...).
+    Pool {
+        /// The port's name in `pool.ports`.
+        name: &'static str,
+    },
 }
 
 /// An inclusive port range a node uses.
@@ -460,7 +465,31 @@ impl Layout {
             "kv_connector_extra_config".into(),
             self.kv_connector_extra_config(),
         );
-        Some(Json::Object(m))
+        let Some(pool) = self.pool() else {
+            return Some(Json::Object(m));
+        };
+        // A KV pool: vLLM's MultiConnector over the PD connector and
+        // vllm-ascend's AscendStoreConnector, every child with its own
+        // role; the PD connector keeps its own kv_port and engine_id
+        // (vllm distributed/kv_transfer/kv_connector/v1/multi_connector.py
+        // `_get_connector_classes_and_configs`: a child's `engine_id` wins
+        // over the outer one, @0.26.0+).
+        let role = engine.role.kv_role()?;
+        let store = json!({
+            "kv_connector": "AscendStoreConnector",
+            "kv_role": role,
+            "kv_connector_extra_config": pool.store_extra(engine.role),
+        });
+        Some(json!({
+            "kv_connector": "MultiConnector",
+            "kv_role": role,
+            "kv_connector_extra_config": { "connectors": [Json::Object(m), store] },
+        }))
+    }
+
+    /// The KV pool next to the PD connector, if any.
+    pub fn pool(&self) -> Option<&PoolSpec> {
+        self.spec.connector.as_ref()?.pool.as_ref()
     }
 
     /// Every port (range) node `index` uses, in rank order then DP RPC and
@@ -505,6 +534,22 @@ impl Layout {
                 last: rpc,
                 kind: SocketKind::DpRpc,
             });
+        }
+        if node.index == 0
+            && let Some(pool) = self.pool()
+        {
+            for name in pool.backend.value.port_names() {
+                if let Some(p) = pool
+                    .port(name)
+                    .map(|p| u32::try_from(p).unwrap_or(u32::MAX))
+                {
+                    out.push(Socket {
+                        first: p,
+                        last: p,
+                        kind: SocketKind::Pool { name },
+                    });
+                }
+            }
         }
         if node.hosts_proxy
             && let Some(p) = self.proxy

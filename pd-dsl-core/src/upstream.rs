@@ -58,6 +58,57 @@ pub struct Release {
     /// What `_validate_eplb_config` allows per model runner; `None` before
     /// it tells the runners apart.
     pub eplb_runner: Option<EplbRunner>,
+    /// The stores `AscendStoreConnector` keeps a KV pool in, with the env
+    /// variable each reads its per-node config path from.
+    pub kv_pool_backends: Vec<PoolBackendFact>,
+    /// How the release's e2e runner starts a KV pool's service; `None`
+    /// before its runner has a pool.
+    pub kv_pool_runner: Option<PoolRunner>,
+}
+
+/// A KV pool's service as upstream's e2e runner starts it on node 0
+/// (tests/e2e/.../external_dp/.../runtime.py `_start_service`).
+#[derive(Debug, Deserialize)]
+pub struct PoolRunner {
+    /// memcache's MetaService: `python3 -c PROGRAM`.
+    pub memcache_argv: Vec<serde_json::Value>,
+    /// The env variables naming the MetaService's config file.
+    pub memcache_env: Vec<String>,
+    /// `mooncake_master` and its flags; `null` where the pool's port goes.
+    #[serde(default)]
+    pub mooncake_argv: Vec<serde_json::Value>,
+    /// Directories prepended to `LD_LIBRARY_PATH` for `mooncake_master`.
+    #[serde(default)]
+    pub mooncake_library_paths: Vec<String>,
+    /// The runner file.
+    pub source: String,
+}
+
+/// The pool service of `img`'s release, else of the newest release whose
+/// runner has one (the service belongs to the store's library, which
+/// upstream installs the same way in every image), with that release.
+pub fn pool_runner(img: &Image) -> Option<(&'static str, &'static PoolRunner)> {
+    if let Some(r) = release(img).and_then(|r| r.kv_pool_runner.as_ref().map(|p| (r, p))) {
+        return Some((r.0.version.as_str(), r.1));
+    }
+    RELEASES
+        .iter()
+        .rev()
+        .filter_map(|r| r.as_ref().ok())
+        .find_map(|r| r.kv_pool_runner.as_ref().map(|p| (r.version.as_str(), p)))
+}
+
+/// One `AscendStoreConnector` backend (vllm_ascend/distributed/kv_transfer/
+/// kv_pool/ascend_store/backend/<name>_backend.py).
+#[derive(Debug, Deserialize)]
+pub struct PoolBackendFact {
+    /// `backend` value: `memcache`, `mooncake`, `yuanrong`.
+    pub name: String,
+    /// The env variable holding the per-node config file's path, when the
+    /// backend reads one (`MMC_LOCAL_CONFIG_PATH`).
+    pub config_env: Option<String>,
+    /// Where it is defined.
+    pub source: String,
 }
 
 /// `additional_config.eplb_config` per model runner (vllm_ascend/platform.py

@@ -9,8 +9,8 @@ use pd_dsl_core::rules::{closest, did_you_mean};
 use pd_dsl_core::spec::{
     AllowSpec, BenchSpec, ConnectorKind, ConnectorSpec, DeviationSpec, EngineGroup, EngineId,
     EngineIdsSpec, EnvEntry, EnvValue, FigureSpec, FlagEntry, GraphMode, HardwareSpec, Json,
-    KvPorts, LayoutSpec, PortsSpec, ProvenanceSpec, ProxyScript, ProxySpec, Role, RolePortsSpec,
-    ServeSpec, SpeculativeSpec, Verification,
+    KvPorts, LayoutSpec, PoolBackend, PoolSpec, PortsSpec, ProvenanceSpec, ProxyScript, ProxySpec,
+    Role, RolePortsSpec, ServeSpec, SpeculativeSpec, Verification,
 };
 use pd_dsl_core::{Rule, Site, Spanned};
 use proc_macro2::Span;
@@ -735,7 +735,7 @@ impl Cx {
             KINDS,
             ConnectorKind::parse,
         );
-        let fields = self.fields(&block.entries, &["kv_port", "extra"], "connector");
+        let fields = self.fields(&block.entries, &["kv_port", "extra", "pool"], "connector");
         let mut kv_port = KvPorts::default();
         match fields.get("kv_port") {
             Some(e) => {
@@ -759,6 +759,10 @@ impl Cx {
             Some(e) => self.json_map(&e.value, "extra"),
             None => BTreeMap::new(),
         };
+        let pool = match fields.get("pool") {
+            Some(e) => self.pool(&e.value),
+            None => None,
+        };
         let kind = kind?;
         let site = self.site(Range {
             start: kind_ident.span(),
@@ -768,6 +772,78 @@ impl Cx {
             kind,
             kv_port,
             extra,
+            pool,
+            site,
+        })
+    }
+
+    /// `pool: memcache { ports: { .. }, config: { .. }, extra: { .. }, prefill: { .. }, decode: { .. } }`.
+    fn pool(&mut self, v: &Value) -> Option<PoolSpec> {
+        const BACKENDS: &[&str] = &["memcache", "mooncake"];
+        let Value::Kinded(backend_ident, block) = v else {
+            self.expected(
+                v,
+                "`memcache | mooncake { ports: { ... }, config: { ... } }`",
+                "pool",
+            );
+            return None;
+        };
+        self.errors.extend(block.errors.iter().cloned());
+        self.broken.extend(block.broken.iter().cloned());
+        let backend = self.keyword(
+            &Value::Ident(backend_ident.clone()),
+            "pool",
+            BACKENDS,
+            PoolBackend::parse,
+        );
+        let fields = self.fields(
+            &block.entries,
+            &["ports", "config", "extra", "prefill", "decode"],
+            "pool",
+        );
+        let mut ports = BTreeMap::new();
+        match fields.get("ports") {
+            Some(e) => {
+                if let Some(b) = self.block(&e.value, "pool.ports") {
+                    for p in &b.entries {
+                        let name = p.key.text();
+                        if ports.contains_key(&name) {
+                            self.err(
+                                Range::of(p.key.span()),
+                                format!("found `{name}` twice in `pool.ports`, expected it once: the second would silently win"),
+                            );
+                            continue;
+                        }
+                        if let Some(port) = self.int(&p.value, &format!("pool.ports.{name}")) {
+                            // The rule points at the name (`kv_pool_ports`).
+                            let site = self.span_site(p.key.span());
+                            ports.insert(name, Spanned::new(port.value, site));
+                        }
+                    }
+                }
+            }
+            None => self.missing(
+                Range::of(block.span),
+                "pool",
+                "ports: { meta_service_port: 5000, config_store_port: 6000 }",
+            ),
+        }
+        let mut maps = ["config", "extra", "prefill", "decode"].map(|f| match fields.get(f) {
+            Some(e) => self.json_map(&e.value, &format!("pool.{f}")),
+            None => BTreeMap::new(),
+        });
+        let backend = backend?;
+        let site = self.site(Range {
+            start: backend_ident.span(),
+            end: block.span,
+        });
+        Some(PoolSpec {
+            backend,
+            ports,
+            config: std::mem::take(&mut maps[0]),
+            extra: std::mem::take(&mut maps[1]),
+            prefill: std::mem::take(&mut maps[2]),
+            decode: std::mem::take(&mut maps[3]),
             site,
         })
     }

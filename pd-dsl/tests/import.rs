@@ -589,3 +589,30 @@ fn performance_baselines_are_figures_and_the_workload() {
         "{src}"
     );
 }
+
+/// A JSON flag with a value the runner fills is refused naming the key
+/// that holds it: upstream's GLM kv-pool configs give `--kv-transfer-config`
+/// an `engine_id` of `${DP_RANK}` (one id per DP rank), which no layout
+/// form states.
+#[test]
+fn a_run_time_json_value_names_its_key() {
+    let head = "model: vllm-ascend/DeepSeek-V3-W8A8\nnum_nodes: 1\nnpu_per_node: 16\ndeployment:\n";
+    for (json, want) in [
+        (
+            r#"{"kv_connector":"MultiConnector","kv_role":"kv_producer","engine_id":"${DP_RANK}"}"#,
+            "in `--kv-transfer-config` (engine_id), an id the runner fills per rank, expected a literal: pd-dsl states engine ids per engine or per node",
+        ),
+        (
+            r#"{"kv_connector":"MooncakeConnectorV1","kv_role":"kv_producer","kv_connector_extra_config":{"x":["a","$HOST"]}}"#,
+            "at `kv_connector_extra_config.x.1` in `--kv-transfer-config`, a value filled at run time",
+        ),
+    ] {
+        // Double-quoted in the shell, so `${..}` is expanded at run time.
+        let quoted = json.replace('"', "\\\"");
+        let text = format!(
+            "{head}  - server_cmd: 'vllm serve vllm-ascend/DeepSeek-V3-W8A8 --port 8015 --kv-transfer-config \"{quoted}\"'\n"
+        );
+        let f = lint(&[Input::new("x.yaml", text.as_str())], &Options::default());
+        assert!(f.iter().any(|f| f.message.contains(want)), "{text}\n{f:#?}");
+    }
+}

@@ -33,6 +33,9 @@
 //!   the version module the table names (`vllm_ascend/_version.py`:
 //!   `__version__ = version = "X"`) and `vllm_ascend-X.dist-info/METADATA`,
 //!   so preflight's `vllm_ascend_version` check runs for real.
+//! - **`memcache_hybrid`**: a stand-in of the KV pool's MetaService (every
+//!   release requires the package), binding the two URLs of its config file
+//!   (`standin/memcache_hybrid.py`).
 
 use crate::facts::{self, ImageFact, Release};
 use pd_dsl::Layout;
@@ -362,6 +365,13 @@ pub fn build(
             .join(format!("{pkg}-{version}.dist-info"))
             .join("METADATA"),
         &format!("Metadata-Version: 2.1\nName: {pkg}\nVersion: {version}\n"),
+    )?;
+
+    // The KV pool's MetaService (memcache_hybrid: every release's
+    // requirements.txt), as a stand-in module of the same name.
+    write(
+        &site.join("memcache_hybrid").join("__init__.py"),
+        include_str!("standin/memcache_hybrid.py"),
     )?;
 
     let mut env_map: BTreeMap<String, String> = BTreeMap::new();

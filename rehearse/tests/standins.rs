@@ -1278,3 +1278,87 @@ fn vllm_refuses_external_dp_at_dp_1_and_pcp_where_the_image_does() {
         "{err}"
     );
 }
+
+/// A KV pool: the engine's `MultiConnector` chains the PD connector and
+/// `AscendStoreConnector`; the stand-in starts only when the memcache
+/// client's config (`MMC_LOCAL_CONFIG_PATH`) exists and names a MetaService
+/// that answers, and refuses a chain it does not run.
+#[test]
+fn a_kv_pool_needs_its_config_and_a_live_meta_service() {
+    let dir = tmpdir("pool");
+    let (kv_p, api, meta) = (free_span(1), free_port(), free_port());
+    let pd: Json = serde_json::from_str(&kv_config(
+        "MooncakeConnectorV1",
+        "kv_producer",
+        kv_p,
+        "0",
+        (1, 1),
+        (1, 1),
+    ))
+    .unwrap();
+    let multi = |second: &str, role: &str| {
+        json!({
+            "kv_connector": "MultiConnector", "kv_role": "kv_producer",
+            "kv_connector_extra_config": {"connectors": [pd.clone(), {
+                "kv_connector": second, "kv_role": role,
+                "kv_connector_extra_config": {"backend": "memcache"},
+            }]},
+        })
+        .to_string()
+    };
+    let argv = |kv: String| rank_argv(api, 1, 0, free_port(), 1, Some(kv));
+    let conf = dir.join("mmc-local.conf");
+    let env = |path: &Path| vec![("MMC_LOCAL_CONFIG_PATH", path.to_string_lossy().into_owned())];
+
+    // No config: the client cannot find the pool.
+    let (code, _, err) = run(
+        VLLM,
+        &argv(multi("AscendStoreConnector", "kv_producer")),
+        &[],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("MMC_LOCAL_CONFIG_PATH is not set"), "{err}");
+
+    // A config whose MetaService does not answer.
+    std::fs::write(
+        &conf,
+        format!("ock.mmc.meta_service_url = tcp://127.0.0.1:{meta}\nock.mmc.local_service.config_store_url = tcp://127.0.0.1:1\n"),
+    )
+    .unwrap();
+    let (code, _, err) = run(
+        VLLM,
+        &argv(multi("AscendStoreConnector", "kv_producer")),
+        &env(&conf),
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!("does not answer at 127.0.0.1:{meta}")),
+        "{err}"
+    );
+
+    // Chains the image does not run, or whose roles differ.
+    let (code, _, err) = run(
+        VLLM,
+        &argv(multi("LMCacheConnectorV1", "kv_producer")),
+        &env(&conf),
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("expected AscendStoreConnector"), "{err}");
+    let (code, _, err) = run(
+        VLLM,
+        &argv(multi("AscendStoreConnector", "kv_consumer")),
+        &env(&conf),
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("differs from AscendStoreConnector's"), "{err}");
+
+    // With the MetaService listening, the engine starts.
+    let listener = TcpListener::bind(("127.0.0.1", meta)).unwrap();
+    let mut g = spawn(
+        VLLM,
+        &argv(multi("AscendStoreConnector", "kv_producer")),
+        &env(&conf),
+    );
+    wait_ready("127.0.0.1", api, "/health", &mut g);
+    drop(listener);
+}

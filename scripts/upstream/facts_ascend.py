@@ -1439,6 +1439,85 @@ def eplb_runner(pkg: Package) -> dict | None:
 # --------------------------------------------------------------------------------------
 
 
+POOL_BACKENDS = f"{PKG}/distributed/kv_transfer/kv_pool/ascend_store/backend"
+
+
+def kv_pool_backends(pkg: Package) -> list[dict]:
+    """The stores `AscendStoreConnector` can keep a KV pool in: one
+    `<name>_backend.py` each under the pool's `backend/` package, with the
+    environment variable it reads its per-node config file from
+    (`os.getenv("MMC_LOCAL_CONFIG_PATH")`), when it reads one."""
+    out = []
+    for rel, m in sorted(pkg.modules.items()):
+        if not (rel.startswith(POOL_BACKENDS + "/") and rel.endswith("_backend.py")):
+            continue
+        name = rel.rsplit("/", 1)[1][: -len("_backend.py")]
+        names = (_str_const(t) for t, _ in _env_reads_in(m.tree))
+        env = sorted({n for n in names if n and n.endswith("_CONFIG_PATH")})
+        out.append({"name": name, "config_env": env[0] if env else None, "source": rel})
+    return out
+
+
+POOL_RUNNERS = (
+    "tests/e2e/common/multi_node/external_dp/runtime.py",  # 0.30
+    "tests/e2e/nightly/multi_node/external_dp/scripts/runtime.py",  # 0.27.1rc1-0.29
+)
+
+
+def kv_pool_runner(src: Path) -> dict | None:
+    """How upstream's e2e runner starts a KV pool's service on node 0
+    (`ExternalDPMemcacheManager._start_service`: the `python -c` program and
+    the env naming its config; `ExternalDPMooncakeManager._start_service`:
+    `mooncake_master`'s flags from the module's `MOONCAKE_*` constants and
+    the library paths it prepends). `None` before the runner has a pool."""
+    found = [r for r in POOL_RUNNERS if (Path(src) / r).is_file()]
+    if not found:
+        return None
+    p = Path(src) / found[0]
+    tree = _parse(p)
+    consts = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                consts[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    out = {"source": found[0]}
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+        for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "_start_service"):
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Dict))):
+                    continue
+                name = node.targets[0].id if isinstance(node.targets[0], ast.Name) else None
+                if name == "cmd" and isinstance(node.value, ast.List):
+                    items = []
+                    for e in node.value.elts:
+                        if isinstance(e, ast.Constant):
+                            items.append(e.value)
+                        elif (
+                            isinstance(e, ast.Call)
+                            and isinstance(e.func, ast.Name)
+                            and e.func.id == "str"
+                            and isinstance(e.args[0], ast.Name)
+                        ):
+                            items.append(consts.get(e.args[0].id, "{" + e.args[0].id + "}"))
+                        elif isinstance(e, ast.Attribute) and e.attr == "executable":
+                            items.append("python3")
+                        else:
+                            items.append(None)
+                    if "Memcache" in cls.name:
+                        out["memcache_argv"] = items
+                    elif "Mooncake" in cls.name:
+                        out["mooncake_argv"] = items
+                if name == "env" and isinstance(node.value, ast.Dict) and "Memcache" in cls.name:
+                    out["memcache_env"] = [k.value for k in node.value.keys if isinstance(k, ast.Constant)]
+    if "MOONCAKE_LIBRARY_PATHS" in consts:
+        out["mooncake_library_paths"] = list(consts["MOONCAKE_LIBRARY_PATHS"])
+    if "memcache_argv" not in out:
+        return None
+    return out
+
+
 def ascend_facts(src: Path, version: str) -> dict:
     src = Path(src)
     pkg = Package(src)
@@ -1462,6 +1541,8 @@ def ascend_facts(src: Path, version: str) -> dict:
         "finegrained_tp": finegrained_tp(pkg),
         "cp_interleave_refusal": cp_interleave_refusal(pkg),
         "eplb_runner": eplb_runner(pkg),
+        "kv_pool_backends": kv_pool_backends(pkg),
+        "kv_pool_runner": kv_pool_runner(src),
     }
 
 

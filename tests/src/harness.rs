@@ -110,6 +110,12 @@ pub struct DryRun {
     pub node_command: Vec<String>,
     /// The proxy command (node 0 of a PD layout).
     pub proxy_command: Option<Vec<String>>,
+    /// The KV pool's service command (node 0 of a layout with a pool).
+    pub pool_service: Option<Vec<String>>,
+    /// The env the pool's service starts with (`NAME=value`).
+    pub pool_service_env: Vec<(String, String)>,
+    /// The KV pool config files this node writes, by file name.
+    pub pool_files: BTreeMap<String, String>,
 }
 
 /// Runs the generated run.sh of node `node` with `PD_DRY_RUN=1`.
@@ -137,8 +143,42 @@ pub fn dry_run(r: &Rendered, node: usize, ips: &[&str]) -> DryRun {
         kv_port: None,
         node_command: Vec::new(),
         proxy_command: None,
+        pool_service: None,
+        pool_service_env: Vec::new(),
+        pool_files: BTreeMap::new(),
     };
+    // The pool's files print as `--- NAME` then their lines.
+    let mut file: Option<String> = None;
     for line in stdout.lines() {
+        if let Some(name) = line.strip_prefix("--- ") {
+            file = Some(name.to_owned());
+            d.pool_files.insert(name.to_owned(), String::new());
+            continue;
+        }
+        if let Some(f) = &file {
+            if line.contains(".sh: ") {
+                file = None;
+            } else {
+                let text = d.pool_files.entry(f.clone()).or_default();
+                text.push_str(line);
+                text.push('\n');
+                continue;
+            }
+        }
+        if let Some(rest) = line.strip_prefix("run.sh: node 0 pool service env: ") {
+            if let Some((k, v)) = rest.split_once('=') {
+                d.pool_service_env.push((k.to_owned(), v.to_owned()));
+            }
+            continue;
+        }
+        if let Some(rest) = line
+            .strip_prefix("run.sh: node 0 would run the ")
+            .and_then(|r| r.split_once(" pool service:"))
+            .map(|(_, argv)| argv)
+        {
+            d.pool_service = Some(shell_split(rest));
+            continue;
+        }
         if let Some(rest) = line.strip_prefix(&format!("run.sh: node {node} exports ")) {
             for kv in rest.split_whitespace() {
                 match kv.split_once('=') {
@@ -249,7 +289,11 @@ pub fn serve(r: &Rendered, script: &str, args: &[String], extra_env: &[(&str, &s
         .env("HCCL_IF_IP", "192.xx.xx.1")
         .env("GLOO_SOCKET_IFNAME", "eth0")
         .env("TP_SOCKET_IFNAME", "eth0")
-        .env("HCCL_SOCKET_IFNAME", "eth0");
+        .env("HCCL_SOCKET_IFNAME", "eth0")
+        // run.sh's KV pool exports (layouts with a pool require them).
+        .env("MMC_LOCAL_CONFIG_PATH", "/tmp/runtime/mmc-local.conf")
+        .env("MOONCAKE_CONFIG_PATH", "/tmp/runtime/mooncake.json")
+        .env("MOONCAKE_MASTER", "192.xx.xx.1:50088");
     for (k, v) in extra_env {
         cmd.env(k, v);
     }

@@ -91,6 +91,11 @@ pub const DERIVED_ENV: &[&str] = &[
     "KV_PORT",
     // The node index run.sh exports where some node has its own settings.
     "PD_NODE",
+    // Where run.sh wrote this node's KV pool config (its content is
+    // compared on its own).
+    "MMC_LOCAL_CONFIG_PATH",
+    "MOONCAKE_CONFIG_PATH",
+    "MOONCAKE_MASTER",
 ];
 
 /// What one rank of the rendered layout runs.
@@ -115,6 +120,9 @@ pub fn start_env(extra: &[(&str, &str)]) -> BTreeMap<String, String> {
         ("GLOO_SOCKET_IFNAME", "eth0"),
         ("TP_SOCKET_IFNAME", "eth0"),
         ("HCCL_SOCKET_IFNAME", "eth0"),
+        ("MMC_LOCAL_CONFIG_PATH", "/tmp/runtime/mmc-local.conf"),
+        ("MOONCAKE_CONFIG_PATH", "/tmp/runtime/mooncake.json"),
+        ("MOONCAKE_MASTER", "192.xx.xx.1:50088"),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v.to_owned()))
@@ -379,8 +387,24 @@ pub fn compare(input: &InputRank, ran: &Ran, start: &BTreeMap<String, String>) -
                 match (wj, gj) {
                     (Ok(mut wj), Ok(gj)) => {
                         if flag == "--kv-transfer-config" {
-                            normalise_engine_id(&mut wj, &gj, ran, &mut diffs);
-                            normalise_kv_port(&mut wj, &gj);
+                            // A KV pool's MultiConnector: its PD connector
+                            // carries the kv port and engine id.
+                            const PD: &str = "/kv_connector_extra_config/connectors/0";
+                            let multi = wj["kv_connector"] == "MultiConnector";
+                            let g_pd = if multi {
+                                gj.pointer(PD).cloned()
+                            } else {
+                                Some(gj.clone())
+                            };
+                            let w_pd = if multi {
+                                wj.pointer_mut(PD)
+                            } else {
+                                Some(&mut wj)
+                            };
+                            if let (Some(w_pd), Some(g_pd)) = (w_pd, g_pd) {
+                                normalise_engine_id(w_pd, &g_pd, ran, &mut diffs);
+                                normalise_kv_port(w_pd, &g_pd);
+                            }
                         }
                         if wj != gj {
                             diffs.push(diff(

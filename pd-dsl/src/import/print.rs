@@ -123,6 +123,41 @@ fn fields(s: &LayoutSpec) -> Vec<(String, V)> {
                 ),
             ));
         }
+        if let Some(pool) = &c.pool {
+            let map =
+                |m: &std::collections::BTreeMap<String, crate::Spanned<crate::spec::Json>>| {
+                    V::Block(
+                        m.iter()
+                            .map(|(k, v)| (quoted(k), V::Json(v.value.clone())))
+                            .collect(),
+                        false,
+                    )
+                };
+            let mut p = vec![(
+                "ports".to_owned(),
+                V::Block(
+                    pool.ports
+                        .iter()
+                        .map(|(k, v)| (k.clone(), V::Int(v.value)))
+                        .collect(),
+                    false,
+                ),
+            )];
+            for (name, m) in [
+                ("config", &pool.config),
+                ("extra", &pool.extra),
+                ("prefill", &pool.prefill),
+                ("decode", &pool.decode),
+            ] {
+                if !m.is_empty() {
+                    p.push((name.to_owned(), map(m)));
+                }
+            }
+            body.push((
+                "pool".into(),
+                V::Kinded(pool.backend.value.as_str().into(), p),
+            ));
+        }
         put("connector", V::Kinded(c.kind.value.as_str().into(), body));
     }
     let mut ports = Vec::new();

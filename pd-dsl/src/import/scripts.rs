@@ -91,12 +91,7 @@ pub(crate) fn split_args(toks: &[Tok]) -> Result<Vec<Arg>, Fail> {
             && !literal
             && !RANK_FLAGS.contains(&name.as_str())
         {
-            return Err((
-                *at,
-                format!(
-                    "found `{name} {v}`, a value computed or read at run time, expected a literal: the importer never runs the script, so it cannot know the value"
-                ),
-            ));
+            return Err((*at, run_time_value(&name, v)));
         }
         out.push(Arg {
             flag: p(name, t.at),
@@ -105,6 +100,53 @@ pub(crate) fn split_args(toks: &[Tok]) -> Result<Vec<Arg>, Fail> {
         i += 1;
     }
     Ok(out)
+}
+
+/// Why a flag's value known only at run time cannot be imported. A JSON
+/// value names the key holding the placeholder: upstream's kv-pool configs
+/// give `--kv-transfer-config` an `engine_id` of `${DP_RANK}`, one id per
+/// DP rank, which no engine-id form of a layout (per engine, per node)
+/// states.
+fn run_time_value(name: &str, v: &str) -> String {
+    fn find(v: &serde_json::Value, path: &mut Vec<String>) -> Option<String> {
+        match v {
+            serde_json::Value::String(s) if s.contains('$') => Some(s.clone()),
+            serde_json::Value::Object(m) => m.iter().find_map(|(k, x)| {
+                path.push(k.clone());
+                let hit = find(x, path);
+                if hit.is_none() {
+                    path.pop();
+                }
+                hit
+            }),
+            serde_json::Value::Array(a) => a.iter().enumerate().find_map(|(i, x)| {
+                path.push(i.to_string());
+                let hit = find(x, path);
+                if hit.is_none() {
+                    path.pop();
+                }
+                hit
+            }),
+            _ => None,
+        }
+    }
+    let mut path = Vec::new();
+    let hit = serde_json::from_str::<serde_json::Value>(v)
+        .ok()
+        .and_then(|j| find(&j, &mut path));
+    match hit {
+        Some(text) if path.last().map(String::as_str) == Some("engine_id") => format!(
+            "found `engine_id` = `{text}` in `{name}` ({}), an id the runner fills per rank, expected a literal: pd-dsl states engine ids per engine or per node (`engine_ids`), not one per DP rank",
+            path.join(".")
+        ),
+        Some(text) => format!(
+            "found `{text}` at `{}` in `{name}`, a value filled at run time, expected a literal: the importer never runs the script, so it cannot know the value",
+            path.join(".")
+        ),
+        None => format!(
+            "found `{name} {v}`, a value computed or read at run time, expected a literal: the importer never runs the script, so it cannot know the value"
+        ),
+    }
 }
 
 /// A flag given more than once (per-rank flags are refused twice by
@@ -776,6 +818,7 @@ pub(crate) fn read(inputs: &[Input]) -> Result<Deployment, Fail> {
         errors: Vec::new(),
         figures: Vec::new(),
         bench: None,
+        pool: None,
     })
 }
 

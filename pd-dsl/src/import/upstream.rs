@@ -4,15 +4,16 @@
 //! `multi_node_config.py`). YAML anchors, aliases and merge keys (`<<:`) are
 //! expanded by serde-saphyr, which also gives every value its position.
 
-use super::build::{BenchIn, Deployment, FigureIn, NodeIn, P, p};
+use super::build::{BenchIn, Deployment, FigureIn, NodeIn, P, PoolIn, p};
 use super::scripts::{Tok, node_from_serve, split_args, take_rank_flags};
 use super::{InputProxy, Loc};
 use crate::load::first_line;
 use crate::rules::did_you_mean;
-use crate::spec::{ProxyScript, Role};
+use crate::spec::{PoolBackend, ProxyScript, Role};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned as Sp;
+use std::collections::BTreeMap;
 use std::fmt;
 
 type Fail = (Loc, String);
@@ -67,6 +68,29 @@ struct Root {
     /// type); only performance baselines are taken.
     #[serde(default)]
     benchmarks: Option<Sp<serde_json::Value>>,
+    /// The KV pool's service on node 0 (0.27.1rc1+:
+    /// tests/e2e/common/kv_pool/config.py `parse_kv_pool_config`).
+    #[serde(default)]
+    kv_pool: Option<Sp<KvPoolRaw>>,
+}
+
+/// `kv_pool:` as upstream's runner reads it (`type`, the backend's two
+/// ports, `config`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KvPoolRaw {
+    #[serde(rename = "type")]
+    kind: Sp<String>,
+    #[serde(default)]
+    meta_service_port: Option<Sp<u64>>,
+    #[serde(default)]
+    config_store_port: Option<Sp<u64>>,
+    #[serde(default)]
+    master_port: Option<Sp<u64>>,
+    #[serde(default)]
+    metrics_port: Option<Sp<u64>>,
+    #[serde(default)]
+    config: Option<Sp<serde_json::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -613,6 +637,10 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
         Some(b) => baselines(&b.value, at(file, b), &mut notes),
         None => (Vec::new(), None),
     };
+    let pool = match &root.kv_pool {
+        Some(k) => Some(kv_pool(file, k)?),
+        None => None,
+    };
     Ok(Deployment {
         nodes,
         npus,
@@ -622,6 +650,58 @@ pub(crate) fn read(file: usize, text: &str) -> Result<Deployment, Fail> {
         errors: Vec::new(),
         figures,
         bench,
+        pool,
+    })
+}
+
+/// `kv_pool:` as a pool: backend, ports by name, config.
+fn kv_pool(file: usize, k: &Sp<KvPoolRaw>) -> Result<PoolIn, Fail> {
+    let raw = &k.value;
+    let kind = raw.kind.value.to_ascii_lowercase();
+    let Some(backend) = PoolBackend::parse(&kind) else {
+        let known: Vec<&str> = PoolBackend::ALL.iter().map(|b| b.as_str()).collect();
+        return Err((
+            at(file, &raw.kind),
+            format!(
+                "found `kv_pool.type` `{}`, expected one of `{}`: upstream's runner starts a service for those",
+                raw.kind.value,
+                known.join("`, `")
+            ),
+        ));
+    };
+    let mut ports = Vec::new();
+    for (name, v) in [
+        ("meta_service_port", &raw.meta_service_port),
+        ("config_store_port", &raw.config_store_port),
+        ("master_port", &raw.master_port),
+        ("metrics_port", &raw.metrics_port),
+    ] {
+        if let Some(v) = v {
+            ports.push((name.to_owned(), p(v.value, at(file, v))));
+        }
+    }
+    let config = match &raw.config {
+        None => BTreeMap::new(),
+        Some(c) => match &c.value {
+            serde_json::Value::Object(m) => m
+                .iter()
+                .map(|(k, v)| (k.clone(), p(v.clone(), at(file, c))))
+                .collect(),
+            other => {
+                return Err((
+                    at(file, c),
+                    format!(
+                        "found `kv_pool.config` = {other}, expected a mapping (upstream's runner refuses anything else)"
+                    ),
+                ));
+            }
+        },
+    };
+    Ok(PoolIn {
+        at: at(file, k),
+        backend: p(backend, at(file, &raw.kind)),
+        ports,
+        config,
     })
 }
 

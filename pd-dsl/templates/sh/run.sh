@@ -426,12 +426,22 @@ export PD_NODE_IPS
 LOG_BASE=${PD_LOG_DIR:-/var/log/pd-dsl/$LAYOUT}
 LOG_DIR="$LOG_BASE/node$NODE_INDEX"
 define_commands
+{%- include "sh/kv_pool.sh" %}
 if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
     if [[ -n ${ENGINE_ID:-} ]]; then
         echo "run.sh: node $NODE_INDEX exports ENGINE_ID=$ENGINE_ID KV_PORT=$KV_PORT"
     fi
     echo "run.sh: node $NODE_INDEX bypasses HTTP proxies for NO_PROXY=$NO_PROXY"
-    printf 'run.sh: node %s would run:' "$NODE_INDEX"
+{% if let Some(pool) = m.pool %}    echo "run.sh: node $NODE_INDEX writes the $POOL_BACKEND pool config into $POOL_DIR and exports {{ pool.config_env|ident }}=${{ pool.config_env|ident }}"
+    pool_config "" || die "cannot render the $POOL_BACKEND pool config"
+    if ((NODE_INDEX == 0)); then
+{% if let Some(var) = pool.service_env %}        echo "run.sh: node 0 pool service env: {{ var|ident }}=$POOL_DIR/mmc-meta.conf"
+{% else %}        echo "run.sh: node 0 pool service env: LD_LIBRARY_PATH="{{ pool.library_paths }}
+{% endif %}        printf 'run.sh: node 0 would run the %s pool service:' "$POOL_BACKEND"
+        printf ' %q' "${POOL_SERVICE[@]}"
+        echo
+    fi
+{% endif %}    printf 'run.sh: node %s would run:' "$NODE_INDEX"
     printf ' %q' "${NODE_COMMAND[@]}"
     echo
 {% if m.is_pd %}    # Each rank's template as the launcher starts it (its --dry-run lists them),
@@ -507,11 +517,23 @@ record_url() {
     printf '%s\n' "$1" >"$LOG_BASE/endpoint.url" || log "warning: cannot write $LOG_BASE/endpoint.url"
     log "ready: $2 answers on $1 (recorded in $LOG_BASE/endpoint.url; ./verify.sh and ./bench.sh use it)"
 }
-{% if m.is_pd %}
+{% if m.pool.is_some() %}
+# 3b. The KV pool: this node's config, the service on node 0, then wait for it.
+pool_config "$POOL_DIR" || die "cannot write the $POOL_BACKEND pool config into $POOL_DIR"
+log "node $NODE_INDEX: wrote the $POOL_BACKEND pool config into $POOL_DIR"
+if ((NODE_INDEX == 0)); then
+    log "node 0: starting the $POOL_BACKEND pool service on ports ${POOL_PORTS[*]} (log: $LOG_DIR/kv-pool.log)"
+    pool_service >>"$LOG_DIR/kv-pool.log" 2>&1 &
+    PIDS+=("$!")
+fi
+wait_pool
+log "node $NODE_INDEX: the $POOL_BACKEND pool service answers on ${NODE_IPS[0]} (${POOL_PORTS[*]})"
+{% endif %}{% if m.is_pd %}
 # 4. This node's ranks, one `vllm serve` each, through the fail-fast launcher.
 log "node $NODE_INDEX: $ROLE engine $ENGINE, DP ranks $DP_RANK_START..$((DP_RANK_START + DP_SIZE_LOCAL - 1)) of $DP_SIZE, DP master $MASTER_IP, engine_id $ENGINE_ID, kv_port $KV_PORT, logs in $LOG_DIR"
 "${NODE_COMMAND[@]}" &
-PIDS+=("$!")
+LAUNCHER_PID=$!
+PIDS+=("$LAUNCHER_PID")
 
 # 5. Node 0: wait until every rank answers /health, then start the proxy.
 if ((NODE_INDEX == 0 && HAS_PROXY)); then
@@ -528,9 +550,9 @@ if ((NODE_INDEX == 0 && HAS_PROXY)); then
         if ((${#down[@]} == 0)); then
             break
         fi
-        if ! kill -0 "${PIDS[0]}" 2>/dev/null; then
+        if ! kill -0 "$LAUNCHER_PID" 2>/dev/null; then
             rc=0
-            wait "${PIDS[0]}" || rc=$?
+            wait "$LAUNCHER_PID" || rc=$?
             die "the launcher exited with code $rc before every endpoint was up (see $LOG_DIR)"
         fi
         if ((SECONDS >= deadline)); then

@@ -96,6 +96,171 @@ struct Plan {
     block_size: u32,
     /// `kv_connector_extra_config.prefill.tp_size`.
     prefill_tp: Option<u32>,
+    /// The KV pool's store connector, when a MultiConnector chains one.
+    pool: Option<Store>,
+}
+
+/// `AscendStoreConnector` as a MultiConnector's second child.
+struct Store {
+    role: Role,
+    backend: String,
+}
+
+/// vLLM's MultiConnector (vllm/distributed/kv_transfer/kv_connector/v1/
+/// multi_connector.py `_get_connector_classes_and_configs`): each child
+/// is a `KVTransferConfig` of its own, with the outer `engine_id` where it
+/// gives none. The one chain a layout runs: a P2P connector, then
+/// vllm-ascend's `AscendStoreConnector` (its `backend` defaulting to
+/// `mooncake`: ascend_store pool_scheduler.py). Returns the PD child, with
+/// the engine id it runs with, and the store.
+fn multi_connector(
+    kv: &serde_json::Map<String, Json>,
+) -> Result<(serde_json::Map<String, Json>, Store), Fail> {
+    let Some(children) = kv
+        .get("kv_connector_extra_config")
+        .and_then(|x| x.get("connectors"))
+        .and_then(Json::as_array)
+    else {
+        return fail(
+            2,
+            "MultiConnector needs kv_connector_extra_config.connectors (a list of connector configs)",
+        );
+    };
+    let names: Vec<&str> = children
+        .iter()
+        .map(|c| c.get("kv_connector").and_then(Json::as_str).unwrap_or(""))
+        .collect();
+    let [Json::Object(pd), Json::Object(store)] = children.as_slice() else {
+        return fail(
+            2,
+            format!(
+                "MultiConnector chains {names:?}; a layout's engines run a P2P connector then AscendStoreConnector"
+            ),
+        );
+    };
+    if names[1] != "AscendStoreConnector" {
+        return fail(
+            2,
+            format!(
+                "MultiConnector's second connector is {:?}, expected AscendStoreConnector (a KV pool)",
+                names[1]
+            ),
+        );
+    }
+    let role = match store.get("kv_role").and_then(Json::as_str) {
+        Some("kv_producer") => Role::Prefill,
+        Some("kv_consumer") => Role::Decode,
+        other => {
+            return fail(
+                2,
+                format!(
+                    "AscendStoreConnector's kv_role must be kv_producer or kv_consumer, got {other:?}"
+                ),
+            );
+        }
+    };
+    if kv.get("kv_role") != store.get("kv_role") {
+        return fail(
+            2,
+            format!(
+                "MultiConnector's kv_role {:?} differs from AscendStoreConnector's {:?}",
+                kv.get("kv_role"),
+                store.get("kv_role")
+            ),
+        );
+    }
+    let backend = store
+        .get("kv_connector_extra_config")
+        .and_then(|x| x.get("backend"))
+        .and_then(Json::as_str)
+        .unwrap_or("mooncake")
+        .to_owned();
+    let mut pd = pd.clone();
+    if !pd.contains_key("engine_id")
+        && let Some(id) = kv.get("engine_id")
+    {
+        pd.insert("engine_id".into(), id.clone());
+    }
+    Ok((pd, Store { role, backend }))
+}
+
+/// The KV pool as the store connector finds it at start: a backend the
+/// image's vllm-ascend has (generated facts `kv_pool_backends`), its config
+/// where the backend's env variable says (memcache: the file named by
+/// `MMC_LOCAL_CONFIG_PATH`, memcache_backend.py; Mooncake's store:
+/// `MOONCAKE_MASTER`), and the pool's service answering there.
+fn check_pool(plan: &Plan, image: &str) -> Result<(), Fail> {
+    let Some(store) = &plan.pool else {
+        return Ok(());
+    };
+    let release = pd_dsl::tables::image(image).and_then(pd_dsl::upstream::release);
+    let Some(fact) = release
+        .into_iter()
+        .flat_map(|r| r.kv_pool_backends.iter())
+        .find(|b| b.name == store.backend)
+    else {
+        return fail(
+            1,
+            format!(
+                "AscendStoreConnector backend {:?} is not one vllm-ascend of {image} has",
+                store.backend
+            ),
+        );
+    };
+    let (env, key) = match store.backend.as_str() {
+        "memcache" => (
+            fact.config_env
+                .as_deref()
+                .unwrap_or("MMC_LOCAL_CONFIG_PATH"),
+            Some("ock.mmc.meta_service_url"),
+        ),
+        _ => ("MOONCAKE_MASTER", None),
+    };
+    let Some(value) = env_nonempty(env) else {
+        return fail(
+            1,
+            format!(
+                "{env} is not set: the {} pool's client cannot find its config",
+                store.backend
+            ),
+        );
+    };
+    let addr = match key {
+        Some(key) => {
+            let text = std::fs::read_to_string(&value)
+                .or_else(|e| fail(1, format!("{env}={value}: {e}")))?;
+            let Some(url) = text
+                .lines()
+                .filter_map(|l| l.split_once('='))
+                .find(|(k, _)| k.trim() == key)
+                .map(|(_, v)| v.trim().to_owned())
+            else {
+                return fail(1, format!("{env}={value} has no `{key}`"));
+            };
+            let Some(addr) = url.strip_prefix("tcp://") else {
+                return fail(
+                    1,
+                    format!("{value}: `{key} = {url}` is not tcp://HOST:PORT"),
+                );
+            };
+            addr.to_owned()
+        }
+        None => value,
+    };
+    let reachable = std::net::ToSocketAddrs::to_socket_addrs(addr.as_str())
+        .ok()
+        .and_then(|mut a| a.next())
+        .is_some_and(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_secs(2)).is_ok());
+    if !reachable {
+        return fail(
+            1,
+            format!(
+                "the {} pool's service does not answer at {addr} ({env})",
+                store.backend
+            ),
+        );
+    }
+    Ok(())
 }
 
 fn as_int(v: &Json) -> Option<i64> {
@@ -180,9 +345,19 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
     let mut prefill_tp = None;
     let mut kv_port = None;
     let mut engine_id = None;
+    let mut pool = None;
+    let unwrapped;
     if let Some(kv) = kv {
         let Json::Object(kv) = kv else {
             return fail(2, "--kv-transfer-config must be a JSON object");
+        };
+        let kv = if kv.get("kv_connector").and_then(Json::as_str) == Some("MultiConnector") {
+            let (pd, store) = multi_connector(kv)?;
+            pool = Some(store);
+            unwrapped = pd;
+            &unwrapped
+        } else {
+            kv
         };
         let name = kv
             .get("kv_connector")
@@ -288,6 +463,18 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         }
         connector = Some(kind);
         prefill_tp = u32::try_from(shapes[0][1]).ok();
+        if let Some(store) = &pool
+            && store.role != role
+        {
+            return fail(
+                2,
+                format!(
+                    "AscendStoreConnector's kv_role plays {} but the PD connector {}: every connector of a MultiConnector plays the engine's role",
+                    store.role.as_str(),
+                    role.as_str()
+                ),
+            );
+        }
     }
 
     // additional_config role rules.
@@ -390,6 +577,7 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         max_model_len: args.int("max-model-len").or_else(|e| fail(2, e))?,
         block_size,
         prefill_tp,
+        pool,
     })
 }
 
@@ -989,6 +1177,7 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let args = serve_flags::parse(flags, argv).or_else(|e| fail(2, e))?;
     let plan = plan(&args)?;
     pcp_refusals(&plan, &image)?;
+    check_pool(&plan, &image)?;
     let devs = devices(&plan)?;
     let ip = env_nonempty("PD_STANDIN_NODE_IP")
         .or_else(|| plan.host.clone().filter(|h| !is_wildcard(h)))

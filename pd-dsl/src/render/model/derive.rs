@@ -3,6 +3,8 @@
 //! directories and each node's ports.
 
 use crate::{Layout, Role};
+use pd_dsl_core::spec::{PoolBackend, PoolSpec};
+use pd_dsl_core::upstream;
 
 /// Why a role has no `--kv-transfer-config` template.
 pub(super) enum KvTemplate {
@@ -26,7 +28,14 @@ pub(super) fn kv_template(layout: &Layout, role: Role) -> Result<(String, bool),
     let mut kv = layout
         .kv_transfer_config(engine)
         .ok_or_else(|| KvTemplate::Bad(format!("no kv_transfer_config for the {role} engine")))?;
-    if let Some(m) = kv.as_object_mut() {
+    // The PD connector: the config itself, or the first child of a
+    // MultiConnector (a KV pool next to it).
+    let pd = if layout.pool().is_some() {
+        kv.pointer_mut("/kv_connector_extra_config/connectors/0")
+    } else {
+        Some(&mut kv)
+    };
+    if let Some(m) = pd.and_then(|c| c.as_object_mut()) {
         m.insert("kv_port".into(), "@KV_PORT@".into());
         if m.contains_key("engine_id") {
             m.insert("engine_id".into(), "@ENGINE_ID@".into());
@@ -91,4 +100,79 @@ pub fn node_ports(layout: &Layout, index: usize) -> Vec<(u32, u32)> {
         }
     }
     merged
+}
+
+/// The KV pool's model: its service from the generated facts
+/// (`kv_pool_runner`, upstream's e2e runner), its ports and config.
+pub(super) fn pool_model(layout: &Layout, pool: &PoolSpec) -> Result<super::PoolModel, String> {
+    let backend = pool.backend.value;
+    let names = backend.port_names();
+    let ports: Vec<u32> = names
+        .iter()
+        .map(|n| {
+            pool.port(n)
+                .and_then(|p| u32::try_from(p).ok())
+                .ok_or_else(|| format!("the KV pool has no `{n}`"))
+        })
+        .collect::<Result<_, _>>()?;
+    let (release, runner) = upstream::pool_runner(layout.image).ok_or_else(|| {
+        "no release's e2e runner starts a KV pool service (generated facts `kv_pool_runner`)"
+            .to_owned()
+    })?;
+    let word = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    let (service, service_env, library_paths) = match backend {
+        PoolBackend::Memcache => (
+            runner
+                .memcache_argv
+                .iter()
+                .map(|v| {
+                    word(v).ok_or_else(|| format!("the MetaService argv of {release} has {v}"))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            runner.memcache_env.first().cloned(),
+            String::new(),
+        ),
+        PoolBackend::Mooncake => {
+            // `null` after `--port` / `--metrics_port`: the pool's ports.
+            let mut argv = Vec::new();
+            let mut prev = "";
+            for v in &runner.mooncake_argv {
+                let w = match (v, prev) {
+                    (serde_json::Value::Null, "--port") => ports[0].to_string(),
+                    (serde_json::Value::Null, "--metrics_port") => ports[1].to_string(),
+                    _ => word(v).ok_or_else(|| {
+                        format!("the mooncake_master argv of {release} has {v} after `{prev}`")
+                    })?,
+                };
+                argv.push(w);
+                prev = argv.last().map_or("", String::as_str);
+            }
+            if argv.is_empty() {
+                return Err(format!(
+                    "the e2e runner of {release} starts no mooncake_master"
+                ));
+            }
+            (argv, None, runner.mooncake_library_paths.join(":"))
+        }
+    };
+    let config: serde_json::Map<String, serde_json::Value> = pool
+        .config
+        .iter()
+        .map(|(k, v)| (k.clone(), v.value.clone()))
+        .collect();
+    Ok(super::PoolModel {
+        backend: backend.as_str(),
+        config_env: backend.config_env(),
+        ports,
+        port_names: names.to_vec(),
+        service,
+        service_source: format!("vllm-ascend {release} {}", runner.source),
+        library_paths,
+        service_env,
+        config_json: serde_json::Value::Object(config).to_string(),
+    })
 }

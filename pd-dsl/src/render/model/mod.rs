@@ -12,7 +12,7 @@ use super::RenderError;
 use super::docs::model::{DocsView, docs_view};
 use super::view::{self, LayoutView, NodeView};
 use crate::{EnvValue, Layout, Role};
-use derive::{KvTemplate, kv_template, mooncake_dirs, port_list};
+use derive::{KvTemplate, kv_template, mooncake_dirs, pool_model, port_list};
 
 pub use derive::node_ports;
 
@@ -106,6 +106,8 @@ pub struct LayoutModel {
     pub endpoints: Vec<String>,
     /// The proxy command's inputs (PD).
     pub proxy: Option<ProxyModel>,
+    /// The KV pool, if any.
+    pub pool: Option<PoolModel>,
     /// Serve settings per role, in role order.
     pub roles: Vec<RoleModel>,
     /// The mixed engine (mixed layouts).
@@ -167,6 +169,30 @@ pub struct ProxyModel {
     pub decode_nodes: Vec<usize>,
     /// API port of every decode rank, proxy order.
     pub decode_ports: Vec<u32>,
+}
+
+/// The KV pool next to the PD connector: run.sh writes its config on every
+/// node, starts its service on node 0 and waits for it on every node.
+#[derive(Clone, Debug)]
+pub struct PoolModel {
+    /// `memcache` | `mooncake`.
+    pub backend: &'static str,
+    /// The env variable the engines read the per-node config path from.
+    pub config_env: &'static str,
+    /// Service ports on node 0, in the backend's order (`name port` pairs).
+    pub ports: Vec<u32>,
+    /// Their names.
+    pub port_names: Vec<&'static str>,
+    /// The service's argv (node 0).
+    pub service: Vec<String>,
+    /// Where the service's argv comes from (release and runner file).
+    pub service_source: String,
+    /// Directories prepended to `LD_LIBRARY_PATH` for the service.
+    pub library_paths: String,
+    /// The env variable naming the service's own config file (memcache).
+    pub service_env: Option<String>,
+    /// The backend's configuration as compact JSON (the writer's input).
+    pub config_json: String,
 }
 
 /// One exported env var.
@@ -318,6 +344,10 @@ impl LayoutModel {
             decode_nodes: p.proxy.decode.iter().map(|e| e.node).collect(),
             decode_ports: p.proxy.decode.iter().map(|e| e.port).collect(),
         });
+        let pool = match layout.pool() {
+            Some(pool) => Some(pool_model(layout, pool).map_err(err)?),
+            None => None,
+        };
         let mut roles = Vec::new();
         for (&role, serve) in &layout.serve {
             let (kv_transfer_config, has_engine_id) = if layout.is_pd() {
@@ -465,6 +495,7 @@ impl LayoutModel {
             node_rows,
             endpoints,
             proxy,
+            pool,
             roles,
             mixed,
             docker,
