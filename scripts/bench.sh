@@ -3,7 +3,7 @@
 #
 #   scripts/bench.sh            # all sections (~5-10 min on 2 cores)
 #   scripts/bench.sh --quick    # fewer rounds
-#   scripts/bench.sh render     # one section: render | cli | synthetic | compile | import | corpus
+#   scripts/bench.sh render     # one section: render | cli | synthetic | compile | import | corpus | plan
 #
 # Builds the release `catalog` and `pd-dsl-bench` binaries (same target dir),
 # then runs the bench. Set CARGO_TARGET_DIR to share a build directory.

@@ -46,8 +46,9 @@ fn main() -> ExitCode {
         ["compile"] => section_compile(quick),
         ["import"] => section_import(quick),
         ["corpus"] => section_corpus(quick),
+        ["plan"] => section_plan(quick),
         _ => Err(format!(
-            "usage: pd-dsl-bench [all|render|cli|synthetic|compile|import|corpus] [--quick]; got {words:?}"
+            "usage: pd-dsl-bench [all|render|cli|synthetic|compile|import|corpus|plan] [--quick]; got {words:?}"
         )),
     };
     match result {
@@ -66,6 +67,7 @@ fn all(quick: bool) -> Res<()> {
     section_synthetic(quick)?;
     section_import(quick)?;
     section_corpus(quick)?;
+    section_plan(quick)?;
     section_compile(quick)
 }
 
@@ -851,6 +853,66 @@ fn upstream_script(args: &[&str]) -> Res<String> {
 /// Every multi-node e2e config of every release of the upstream corpus
 /// (`scripts/upstream/e2e_oracle.py list`, the set the upstream import test
 /// reads), linted in one process against its own release's image.
+/// `catalog plan` for one model on up to 1..64 A3 nodes (issue 22: < 1 s
+/// for 64 nodes): candidates enumerated, checked and estimated, per node
+/// budget, medians of a few rounds.
+fn section_plan(quick: bool) -> Res<()> {
+    use pd_dsl::estimate::Workload;
+    use pd_dsl::plan::{Request, plan};
+    let rounds = if quick { 1 } else { 3 };
+    println!("\n### Plan (issue 22)\n");
+    println!(
+        "`pd_dsl::plan` for `deepseek_v3_1_w8a8_mtp_quarot` on A3, 3500/1500 tokens, 700 at once, TPOT 50 ms; every candidate checked by the rule engine and estimated. Median of {rounds}.\n"
+    );
+    println!("| max nodes | candidates | pass every rule | time | per candidate | target |");
+    println!("|---|---|---|---|---|---|");
+    for n in [4u32, 16, 32, 64] {
+        let req = Request {
+            model: "deepseek_v3_1_w8a8_mtp_quarot".into(),
+            hardware: "a3".into(),
+            image: None,
+            max_nodes: n,
+            min_nodes: 1,
+            workload: Workload {
+                input_len: 3500,
+                output_len: 1500,
+                prefix_rate: 0.0,
+                concurrency: Some(700),
+                request_rate: None,
+            },
+            ttft_s: None,
+            tpot_ms: Some(50.0),
+            target_tokens_per_s: None,
+        };
+        let mut samples = Vec::new();
+        let mut last = None;
+        for _ in 0..rounds {
+            let (d, p) = timed(|| plan(&req));
+            samples.push(d);
+            last = Some(p.map_err(|e| e.to_string())?);
+        }
+        let p = last.ok_or("no round")?;
+        let t = median(&samples);
+        println!(
+            "| {n} | {} | {} | {} | {} | {} |",
+            p.enumerated,
+            p.candidates.len(),
+            ms(t),
+            us(t / u32::try_from(p.enumerated.max(1)).unwrap_or(u32::MAX)),
+            if n == 64 {
+                if t.as_secs_f64() < 1.0 {
+                    "< 1 s: met"
+                } else {
+                    "< 1 s: not met"
+                }
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(())
+}
+
 fn section_corpus(quick: bool) -> Res<()> {
     use pd_dsl::import::{self, Input, Options};
     let rounds = if quick { 5 } else { 21 };

@@ -160,6 +160,11 @@ enum Command {
         #[command(flatten)]
         opts: ImportOpts,
     },
+    /// Plan a deployment: every layout of a model on a hardware within a
+    /// node budget that passes every rule, estimated at a workload and
+    /// ranked; the best printed as a layout file. Exit 1 when none meets
+    /// the TTFT/TPOT limits or the target.
+    Plan(crate::plan_cmd::PlanArgs),
     /// The upstream facts embedded in this binary (`upstream/facts/`,
     /// generated from the release source distributions).
     Upstream {
@@ -426,6 +431,7 @@ where
         Some(Command::Upstream {
             command: UpstreamCommand::Diff { old, new },
         }) => return finish(upstream_diff(&old, &new, out), err),
+        Some(Command::Plan(a)) => return finish(crate::plan_cmd::run(&a, out), err),
         _ => {}
     }
     let layouts = match layouts {
@@ -462,9 +468,12 @@ where
             k8s,
         }) => find(&layouts, &name)
             .and_then(|l| k8s.settings().and_then(|k| render_one(l, &dir, &k, out))),
-        Some(Command::Import { .. } | Command::Lint { .. } | Command::Upstream { .. }) => {
-            Ok(EXIT_OK)
-        }
+        Some(
+            Command::Import { .. }
+            | Command::Lint { .. }
+            | Command::Upstream { .. }
+            | Command::Plan(_),
+        ) => Ok(EXIT_OK),
         Some(Command::Rehearse {
             name,
             kill,
@@ -692,7 +701,11 @@ fn lint(
     let mut reports = Vec::new();
     for unit in &units {
         let inputs = read_inputs(unit)?;
-        reports.push(pd_dsl::import::lint_unit(&inputs, opts));
+        let mut report = pd_dsl::import::lint_unit(&inputs, opts);
+        if report.errors == 0 {
+            report.estimate = pd_dsl::import::estimate_unit(&inputs, opts);
+        }
+        reports.push(report);
     }
     let failed = reports.iter().any(|r| r.errors > 0);
     match format {
@@ -704,6 +717,9 @@ fn lint(
             }
             for r in &reports {
                 let _ = writeln!(out, "{}", r.summary());
+                if let Some(e) = &r.estimate {
+                    let _ = writeln!(out, "{}", pd_dsl::import::estimate_line(&r.file, e));
+                }
             }
         }
         LintFormat::Json => {

@@ -1268,7 +1268,8 @@ fn check_port_bases(
 struct PortUse {
     lo: u32,
     hi: u32,
-    what: String,
+    /// The socket, for its description and field path.
+    sock: SocketKind,
     /// What kind of socket, for grouping one mistake's findings.
     kind: &'static str,
     /// Which moves first when two collide: a single port (proxy, DP RPC) is
@@ -1278,7 +1279,6 @@ struct PortUse {
     /// The DP rank it belongs to, if any.
     rank: Option<(usize, u32)>,
     site: Site,
-    field: String,
 }
 
 /// Findings of one mistake: the first occurrence and every rank it hits.
@@ -1367,22 +1367,26 @@ impl Findings {
 /// One written value that collides with or overflows on many ranks is one
 /// diagnostic naming the first rank and the count.
 fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx: &mut Cx) {
-    let kv_site = |role: Role, role_index: usize| -> (Site, String) {
-        let Some(c) = &spec.connector else {
-            return (Site::NONE, "connector".into());
-        };
+    // Where a role's kv_port was written, and its field path (written only
+    // for a finding: the site is needed for every socket).
+    let kv_at = |role: Role, role_index: usize| -> Option<(Site, &'static str, usize)> {
+        let c = spec.connector.as_ref()?;
         let (list, field) = match role {
             Role::Prefill => (&c.kv_port.prefill, "prefill"),
             _ => (&c.kv_port.decode, "decode"),
         };
         let i = if list.len() > 1 { role_index } else { 0 };
-        (
-            list.get(i).map_or(c.kind.site, |p| p.site),
-            format!("connector.kv_port.{field}[{i}]"),
-        )
+        Some((list.get(i).map_or(c.kind.site, |p| p.site), field, i))
     };
-    // A role's API / DP RPC port: its own block's value, else the common one.
-    let port_site = |role: Role, rpc: bool| -> (Site, String) {
+    let kv_site = |role: Role, role_index: usize| -> (Site, String) {
+        match kv_at(role, role_index) {
+            None => (Site::NONE, "connector".into()),
+            Some((site, field, i)) => (site, format!("connector.kv_port.{field}[{i}]")),
+        }
+    };
+    // A role's API / DP RPC port: its own block's value, else the common
+    // one; `true` when the role's own block has it.
+    let port_at = |role: Role, rpc: bool| -> (Site, bool) {
         let own = spec.ports.role(role).and_then(|b| {
             if rpc {
                 b.dp_rpc.as_ref()
@@ -1390,20 +1394,23 @@ fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx: &mut Cx) {
                 b.api.as_ref()
             }
         });
-        let name = if rpc { "dp_rpc" } else { "api" };
         match own {
-            Some(p) => (p.site, format!("ports.{role}.{name}")),
+            Some(p) => (p.site, true),
             None => {
                 let common = if rpc {
                     spec.ports.dp_rpc.as_ref()
                 } else {
                     spec.ports.api.as_ref()
                 };
-                (
-                    common.map_or(spec.ports.site, |p| p.site),
-                    format!("ports.{name}"),
-                )
+                (common.map_or(spec.ports.site, |p| p.site), false)
             }
+        }
+    };
+    let port_site = |role: Role, rpc: bool| -> (Site, String) {
+        let name = if rpc { "dp_rpc" } else { "api" };
+        match port_at(role, rpc) {
+            (site, true) => (site, format!("ports.{role}.{name}")),
+            (site, false) => (site, format!("ports.{name}")),
         }
     };
     if let Some(pool) = layout.pool() {
@@ -1412,79 +1419,84 @@ fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx: &mut Cx) {
     let mut findings = Findings::default();
     for node in &layout.placement.nodes {
         let engine = &layout.placement.engines[node.engine];
+        // Descriptions and field paths are written only for a finding.
         let uses: Vec<PortUse> = layout
             .node_sockets(node.index)
             .into_iter()
             .map(|sock| {
-                let (lo, hi) = (sock.first, sock.last);
-                let (what, kind, weight, rank, (site, field)) = match sock.kind {
+                let (kind, weight, rank, site) = match sock.kind {
                     SocketKind::Api { dp_rank } => (
-                        format!("API port {lo} of DP rank {dp_rank}"),
                         "api",
                         0,
                         Some((engine.index, dp_rank)),
-                        port_site(engine.role, false),
+                        port_at(engine.role, false).0,
                     ),
                     // Both roles compute the span (facts §10.5): it counts
                     // whichever role binds it.
                     SocketKind::Kv { dp_rank, .. } => (
-                        format!("kv span {lo}-{hi} of DP rank {dp_rank}"),
                         "kv",
                         1,
                         Some((engine.index, dp_rank)),
-                        kv_site(engine.role, engine.role_index),
+                        kv_at(engine.role, engine.role_index).map_or(Site::NONE, |k| k.0),
                     ),
-                    SocketKind::DpRpc => (
-                        format!("DP RPC port {lo}"),
-                        "dp_rpc",
-                        2,
-                        None,
-                        port_site(engine.role, true),
-                    ),
+                    SocketKind::DpRpc => ("dp_rpc", 2, None, port_at(engine.role, true).0),
                     SocketKind::Proxy => (
-                        format!("proxy port {lo}"),
                         "proxy",
                         3,
                         None,
-                        (
-                            spec.proxy.as_ref().map_or(Site::NONE, |p| p.port.site),
-                            "proxy.port".to_owned(),
-                        ),
+                        spec.proxy.as_ref().map_or(Site::NONE, |p| p.port.site),
                     ),
                     SocketKind::Pool { name } => (
-                        format!("KV pool {name} {lo}"),
                         "pool",
                         4,
                         None,
-                        (
-                            layout
-                                .pool()
-                                .and_then(|p| p.ports.get(name))
-                                .map_or(Site::NONE, |p| p.site),
-                            format!("pool.ports.{name}"),
-                        ),
+                        layout
+                            .pool()
+                            .and_then(|p| p.ports.get(name))
+                            .map_or(Site::NONE, |p| p.site),
                     ),
                 };
                 PortUse {
-                    lo,
-                    hi,
-                    what,
+                    lo: sock.first,
+                    hi: sock.last,
+                    sock: sock.kind,
                     kind,
                     weight,
                     rank,
                     site,
-                    field,
                 }
             })
             .collect();
+        // What a socket is, and the field its value was written at.
+        let what = |u: &PortUse| -> String {
+            let lo = u.lo;
+            match u.sock {
+                SocketKind::Api { dp_rank } => format!("API port {lo} of DP rank {dp_rank}"),
+                SocketKind::Kv { dp_rank, .. } => {
+                    format!("kv span {lo}-{} of DP rank {dp_rank}", u.hi)
+                }
+                SocketKind::DpRpc => format!("DP RPC port {lo}"),
+                SocketKind::Proxy => format!("proxy port {lo}"),
+                SocketKind::Pool { name } => format!("KV pool {name} {lo}"),
+            }
+        };
+        let field = |u: &PortUse| -> String {
+            match u.sock {
+                SocketKind::Api { .. } => port_site(engine.role, false).1,
+                SocketKind::Kv { .. } => kv_site(engine.role, engine.role_index).1,
+                SocketKind::DpRpc => port_site(engine.role, true).1,
+                SocketKind::Proxy => "proxy.port".to_owned(),
+                SocketKind::Pool { name } => format!("pool.ports.{name}"),
+            }
+        };
         for u in &uses {
             if u.hi > 65535 {
                 findings.add(
                     Rule::PortRange,
                     u.site,
-                    &u.field,
+                    &field(u),
                     u.kind,
-                    || format!("{} on node {} reaching port {}", u.what, node.index, u.hi),
+                    || format!("{} on node {} reaching port {}", what(u), node.index, u.hi),
                     "at most 65535: it is a TCP port",
                     u.rank,
                     node.index,
@@ -1504,12 +1516,14 @@ fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx: &mut Cx) {
                 findings.add(
                     Rule::PortCollision,
                     at.site,
-                    &at.field,
+                    &field(at),
                     &kinds,
                     || {
                         format!(
                             "{} overlapping {} on node {}",
-                            at.what, other.what, node.index
+                            what(at),
+                            what(other),
+                            node.index
                         )
                     },
                     "disjoint ports per host: the second bind fails with `Address already in use`",

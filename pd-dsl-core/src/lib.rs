@@ -8,6 +8,7 @@
 pub mod capacity;
 pub mod check;
 pub mod dims;
+pub mod estimate;
 pub mod layout;
 pub mod newer;
 pub mod placement;

@@ -11,6 +11,7 @@ pub use pd_dsl_macros::layout;
 
 pub mod import;
 pub mod load;
+pub mod plan;
 pub mod render;
 
 #[doc(hidden)]

@@ -270,3 +270,67 @@ fn write_failure_and_invalid_catalog_have_their_exit_codes() {
     assert_eq!(code, 0);
     assert!(out.contains("Exit codes"));
 }
+
+/// `catalog plan`: a ranked table with the best layout as a file that
+/// renders, JSON with the documented fields, exit 1 when nothing meets the
+/// limits and 2 for a bad request.
+#[test]
+fn plan_ranks_and_prints_a_layout_that_renders() {
+    let base = [
+        "plan",
+        "--model",
+        "deepseek_v3_1_w8a8_mtp_quarot",
+        "--hardware",
+        "a3",
+        "--max-nodes",
+        "4",
+        "--input-len",
+        "3500",
+        "--output-len",
+        "1500",
+        "--concurrency",
+        "700",
+    ];
+    let (code, out, err) = run(&base);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("pass every rule; refused by"), "{out}");
+    assert!(out.contains("rank meets topology"), "{out}");
+    let yaml = out.split_once("(rename it first):\n").expect("a layout").1;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("planned.yaml");
+    std::fs::write(&file, yaml.replacen("name: plan/", "name: planned/", 1)).unwrap();
+    let out_dir = dir.path().join("out");
+    let (code, out, err) = run(&[
+        "render",
+        file.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    let mut json_args = base.to_vec();
+    json_args.extend(["--format", "json"]);
+    let (code, out, _) = run(&json_args);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let first = &v["candidates"][0];
+    for key in ["kind", "topology", "nodes", "npus", "meets", "estimate"] {
+        assert!(first.get(key).is_some(), "{key} missing: {first}");
+    }
+    assert!(v["enumerated"].as_u64().unwrap() > v["candidates"].as_array().unwrap().len() as u64);
+
+    let mut strict = base.to_vec();
+    strict.extend(["--tpot", "1"]);
+    let (code, out, _) = run(&strict);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.lines().nth(2).is_some_and(|l| l.contains(" no ")),
+        "{out}"
+    );
+
+    let mut bad = base.to_vec();
+    bad.extend(["--prefix-rate", "1.5"]);
+    let (code, _, err) = run(&bad);
+    assert_eq!(code, 2);
+    assert!(err.contains("found --prefix-rate 1.5"), "{err}");
+}

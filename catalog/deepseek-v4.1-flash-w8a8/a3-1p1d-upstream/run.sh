@@ -679,7 +679,8 @@ record_url() {
 # 4. This node's ranks, one `vllm serve` each, through the fail-fast launcher.
 log "node $NODE_INDEX: $ROLE engine $ENGINE, DP ranks $DP_RANK_START..$((DP_RANK_START + DP_SIZE_LOCAL - 1)) of $DP_SIZE, DP master $MASTER_IP, engine_id $ENGINE_ID, kv_port $KV_PORT, logs in $LOG_DIR"
 "${NODE_COMMAND[@]}" &
-PIDS+=("$!")
+LAUNCHER_PID=$!
+PIDS+=("$LAUNCHER_PID")
 
 # 5. Node 0: wait until every rank answers /health, then start the proxy.
 if ((NODE_INDEX == 0 && HAS_PROXY)); then
@@ -696,9 +697,9 @@ if ((NODE_INDEX == 0 && HAS_PROXY)); then
         if ((${#down[@]} == 0)); then
             break
         fi
-        if ! kill -0 "${PIDS[0]}" 2>/dev/null; then
+        if ! kill -0 "$LAUNCHER_PID" 2>/dev/null; then
             rc=0
-            wait "${PIDS[0]}" || rc=$?
+            wait "$LAUNCHER_PID" || rc=$?
             die "the launcher exited with code $rc before every endpoint was up (see $LOG_DIR)"
         fi
         if ((SECONDS >= deadline)); then

@@ -558,7 +558,7 @@ pub fn is_layout_document(text: &str) -> bool {
 
 /// The findings of one linted unit (a config, a layout file, or a set of
 /// scripts named by its first file), with counts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FileReport {
     /// The file (or the first script of a set).
     pub file: String,
@@ -568,6 +568,11 @@ pub struct FileReport {
     pub warnings: usize,
     /// Every finding, in file order.
     pub findings: Vec<Finding>,
+    /// What the deployment serves at its declared workload, when it reads
+    /// without errors and states one (`catalog lint` fills it in with
+    /// [`estimate_unit`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<crate::estimate::Estimate>,
 }
 
 impl FileReport {
@@ -579,6 +584,7 @@ impl FileReport {
             errors,
             warnings: findings.len() - errors,
             findings,
+            estimate: None,
         }
     }
 
@@ -595,6 +601,39 @@ impl FileReport {
             plural(self.warnings, "warning")
         )
     }
+}
+
+/// What one unit serves at its declared workload (an e2e config's largest
+/// baseline case, a layout's `bench`), when it reads and passes the rules.
+pub fn estimate_unit(inputs: &[Input], opts: &Options) -> Option<crate::estimate::Estimate> {
+    let layout = match inputs {
+        [one] if one.name.to_ascii_lowercase().ends_with(".json") => {
+            crate::load::from_json(&one.name, &one.text).ok()?
+        }
+        [one] if is_yaml(one) && is_layout_document(&one.text) => {
+            crate::load::from_yaml(&one.name, &one.text).ok()?
+        }
+        _ => crate::check(&finish(&import(inputs, opts).ok()?).ok()?).ok()?,
+    };
+    crate::estimate::estimate(&layout)
+}
+
+/// One line for `catalog lint`: what the unit serves, and its P:D balance.
+pub fn estimate_line(file: &str, e: &crate::estimate::Estimate) -> String {
+    let mut line = format!(
+        "{file}: serves ~{:.0} output tokens/s ({:.1} per NPU, TTFT {:.2} s, TPOT {:.1} ms, bound by {}; within about {:.0}%) at its workload",
+        e.output_tokens_per_s,
+        e.output_tokens_per_s_per_npu,
+        e.ttft_s,
+        e.tpot_ms,
+        e.bound,
+        e.band * 100.0
+    );
+    if let Some(b) = &e.balance {
+        line.push_str("; P:D balance: ");
+        line.push_str(&b.summary());
+    }
+    line
 }
 
 /// Lints one unit: YAML/JSON layout files through the loader, an e2e config

@@ -173,6 +173,118 @@ pub struct DocsView {
     pub newer: NewerDoc,
     /// The memory budget per role.
     pub budget: Vec<BudgetRow>,
+    /// What the layout serves at its workload.
+    pub estimate: Option<EstimateDoc>,
+}
+
+/// The "What it serves" section (values as text).
+#[derive(Clone, Debug)]
+pub struct EstimateDoc {
+    /// `3500-token prompts, 1500 output tokens, 1024 at once, 12 requests/s`.
+    pub workload: String,
+    /// Output tokens/s over the deployment, with the band.
+    pub output: String,
+    /// Input + output tokens/s.
+    pub total: String,
+    /// Output tokens/s per NPU.
+    pub per_npu: String,
+    /// Requests/s.
+    pub requests: String,
+    /// TTFT (of which KV transfer).
+    pub ttft: String,
+    /// TPOT.
+    pub tpot: String,
+    /// What bounds it.
+    pub bound: String,
+    /// Per role: `role`, ranks, batch per rank, capacity.
+    pub roles: Vec<EstimateRoleRow>,
+    /// The P:D balance line, if one side idles.
+    pub balance: Option<String>,
+    /// The band in percent.
+    pub band: String,
+}
+
+/// One role's line of the estimate table.
+#[derive(Clone, Debug)]
+pub struct EstimateRoleRow {
+    /// Role.
+    pub role: String,
+    /// DP ranks over the role's engines.
+    pub ranks: String,
+    /// Requests a decode rank runs at once (`-` for prefill).
+    pub batch: String,
+    /// Prefill seconds per prompt on one rank (`-` for decode).
+    pub prefill: String,
+    /// Decode step, ms (`-` for prefill).
+    pub step: String,
+    /// Requests/s the role can take.
+    pub capacity: String,
+}
+
+/// The estimate section of a layout.
+pub fn estimate_doc(e: &crate::estimate::Estimate) -> EstimateDoc {
+    let w = &e.workload;
+    let mut workload = format!(
+        "{}-token prompts, {} output tokens",
+        w.input_len, w.output_len
+    );
+    if w.prefix_rate > 0.0 {
+        workload.push_str(&format!(
+            ", {:.0}% prefix-cache hits",
+            w.prefix_rate * 100.0
+        ));
+    }
+    if let Some(c) = w.concurrency {
+        workload.push_str(&format!(", {c} at once"));
+    }
+    if let Some(r) = w.request_rate {
+        workload.push_str(&format!(", {r} requests/s"));
+    }
+    let dash = || "-".to_owned();
+    EstimateDoc {
+        workload,
+        output: format!("{:.0}", e.output_tokens_per_s),
+        total: format!("{:.0}", e.total_tokens_per_s),
+        per_npu: format!("{:.1}", e.output_tokens_per_s_per_npu),
+        requests: format!("{:.2}", e.requests_per_s),
+        ttft: format!(
+            "{:.2} s (KV transfer {:.0} ms)",
+            e.ttft_s,
+            e.kv_transfer_s * 1e3
+        ),
+        tpot: format!("{:.1} ms", e.tpot_ms),
+        bound: e.bound.to_owned(),
+        roles: e
+            .roles
+            .iter()
+            .map(|r| EstimateRoleRow {
+                role: r.role.to_string(),
+                ranks: r.ranks.to_string(),
+                batch: if r.step_s > 0.0 {
+                    format!("{:.0}", r.batch_per_rank)
+                } else {
+                    dash()
+                },
+                prefill: if r.prefill_s > 0.0 {
+                    format!("{:.2} s", r.prefill_s)
+                } else {
+                    dash()
+                },
+                step: if r.step_s > 0.0 {
+                    format!(
+                        "{:.1} ms, {:.2} tokens per request",
+                        r.step_s * 1e3,
+                        r.tokens_per_step
+                    )
+                } else {
+                    dash()
+                },
+                capacity: format!("{:.2}", r.capacity_rps),
+            })
+            .collect(),
+        balance: e.balance.as_ref().map(crate::estimate::Balance::summary),
+        band: format!("{:.0}", e.band * 100.0),
+    }
 }
 
 /// The "Newer images" section: one row per set of changes (the later
@@ -281,6 +393,7 @@ pub fn docs_view(layout: &Layout) -> DocsView {
         k8s: k8s_doc(layout),
         newer: newer_doc(layout),
         budget: budget_rows(&crate::capacity::budget(layout)),
+        estimate: crate::estimate::estimate(layout).as_ref().map(estimate_doc),
         meta,
     }
 }

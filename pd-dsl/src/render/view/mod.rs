@@ -49,6 +49,17 @@
 //!     "workload": {"tokens_per_request", "concurrency", "fit_per_rank", "fit_total",
 //!                  "seqs_total", "ranks"} or null,
 //!     "estimate": false, ...}]            true where the KV layout is estimated (DeepSeek-V4)
+//!   "estimate": {                         what it serves at the layout's `bench` workload
+//!                                         (`pd_dsl::estimate`), null without a bench or dimensions
+//!     "workload": {"input_len", "output_len", "prefix_rate", "concurrency", "request_rate"},
+//!     "roles": [{"role", "ranks", "npus_per_rank", "batch_per_rank", "prefill_s", "step_s",
+//!                "tokens_per_step", "capacity_rps"}],
+//!     "requests_per_s", "output_tokens_per_s", "total_tokens_per_s",   whole deployment
+//!     "output_tokens_per_s_per_npu", "ttft_s", "kv_transfer_s", "tpot_ms",
+//!     "bound": "decode",                  concurrency | prefill | decode | request rate
+//!     "band": 0.29,                       leave-one-out median error on upstream's baselines
+//!     "balance": {"idle": "decode", "ratio": 2.1, "engines": 2.1} or null   PD only, see below
+//!   }
 //! }
 //! ```
 //! Fields are only ever added, never renamed or removed.
@@ -148,6 +159,8 @@ pub struct LayoutView {
     pub newer_images: Vec<crate::newer::NewerImage>,
     /// The memory budget of one rank per role, in node order.
     pub budget: Vec<crate::capacity::RoleBudget>,
+    /// What the layout serves at its declared workload.
+    pub estimate: Option<crate::estimate::Estimate>,
 }
 
 /// One row of `index.json` and of `catalog list --format json`.
@@ -239,6 +252,7 @@ pub fn layout_view(layout: &Layout) -> LayoutView {
         proxy: proxy_view(layout),
         newer_images: layout.newer_images(),
         budget: crate::capacity::budget(layout),
+        estimate: crate::estimate::estimate(layout),
     }
 }
 
