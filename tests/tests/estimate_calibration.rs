@@ -411,6 +411,7 @@ fn the_estimate_is_calibrated_on_upstreams_baselines() {
             );
         }
     }
+    let _ = writeln!(md, "\n{}", tutorial_comparison());
     let _ = writeln!(md, "{END}");
     let path = workspace().join("BENCHMARKS.md");
     let text = std::fs::read_to_string(&path).expect("BENCHMARKS.md");
@@ -438,6 +439,68 @@ fn the_estimate_is_calibrated_on_upstreams_baselines() {
         (BAND - (med * 100.0).round() / 100.0).abs() < 1e-9,
         "pd_dsl::estimate::BAND is {BAND}, the leave-one-out median error {med:.2}"
     );
+}
+
+/// The DeepSeek-V3.1 tutorial's 2P1D figures (seed 001, "8.1 使用 AISBench":
+/// A3-752T, 4 nodes, prefill DP2+TP8, decode DP32+TP1, 3.5k/1.5k; TTFT
+/// 6.16 s, TPOT 48.82 ms, "478 TPS per card"), what that unit counts, and
+/// the estimate of the catalog's layout of that deployment at 700 requests
+/// at once (the concurrency of upstream's CI case of the same deployment;
+/// the tutorial states none).
+fn tutorial_comparison() -> String {
+    const TTFT_S: f64 = 6.16;
+    const TPOT_MS: f64 = 48.82;
+    const TPS_PER_CARD: f64 = 478.0;
+    let layout = layouts::catalog()
+        .expect("catalog")
+        .iter()
+        .find(|l| l.name() == "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d")
+        .expect("the tutorial's 2P1D is registered")
+        .clone();
+    let npus = layout.placement.nodes.len() as f64 * f64::from(layout.hardware.npus_per_node);
+    let (isl, osl) = (3500.0, 1500.0);
+    let all = TPS_PER_CARD * npus;
+    // As output tokens alone: requests decoding at once to emit that at
+    // the tutorial's TPOT.
+    let decoding = all * TPOT_MS / 1e3;
+    // As input plus output: the output share.
+    let output = all * osl / (isl + osl);
+    let w = Workload {
+        input_len: 3500,
+        output_len: 1500,
+        prefix_rate: 0.0,
+        concurrency: Some(700),
+        request_rate: None,
+    };
+    let e = estimate_from(
+        &layout,
+        &pd_dsl::capacity::budget(&layout),
+        &w,
+        &CALIBRATION,
+    )
+    .expect("estimate");
+    let decode_ranks: u32 = layout
+        .placement
+        .engines
+        .iter()
+        .filter(|g| g.role == pd_dsl::Role::Decode)
+        .map(|g| g.dp)
+        .sum();
+    let seqs = layout
+        .serve
+        .get(&pd_dsl::Role::Decode)
+        .and_then(|s| s.max_num_seqs)
+        .expect("the decode role sets max_num_seqs");
+    format!(
+        "The DeepSeek-V3.1 tutorial's 2P1D (seed 001: A3-752T, {n} NPUs, 3.5k/1.5k): TTFT {TTFT_S} s, TPOT {TPOT_MS} ms, {TPS_PER_CARD} TPS per card. {TPS_PER_CARD} x {n} NPUs = {all:.0} tokens/s. Read as output tokens alone, that needs {decoding:.0} requests decoding at once at its TPOT, {per_rank:.0} per decode rank, more than its `max_num_seqs` {seqs}; read as input plus output, it is {output:.0} output tokens/s ({out_npu:.0} per NPU), close to what upstream's CI baseline of the same deployment freezes (`DeepSeek_V3.1T_MTP1_3_5K_1_5K_PD.yaml` in the table above). So \"TPS per card\" counts input and output tokens per NPU. The estimate of `deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d` at 700 at once: {eo:.0} output tokens/s, {et:.0} input plus output tokens/s per NPU (tutorial {TPS_PER_CARD}), TTFT {ettft:.2} s (tutorial {TTFT_S}: the estimate has no queueing, and at 700 at once prompts wait for prefill), TPOT {etpot:.1} ms (tutorial {TPOT_MS}).",
+        n = npus,
+        per_rank = decoding / f64::from(decode_ranks),
+        out_npu = output / npus,
+        eo = e.output_tokens_per_s,
+        et = e.total_tokens_per_s / npus,
+        ettft = e.ttft_s,
+        etpot = e.tpot_ms,
+    )
 }
 
 /// The context parser reads what the importer writes.
