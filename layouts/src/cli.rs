@@ -165,6 +165,10 @@ enum Command {
     /// ranked; the best printed as a layout file. Exit 1 when none meets
     /// the TTFT/TPOT limits or the target.
     Plan(crate::plan_cmd::PlanArgs),
+    /// Set `vllm bench serve` results (what `bench.sh` saves) against the
+    /// estimate at each result's workload, and record the ratio next to the
+    /// layout (`calibration.json`).
+    Calibrate(crate::calibrate_cmd::CalibrateArgs),
     /// The upstream facts embedded in this binary (`upstream/facts/`,
     /// generated from the release source distributions).
     Upstream {
@@ -451,6 +455,7 @@ where
             .settings()
             .and_then(|k| write_all(&cli.out, &layouts, scenario_guide, &k, out)),
         Some(Command::List { format }) => list(&layouts, format, out),
+        Some(Command::Calibrate(a)) => crate::calibrate_cmd::run(&a, &layouts, out),
         Some(Command::Show { name, format }) => {
             find(&layouts, &name).and_then(|l| show(l, format, out))
         }

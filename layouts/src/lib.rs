@@ -8,6 +8,7 @@ use pd_dsl::{Layout, LayoutSpec};
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
+pub mod calibrate_cmd;
 pub mod cli;
 pub mod deepseek_v3_1;
 pub mod deepseek_v3_1_reference;

@@ -239,6 +239,17 @@ pub const BALANCE_RATIO: f64 = 1.5;
 /// baselines (tests/tests/estimate_calibration.rs, BENCHMARKS.md).
 pub const BAND: f64 = 0.24;
 
+/// The numbers of a `vllm bench serve --save-result` file that a measured
+/// run is compared by (`catalog calibrate`), besides `max_concurrency` and
+/// `request_rate`: vLLM writes each (vllm/benchmarks/serve.py; a test reads
+/// them in every pinned vLLM, and the rehearsal's stand-in writes them).
+pub const BENCH_RESULT_KEYS: [&str; 4] = [
+    "completed",
+    "total_input_tokens",
+    "total_output_tokens",
+    "output_throughput",
+];
+
 /// The peaks of hardware `id`.
 pub fn peak(id: &str) -> Option<&'static HardwarePeak> {
     PEAKS.iter().find(|p| p.id == id)

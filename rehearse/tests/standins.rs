@@ -1087,6 +1087,46 @@ fn fault_injection_and_bench() {
     );
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("Serving Benchmark Result"), "{out}");
+    // `--save-result` with bench.sh's metadata: the result file vLLM writes,
+    // with the keys `catalog calibrate` reads.
+    let dir = tmpdir("bench-results");
+    let (code, _, err) = run(
+        VLLM,
+        &s(&[
+            "bench",
+            "serve",
+            "--base-url",
+            &format!("http://127.0.0.1:{port}"),
+            "--model",
+            "dsv3",
+            "--random-input-len",
+            "1024",
+            "--random-output-len",
+            "64",
+            "--max-concurrency",
+            "8",
+            "--metadata",
+            "pd_dsl_layout=demo/a3-1p1d",
+            "pd_dsl_image=0.30.0rc2",
+            "--save-result",
+            "--result-dir",
+            dir.to_str().unwrap(),
+        ]),
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert_eq!(files.len(), 1);
+    let result: Json =
+        serde_json::from_str(&std::fs::read_to_string(files[0].path()).unwrap()).unwrap();
+    assert_eq!(result["pd_dsl_layout"], "demo/a3-1p1d");
+    assert_eq!(result["max_concurrency"], 8);
+    assert_eq!(result["request_rate"], "inf");
+    for key in pd_dsl::estimate::BENCH_RESULT_KEYS {
+        assert!(result[key].is_number(), "{key}: {result}");
+    }
+    let (code, _, err) = run(VLLM, &s(&["bench", "serve", "--metadata", "novalue"]), &[]);
+    assert_eq!(code, Some(2), "{err}");
     let (code, _, _) = run(
         VLLM,
         &s(&["bench", "serve", "--port", &free_port().to_string()]),

@@ -6,7 +6,9 @@
 # goes to `vllm bench serve` after the layout's workload, so it overrides it
 # (`./bench.sh --num-prompts 10`, `./bench.sh 10.0.0.1 --request-rate 4`).
 # Target as verify.sh: HOST, PD_PROXY_URL, PD_LOG_DIR/endpoint.url, node 0 of PD_NODE_IPS, 127.0.0.1.
-# Results go to PD_BENCH_RESULT_DIR (default ./bench-results).
+# Results go to PD_BENCH_RESULT_DIR (default ./bench-results), tagged with the layout
+# (`--metadata pd_dsl_layout=...`): `catalog calibrate RESULT.json` sets them against
+# the estimate and records the ratio next to the layout (calibration.json).
 set -euo pipefail
 
 LAYOUT=qwen3-235b-a22b/a3-mixed-dp4tp8-upstream
@@ -77,6 +79,7 @@ exec vllm bench serve \
     --num-prompts 2800 \
     --request-rate 11.2 \
     --max-concurrency 700 \
+    --metadata pd_dsl_layout="$LAYOUT" pd_dsl_image=0.29.0rc1 \
     --save-result \
     --result-dir "${PD_BENCH_RESULT_DIR:-./bench-results}" \
     "$@"
