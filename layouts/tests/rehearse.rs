@@ -757,6 +757,16 @@ fn proxy_venv(tree: &Path) -> std::path::PathBuf {
             .output()
             .is_ok_and(|o| o.status.success())
     };
+    // Tests of this binary and of others make it concurrently on a fresh
+    // machine: one at a time, under an exclusive lock on the cache's venv
+    // directory (the loser finds it made).
+    let root = cache.join("venv");
+    std::fs::create_dir_all(&root)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", root.display()));
+    let lock = std::fs::File::create(root.join(".lock"))
+        .unwrap_or_else(|e| panic!("cannot create {}/.lock: {e}", root.display()));
+    lock.lock()
+        .unwrap_or_else(|e| panic!("cannot lock {}/.lock: {e}", root.display()));
     if !ok() {
         let _ = std::fs::remove_dir_all(&venv);
         let out = Command::new("python3")
@@ -783,6 +793,7 @@ fn proxy_venv(tree: &Path) -> std::path::PathBuf {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    drop(lock);
     venv.join("bin")
 }
 

@@ -2224,6 +2224,72 @@ struct Facts<'a> {
     pd: bool,
 }
 
+/// `additional_config.sparse_kv_offload_config` with `enabled`: vllm-ascend
+/// refuses it at start on a model with compressed caches (`compress_ratios`:
+/// DeepSeek-V4, V4.1) or without the DSA indexer (`index_topk`: every MLA
+/// and GQA model but DeepSeek-V3.2 and GLM-5.x), and with context
+/// parallelism (PCP from the topology, DCP from its flag)
+/// (vllm_ascend/ascend_config.py `SparseKVOffloadConfig.__init__`
+/// @v0.26.0rc1, `_validate_preconditions` @v0.27.1rc1-v0.30.0rc2). Only on
+/// images whose vllm-ascend reads the key (generated facts); elsewhere
+/// `unknown_additional_config_key` says it is ignored.
+fn check_sparse_kv_offload(facts: &Facts<'_>, role: Role, serve: &Serve, pcp: u32, cx: &mut Cx) {
+    const KEY: &str = "sparse_kv_offload_config";
+    let Facts {
+        spec, model, image, ..
+    } = *facts;
+    let (Some(m), Some(img)) = (model, image) else {
+        return;
+    };
+    let enabled = serve
+        .additional_config
+        .get(KEY)
+        .and_then(|c| c.get("enabled"))
+        .is_some_and(|v| {
+            matches!(v, Json::Bool(true)) || matches!(v, Json::String(s) if !s.is_empty())
+        });
+    if !enabled || !img.reads_config_key(KEY) {
+        return;
+    }
+    let scope = role.as_str();
+    let site = config_site(spec, role, KEY);
+    let field = format!("{scope}.additional_config.{KEY}.enabled");
+    let why = match m.attention {
+        tables::Attention::DsaSparse => None,
+        tables::Attention::V4Hybrid | tables::Attention::V41Ced => Some(
+            "its config has `compress_ratios`, and vllm-ascend refuses sparse KV offload with compressed caches (\"Sparse KV offload don't support compress now\")",
+        ),
+        tables::Attention::Mla | tables::Attention::Gqa => Some(
+            "its config has no `index_topk`, and vllm-ascend offloads only sparse-attention (DSA) KV (\"Sparse KV offload only support sparse attention model\")",
+        ),
+    };
+    if let Some(why) = why {
+        cx.report(
+            Rule::SparseKvOffloadNeedsDsa,
+            site,
+            field.clone(),
+            format!(
+                "found sparse KV offload on {role} with `{}` ({} attention), expected a DSA-sparse model (DeepSeek-V3.2, GLM-5.x): {why} at start on image `{}` (vllm_ascend/ascend_config.py `SparseKVOffloadConfig`)",
+                m.weights,
+                m.attention.as_str(),
+                img.tag
+            ),
+        );
+    }
+    let dcp = crate::capacity::flag_u64(serve, "--decode-context-parallel-size").unwrap_or(1);
+    if u64::from(pcp) * dcp > 1 {
+        cx.report(
+            Rule::SparseKvOffloadWithoutCp,
+            site,
+            field,
+            format!(
+                "found sparse KV offload on {role} with context parallelism (PCP {pcp}, DCP {dcp}), expected PCP x DCP 1: vllm-ascend refuses it at start on image `{}` (\"Sparse KV offload don't support context parallel now\", vllm_ascend/ascend_config.py `SparseKVOffloadConfig`)",
+                img.tag
+            ),
+        );
+    }
+}
+
 fn check_serve(
     facts: &Facts<'_>,
     role: Role,
@@ -2243,6 +2309,7 @@ fn check_serve(
     if pcp > 1 {
         check_pcp(facts, role, serve, dp_tp.map_or(1, |(dp, _)| dp), pcp, cx);
     }
+    check_sparse_kv_offload(facts, role, serve, pcp, cx);
     // Balance scheduling: ValueError on P and D (platform.py @v0.18.0 L456,
     // @v0.23.0 L682, @v0.26.0rc1 L639, @v0.30.0rc2 L1034).
     let env_balance = matches!(serve.env_value("VLLM_ASCEND_BALANCE_SCHEDULING"), Some(EnvValue::Literal(v)) if v == "1" || v.eq_ignore_ascii_case("true"));
@@ -2693,9 +2760,18 @@ fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) 
             }
         }
     }
+    // A method vLLM runs only with a draft `model` (generated facts: the
+    // image's vLLM, vllm/config/speculative.py `__post_init__`), which
+    // pd-dsl renders from the model table's drafts alone.
+    let needs_model = |method: &str| {
+        image
+            .and_then(|img| crate::upstream::vllm_of(img).ok())
+            .and_then(|r| r.speculative_methods.iter().find(|x| x.name == method))
+            .map_or(tables::DRAFT_METHODS.contains(&method), |x| x.needs_model)
+    };
     if let (Some(s), Some(m)) = (&serve.speculative, model)
-        && tables::DRAFT_METHODS.contains(&s.method.as_str())
-        && m.draft(&s.method).is_none()
+        && needs_model(&s.method)
+        && !(tables::DRAFT_METHODS.contains(&s.method.as_str()) && m.draft(&s.method).is_some())
     {
         let site = spec
             .roles
@@ -2711,13 +2787,25 @@ fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) 
         } else {
             format!("one of {}", list(known.into_iter()))
         };
+        let why = if tables::DRAFT_METHODS.contains(&s.method.as_str()) {
+            format!(
+                "`{}` runs a separate draft model and the model table names none for these weights",
+                s.method
+            )
+        } else {
+            format!(
+                "vLLM refuses `{}` without a draft `model` (vllm/config/speculative.py `SpeculativeConfig.__post_init__`), and a layout renders `model` only for the table's drafts ({})",
+                s.method,
+                tables::DRAFT_METHODS.join(", ")
+            )
+        };
         cx.report(
             Rule::SpeculativeNeedsDraft,
             site,
             format!("{scope}.speculative.method"),
             format!(
-                "found speculative method `{}` with `{}`, expected {expected}: `{}` runs a separate draft model and the model table names none for these weights",
-                s.method, m.weights, s.method
+                "found speculative method `{}` with `{}`, expected {expected}: {why}",
+                s.method, m.weights
             ),
         );
     }

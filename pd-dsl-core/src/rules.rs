@@ -312,8 +312,16 @@ rules! {
     /// @v0.18.0 L1188 … @v0.30.0rc2 L1461; DeepSeek-V4 128 only at
     /// v0.20.2rc1, 32/64/128 from v0.21.0rc1 to v0.30.0rc2).
     BlockSizeBackend = "block_size_backend", Hard, "`block_size` is one the attention backend keeps";
+    /// Sparse KV offload on a model without DSA sparse attention: vllm-ascend
+    /// refuses `sparse_kv_offload_config.enabled` when the config has
+    /// `compress_ratios` or lacks `index_topk` (vllm_ascend/ascend_config.py
+    /// `SparseKVOffloadConfig` @v0.26.0rc1-v0.30.0rc2).
+    SparseKvOffloadNeedsDsa = "sparse_kv_offload_needs_dsa", Hard, "sparse KV offload needs a DSA-sparse model (DeepSeek-V3.2, GLM-5.x)";
+    /// Sparse KV offload with PCP or DCP above 1: refused at start
+    /// (vllm_ascend/ascend_config.py `SparseKVOffloadConfig` @v0.26.0rc1-v0.30.0rc2).
+    SparseKvOffloadWithoutCp = "sparse_kv_offload_without_cp", Hard, "sparse KV offload runs without context parallelism";
     /// Draft-model speculative method without a draft for the weights.
-    SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "eagle, eagle3, dflash, medusa and draft-model speculation need a draft the model table names";
+    SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "a speculative method that runs a draft model (eagle, eagle3, dflash, medusa, draft_model, mlp_speculator, custom_class) needs one the model table names";
     /// An attention-specific `additional_config` key on a model whose backend
     /// ignores it (`tables::ATTENTION_CONFIG_KEYS`: MLAPO read by the MLA and
     /// SFA backends, the sparse C8 keys ANDed with `use_sparse` in

@@ -438,9 +438,23 @@ pub struct VllmRelease {
     /// Every option `vllm serve` accepts at that version, sorted by name.
     pub serve_flags: Vec<ServeFlag>,
     /// Every `speculative_config.method` `SpeculativeConfig` accepts, sorted.
-    pub speculative_methods: Vec<Named>,
+    pub speculative_methods: Vec<SpeculativeMethodFact>,
     /// What the V2 model runner refuses; `None` before it.
     pub v2_model_runner: Option<V2Runner>,
+}
+
+/// One `speculative_config.method` of a vLLM table.
+#[derive(Debug, Deserialize)]
+pub struct SpeculativeMethodFact {
+    /// The method.
+    pub name: String,
+    /// Whether `SpeculativeConfig.__post_init__` refuses it without a draft
+    /// `model` (vllm/config/speculative.py: only `mtp` and the MTP model
+    /// types, `dspark`, `ngram`, `ngram_gpu`, `suffix` and
+    /// `extract_hidden_states` get one of their own).
+    pub needs_model: bool,
+    /// Path in the sdist.
+    pub source: String,
 }
 
 /// `v2_model_runner` of a vLLM table.

@@ -397,7 +397,7 @@ mod tests {
         {"name": "served-model-name", "kind": "many", "aliases": [], "negatable": false, "source": "t"},
         {"name": "tensor-parallel-size", "kind": "value", "aliases": ["-tp"], "negatable": false, "source": "t"}
       ],
-      "speculative_methods": [{"name": "mtp", "source": "t"}]
+      "speculative_methods": [{"name": "mtp", "needs_model": false, "source": "t"}]
     }"#;
 
     fn table() -> Flags {

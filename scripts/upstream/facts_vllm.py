@@ -1717,7 +1717,70 @@ def speculative_methods(source: Source) -> list[dict]:
     if "SpeculativeMethod" not in aliases:
         raise FactsError(f"`{SPECULATIVE}` defines no `SpeculativeMethod`; expected the Literal of accepted methods")
     names = sorted(set(flatten(aliases["SpeculativeMethod"], ("SpeculativeMethod",))))
-    return [{"name": n, "source": SPECULATIVE} for n in names]
+    free = draft_free_methods(tree, lambda a: flatten(aliases[a], (a,)) if a in aliases else [])
+    return [{"name": n, "needs_model": n not in free, "source": SPECULATIVE} for n in names]
+
+
+def draft_free_methods(tree: ast.Module, alias) -> set[str]:
+    """The methods `SpeculativeConfig.__post_init__` runs without a draft
+    `model`: those its `if self.model is None and self.num_speculative_tokens
+    is not None:` chain gives a model of their own (`mtp` and `dspark` the
+    target's, `ngram`, `suffix`, ...), plus every MTP model type, which it
+    rewrites to `mtp` first (`get_args(MTPModelTypes)`). A branch that
+    raises when `self.model` is None (`custom_class`), and the final
+    `else` ("num_speculative_tokens was provided but without speculative
+    model"), need one."""
+    cls = next(
+        (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SpeculativeConfig"), None
+    )
+    post = cls and next(
+        (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__post_init__"), None
+    )
+    if post is None:
+        raise FactsError(f"`{SPECULATIVE}` has no `SpeculativeConfig.__post_init__`")
+    src = ast.unparse(post)
+    if "self.method in get_args(MTPModelTypes)" not in src:
+        raise FactsError(f"`{SPECULATIVE}`: `__post_init__` no longer rewrites MTP model types to `mtp`")
+    chain = next(
+        (
+            n
+            for n in ast.walk(post)
+            if isinstance(n, ast.If)
+            and "self.model is None" in ast.unparse(n.test)
+            and "num_speculative_tokens" in ast.unparse(n.test)
+        ),
+        None,
+    )
+    if chain is None or not chain.body or not isinstance(chain.body[0], ast.If):
+        raise FactsError(
+            f"`{SPECULATIVE}`: no `if self.model is None and self.num_speculative_tokens is not None:` chain"
+        )
+
+    def methods(test: ast.AST) -> list[str]:
+        out = []
+        for c in ast.walk(test):
+            if isinstance(c, ast.Compare) and ast.unparse(c.left) == "self.method":
+                for comp in c.comparators:
+                    out += [x.value for x in ast.walk(comp) if isinstance(x, ast.Constant) and isinstance(x.value, str)]
+        return out
+
+    def needs_model(body: list[ast.stmt]) -> bool:
+        for n in body:
+            for c in ast.walk(n):
+                if isinstance(c, ast.If) and "self.model" in ast.unparse(c.test):
+                    if any(isinstance(r, ast.Raise) for b in c.body for r in ast.walk(b)):
+                        return True
+        return False
+
+    free: set[str] = set()
+    branch: ast.stmt | None = chain.body[0]
+    while isinstance(branch, ast.If):
+        if not needs_model(branch.body):
+            free.update(methods(branch.test))
+        branch = branch.orelse[0] if len(branch.orelse) == 1 else None
+    if "mtp" not in free:
+        raise FactsError(f"`{SPECULATIVE}`: the draft-free chain has no `mtp` branch")
+    return free | set(alias("MTPModelTypes"))
 
 
 def dumps(obj: dict) -> str:

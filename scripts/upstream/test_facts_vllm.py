@@ -215,6 +215,32 @@ class HandRead(unittest.TestCase):
                 for n in names:
                     self.assertIn(f'"{n}"', text)
 
+    def test_which_methods_need_a_draft_model(self):
+        # vllm/config/speculative.py `SpeculativeConfig.__post_init__`: with no `model`, `mtp` and
+        # `dspark` take the target's, `ngram`/`ngram_gpu`/`suffix`/`extract_hidden_states` their
+        # own; `custom_class` raises ("requires 'model' to contain the custom proposer module
+        # path"), every other method reaches the final else ("without speculative model"); MTP
+        # model types are rewritten to `mtp` first.
+        for v in PINNED:
+            with self.subTest(vllm=v):
+                need = {m["name"] for m in facts(v)["speculative_methods"] if m["needs_model"]}
+                for m in ("eagle", "eagle3", "medusa", "mlp_speculator", "draft_model"):
+                    self.assertIn(m, need)
+                for m in ("mtp", "deepseek_mtp", "ngram", "suffix", "extract_hidden_states"):
+                    self.assertNotIn(m, need)
+        need30 = {m["name"] for m in facts("0.30.0")["speculative_methods"] if m["needs_model"]}
+        self.assertIn("custom_class", need30)
+        self.assertNotIn("dspark", need30)
+        v = PINNED[-1]
+        # A method given its own branch that needs no model leaves the set.
+        ov = mutate(v, "vllm/config/speculative.py", '            elif self.method == "suffix":',
+                    '            elif self.method == "medusa":\n                self.model = "medusa"\n            elif self.method == "suffix":')
+        got = {m["name"] for m in fv.speculative_methods(fv.Source(corpus("vllm", v), ov)) if m["needs_model"]}
+        self.assertNotIn("medusa", got)
+        ov = mutate(v, "vllm/config/speculative.py", "get_args(MTPModelTypes)", "get_args(OtherTypes)")
+        with self.assertRaisesRegex(fv.FactsError, "no longer rewrites MTP model types"):
+            fv.speculative_methods(fv.Source(corpus("vllm", v), ov))
+
     def test_v2_model_runner_refusals(self):
         # vllm/config/vllm.py `_get_v2_model_runner_unsupported_features` appends "prefill context
         # parallelism" when prefill_context_parallel_size > 1 @0.19.1 .. @0.28.0, no longer @0.29.0;
