@@ -2224,6 +2224,90 @@ struct Facts<'a> {
     pd: bool,
 }
 
+/// `additional_config.enable_kvpp` with TP x PCP above 1 turns on KV layer
+/// parallelism, whose preconditions vllm-ascend checks at start
+/// (`KVPPConfig.validate`, generated facts `kvpp` @v0.28.0rc1+): its own PD
+/// connector (which no layout renders, so only mixed engines can use it),
+/// eager (or piecewise) graphs, an MLA model, its speculative methods, no
+/// DCP.
+fn check_kvpp(facts: &Facts<'_>, role: Role, serve: &Serve, tp: u32, pcp: u32, cx: &mut Cx) {
+    let Facts {
+        spec, model, image, ..
+    } = *facts;
+    let Some(img) = image else { return };
+    let Some(k) = img.facts().and_then(|r| r.kvpp.as_ref()) else {
+        return;
+    };
+    if !serve.config_flag("enable_kvpp") || u64::from(tp) * u64::from(pcp) <= 1 {
+        return;
+    }
+    let scope = role.as_str();
+    let site = config_site(spec, role, "enable_kvpp");
+    let field = format!("{scope}.additional_config.enable_kvpp");
+    let mut refuse = |what: String, expected: String| {
+        cx.report(
+            Rule::KvppPreconditions,
+            site,
+            field.clone(),
+            format!(
+                "found `enable_kvpp` on {role} (TP {tp} x PCP {pcp}) with {what}, expected {expected}: vllm-ascend refuses it at start on image `{}` ({})",
+                img.tag, k.source
+            ),
+        );
+    };
+    if role != Role::Mixed {
+        let own = spec
+            .connector
+            .as_ref()
+            .map_or("no connector", |c| c.kind.value.kv_connector());
+        refuse(
+            format!("the PD connector `{own}`"),
+            format!(
+                "a mixed engine: KVPP in a PD layout needs `{}`{}, which a layout does not render",
+                k.connector,
+                if k.decode_refused && role == Role::Decode {
+                    " and never runs on a decode engine"
+                } else {
+                    ""
+                }
+            ),
+        );
+    }
+    let graph = serve.graph.map(GraphMode::as_str);
+    if !graph.is_some_and(|g| k.graphs.iter().any(|x| x == g)) {
+        refuse(
+            format!("graph `{}`", graph.unwrap_or("unset (a CUDA graph mode)")),
+            format!("`graph: {}`", k.graphs.join("` or `graph: ")),
+        );
+    }
+    if k.mla_only
+        && let Some(m) = model
+        && m.attention == tables::Attention::Gqa
+    {
+        refuse(
+            format!("`{}` ({} attention)", m.weights, m.attention.as_str()),
+            "an MLA model".into(),
+        );
+    }
+    if let Some(s) = &serve.speculative {
+        let method = if s.method.ends_with("_mtp") {
+            "mtp"
+        } else {
+            s.method.as_str()
+        };
+        if !k.methods.iter().any(|m| m == method) {
+            refuse(
+                format!("speculative method `{}`", s.method),
+                format!("one of `{}`", k.methods.join("`, `")),
+            );
+        }
+    }
+    let dcp = crate::capacity::flag_u64(serve, "--decode-context-parallel-size").unwrap_or(1);
+    if k.dcp_refused && dcp > 1 {
+        refuse(format!("DCP {dcp}"), "DCP 1".into());
+    }
+}
+
 /// `additional_config.sparse_kv_offload_config` with `enabled`: vllm-ascend
 /// refuses it at start on a model with compressed caches (`compress_ratios`:
 /// DeepSeek-V4, V4.1) or without the DSA indexer (`index_topk`: every MLA
@@ -2310,6 +2394,9 @@ fn check_serve(
         check_pcp(facts, role, serve, dp_tp.map_or(1, |(dp, _)| dp), pcp, cx);
     }
     check_sparse_kv_offload(facts, role, serve, pcp, cx);
+    if let Some((_, tp)) = dp_tp {
+        check_kvpp(facts, role, serve, tp, pcp, cx);
+    }
     // Balance scheduling: ValueError on P and D (platform.py @v0.18.0 L456,
     // @v0.23.0 L682, @v0.26.0rc1 L639, @v0.30.0rc2 L1034).
     let env_balance = matches!(serve.env_value("VLLM_ASCEND_BALANCE_SCHEDULING"), Some(EnvValue::Literal(v)) if v == "1" || v.eq_ignore_ascii_case("true"));

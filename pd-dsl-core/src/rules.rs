@@ -312,6 +312,12 @@ rules! {
     /// @v0.18.0 L1188 … @v0.30.0rc2 L1461; DeepSeek-V4 128 only at
     /// v0.20.2rc1, 32/64/128 from v0.21.0rc1 to v0.30.0rc2).
     BlockSizeBackend = "block_size_backend", Hard, "`block_size` is one the attention backend keeps";
+    /// `enable_kvpp` with TP x PCP above 1 against `KVPPConfig.validate`'s
+    /// preconditions (generated facts `kvpp`, vllm_ascend/ascend_config.py
+    /// @v0.28.0rc1-v0.30.0rc2): mixed engines only (its PD connector is
+    /// `MooncakeConnectorV2`), eager or piecewise graphs, MLA, its
+    /// speculative methods, no DCP.
+    KvppPreconditions = "kvpp_preconditions", Hard, "KV layer parallelism runs on a mixed MLA engine with an eager (or piecewise) graph, its speculative methods and no DCP";
     /// Sparse KV offload on a model without DSA sparse attention: vllm-ascend
     /// refuses `sparse_kv_offload_config.enabled` when the config has
     /// `compress_ratios` or lacks `index_topk` (vllm_ascend/ascend_config.py

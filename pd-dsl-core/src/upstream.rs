@@ -58,12 +58,35 @@ pub struct Release {
     /// What `_validate_eplb_config` allows per model runner; `None` before
     /// it tells the runners apart.
     pub eplb_runner: Option<EplbRunner>,
+    /// What `KVPPConfig.validate` refuses; `None` before KVPP.
+    #[serde(default)]
+    pub kvpp: Option<KvppFact>,
     /// The stores `AscendStoreConnector` keeps a KV pool in, with the env
     /// variable each reads its per-node config path from.
     pub kv_pool_backends: Vec<PoolBackendFact>,
     /// How the release's e2e runner starts a KV pool's service; `None`
     /// before its runner has a pool.
     pub kv_pool_runner: Option<PoolRunner>,
+}
+
+/// KV layer parallelism's preconditions (vllm_ascend/ascend_config.py
+/// `KVPPConfig.validate`), in force when `enable_kvpp` and TP x PCP above 1.
+#[derive(Debug, Deserialize)]
+pub struct KvppFact {
+    /// The PD connector KVPP needs (`MooncakeConnectorV2`).
+    pub connector: String,
+    /// A `kv_consumer` (decode) engine is refused.
+    pub decode_refused: bool,
+    /// Graph modes it runs under (`eager`, `piecewise`).
+    pub graphs: Vec<String>,
+    /// Only (non-hybrid) MLA models.
+    pub mla_only: bool,
+    /// DCP above 1 is refused.
+    pub dcp_refused: bool,
+    /// Speculative methods allowed (after MTP types become `mtp`).
+    pub methods: Vec<String>,
+    /// Where it is checked.
+    pub source: String,
 }
 
 /// A KV pool's service as upstream's e2e runner starts it on node 0

@@ -1373,6 +1373,56 @@ def cp_interleave_refusal(pkg: Package) -> dict | None:
     return None
 
 
+def kvpp(pkg: Package) -> dict | None:
+    """What `KVPPConfig.validate` refuses when `additional_config.enable_kvpp`
+    turns KV layer parallelism on (size TP x PCP above 1,
+    `KVPPConfig.from_vllm_config`): the PD connector it needs (the string the
+    raising `kv_connector !=` compares with, besides `AscendStoreConnector`),
+    whether a `kv_consumer` is refused, the graph modes it runs under (eager,
+    plus `piecewise` where it compares `cudagraph_mode` with
+    `CUDAGraphMode.PIECEWISE`), whether it needs MLA (`use_mla`), whether DCP
+    is refused, and the speculative methods it allows. None before it."""
+    for rel, mod in pkg.modules.items():
+        if "class KVPPConfig" not in mod.text:
+            continue
+        cls = next((n for n in mod.tree.body if isinstance(n, ast.ClassDef) and n.name == "KVPPConfig"), None)
+        fn = cls and next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "validate"), None)
+        if fn is None:
+            raise FactsError(f"`{rel}`: `KVPPConfig` has no `validate`")
+        out: dict = {"connector": None, "decode_refused": False, "graphs": ["eager"], "mla_only": False,
+                     "dcp_refused": False, "methods": None, "source": f"{rel}:{fn.lineno}"}
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.If):
+                continue
+            test = ast.unparse(node.test)
+            raises = any(isinstance(x, ast.Raise) for b in node.body for x in ast.walk(b))
+            if "kv_connector !=" in test and raises:
+                names = [x for x in _strs(node.test) if x != "AscendStoreConnector"]
+                if names:
+                    out["connector"] = names[0]
+            if "kv_role ==" in test and "kv_consumer" in _strs(node.test) and raises:
+                out["decode_refused"] = True
+            if "CUDAGraphMode.PIECEWISE" in test and raises:
+                out["graphs"].append("piecewise")
+            if "use_mla" in test and raises:
+                out["mla_only"] = True
+            if "decode_context_parallel_size" in test and raises:
+                out["dcp_refused"] = True
+            allowed = [
+                c
+                for c in ast.walk(node.test)
+                if isinstance(c, ast.Compare)
+                and ast.unparse(c.left).endswith(".method")
+                and isinstance(c.ops[0], (ast.NotIn, ast.NotEq))
+            ]
+            if allowed and raises:
+                out["methods"] = sorted({x for c in allowed for x in _strs(c)})
+        if out["connector"] is None or out["methods"] is None:
+            raise FactsError(f"`{rel}`: `KVPPConfig.validate` no longer reads as expected: {out}")
+        return out
+    return None
+
+
 def _strs(node: ast.AST) -> list[str]:
     return [c.value for c in ast.walk(node) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
 
@@ -1541,6 +1591,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "finegrained_tp": finegrained_tp(pkg),
         "cp_interleave_refusal": cp_interleave_refusal(pkg),
         "eplb_runner": eplb_runner(pkg),
+        "kvpp": kvpp(pkg),
         "kv_pool_backends": kv_pool_backends(pkg),
         "kv_pool_runner": kv_pool_runner(src),
     }

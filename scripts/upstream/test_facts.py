@@ -186,6 +186,18 @@ class Properties(unittest.TestCase):
 
 
 class ByHand(unittest.TestCase):
+    def test_kvpp_preconditions(self):
+        # vllm_ascend/ascend_config.py `KVPPConfig.validate` @0.28.0rc1: "KVPP PD disaggregation requires
+        # MooncakeConnectorV2", "must be disabled on the decode-only node", "supports eager execution only",
+        # "only non-hybrid MLA models", "speculative decoding only with method='mtp'", "KVPP and DCP cannot be
+        # enabled at the same time"; @0.30.0rc1 also PIECEWISE and method 'dspark'; no KVPPConfig @0.27.1rc1.
+        self.assertIsNone(table("0.27.1rc1")["kvpp"])
+        k28 = table("0.28.0rc1")["kvpp"]
+        self.assertEqual((k28["connector"], k28["graphs"], k28["methods"]), ("MooncakeConnectorV2", ["eager"], ["mtp"]))
+        self.assertTrue(k28["decode_refused"] and k28["mla_only"] and k28["dcp_refused"])
+        k30 = table("0.30.0rc2")["kvpp"]
+        self.assertEqual((k30["graphs"], k30["methods"]), (["eager", "piecewise"], ["dspark", "mtp"]))
+
     def test_init_never_defines_version(self):
         # vllm_ascend/__init__.py (every release): no `__version__`; setup.py calls
         # `get_version(write_to="vllm_ascend/_version.py")` (setup.py:447 @0.18.0, :416 @0.30.0rc2)
