@@ -2224,6 +2224,38 @@ struct Facts<'a> {
     pd: bool,
 }
 
+/// `additional_config.mlapo_keep_prefill_weights` on a model that is not
+/// DeepSeek MLA: vllm-ascend refuses it at start ("only supported for MLA
+/// models", vllm_ascend/ascend_config.py `AscendConfig` @v0.27.1rc1+, on
+/// every image whose facts list the key). The table's GQA models are the
+/// ones `is_deepseek_mla` is false for.
+fn check_mlapo_keep(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+    const KEY: &str = "mlapo_keep_prefill_weights";
+    let Facts {
+        spec, model, image, ..
+    } = *facts;
+    let (Some(m), Some(img)) = (model, image) else {
+        return;
+    };
+    if m.attention != tables::Attention::Gqa
+        || !serve.config_flag(KEY)
+        || !img.reads_config_key(KEY)
+    {
+        return;
+    }
+    cx.report(
+        Rule::MlapoKeepNeedsMla,
+        config_site(spec, role, KEY),
+        format!("{}.additional_config.{KEY}", role.as_str()),
+        format!(
+            "found `{KEY}` on {role} with `{}` ({} attention), expected it only on an MLA model: vllm-ascend refuses it at start on image `{}` (\"mlapo_keep_prefill_weights=True is only supported for MLA models\", vllm_ascend/ascend_config.py `AscendConfig`)",
+            m.weights,
+            m.attention.as_str(),
+            img.tag
+        ),
+    );
+}
+
 /// `additional_config.enable_kvpp` with TP x PCP above 1 turns on KV layer
 /// parallelism, whose preconditions vllm-ascend checks at start
 /// (`KVPPConfig.validate`, generated facts `kvpp` @v0.28.0rc1+): its own PD
@@ -2394,6 +2426,7 @@ fn check_serve(
         check_pcp(facts, role, serve, dp_tp.map_or(1, |(dp, _)| dp), pcp, cx);
     }
     check_sparse_kv_offload(facts, role, serve, pcp, cx);
+    check_mlapo_keep(facts, role, serve, cx);
     if let Some((_, tp)) = dp_tp {
         check_kvpp(facts, role, serve, tp, pcp, cx);
     }

@@ -312,6 +312,10 @@ rules! {
     /// @v0.18.0 L1188 … @v0.30.0rc2 L1461; DeepSeek-V4 128 only at
     /// v0.20.2rc1, 32/64/128 from v0.21.0rc1 to v0.30.0rc2).
     BlockSizeBackend = "block_size_backend", Hard, "`block_size` is one the attention backend keeps";
+    /// `mlapo_keep_prefill_weights` on a GQA model: ValueError "only
+    /// supported for MLA models" (vllm_ascend/ascend_config.py `AscendConfig`
+    /// @v0.27.1rc1-v0.30.0rc2, where the facts list the key).
+    MlapoKeepNeedsMla = "mlapo_keep_needs_mla", Hard, "`mlapo_keep_prefill_weights` is for MLA models";
     /// `enable_kvpp` with TP x PCP above 1 against `KVPPConfig.validate`'s
     /// preconditions (generated facts `kvpp`, vllm_ascend/ascend_config.py
     /// @v0.28.0rc1-v0.30.0rc2): mixed engines only (its PD connector is
