@@ -61,6 +61,7 @@ const EXIT_CODES: &str = "Exit codes: 0 success; 1 catalog stale (--check), lint
 #[derive(Debug, Parser)]
 #[command(
     name = "catalog",
+    version,
     about = "Render the pd-dsl catalog: every layout's scripts and docs, plus the index",
     after_help = EXIT_CODES
 )]
@@ -740,7 +741,36 @@ fn render_failed(e: impl std::fmt::Display) -> (u8, String) {
     (EXIT_RENDER, e.to_string())
 }
 
+/// A layout by its name, or by a suffix of it after a `/` or `-` that one
+/// layout alone ends with (`a3-1p3d`, `v4-flash-w8a8-mtp/a3-1p3d`).
 fn find<'a>(layouts: &'a [Layout], name: &str) -> Result<&'a Layout, (u8, String)> {
+    if let Some(l) = layouts.iter().find(|l| l.name() == name) {
+        return Ok(l);
+    }
+    let ends = |l: &&Layout| {
+        let full = l.name();
+        full.len() > name.len()
+            && full.ends_with(name)
+            && matches!(full.as_bytes()[full.len() - name.len() - 1], b'/' | b'-')
+    };
+    let hits: Vec<&Layout> = layouts.iter().filter(ends).collect();
+    match hits.as_slice() {
+        [one] => return Ok(one),
+        [] => {}
+        many => {
+            return Err((
+                EXIT_USAGE,
+                format!(
+                    "`{name}` ends {} layout names: {}; give more of the name",
+                    many.len(),
+                    many.iter()
+                        .map(|l| format!("`{}`", l.name()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
     layouts.iter().find(|l| l.name() == name).ok_or_else(|| {
         let hint = pd_dsl::rules::did_you_mean(name, layouts.iter().map(|l| l.name()));
         (

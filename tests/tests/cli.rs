@@ -453,3 +453,25 @@ fn calibrate_sets_a_bench_result_against_the_estimate_and_records_it() {
         );
     }
 }
+
+/// `--version`, and a layout named by a unique suffix of its name.
+#[test]
+fn version_and_unique_suffix_names() {
+    let (code, out, _) = run(&["--version"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.trim(), format!("catalog {}", env!("CARGO_PKG_VERSION")));
+    // `a3-2p1d` ends one sample's name only.
+    let (code, out, err) = run(&["show", "a3-2p1d", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["name"], P2P1D);
+    // `1p1d` is no whole part of a name's end: not found, with a hint.
+    let (code, _, err) = run(&["show", "p1d"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no layout named `p1d`"), "{err}");
+    // A suffix several names end with names them all.
+    let catalog = layouts::catalog().expect("catalog").to_vec();
+    let (code, _, err) = run_with(&["show", "a3-1p1d-upstream"], Ok(catalog));
+    assert_eq!(code, 2);
+    assert!(err.contains("layout names: `") && err.contains("give more of the name"), "{err}");
+}
