@@ -473,5 +473,8 @@ fn version_and_unique_suffix_names() {
     let catalog = layouts::catalog().expect("catalog").to_vec();
     let (code, _, err) = run_with(&["show", "a3-1p1d-upstream"], Ok(catalog));
     assert_eq!(code, 2);
-    assert!(err.contains("layout names: `") && err.contains("give more of the name"), "{err}");
+    assert!(
+        err.contains("layout names: `") && err.contains("give more of the name"),
+        "{err}"
+    );
 }
