@@ -109,7 +109,12 @@ fn read(path: &Path) -> Res<Value> {
 fn workload(v: &Value) -> Res<Workload> {
     let completed = num(v, "completed").unwrap_or(0.0);
     if completed < 1.0 {
-        return Err((1, "the run completed no request: nothing to compare".into()));
+        return Err((
+            1,
+            format!(
+                "found `completed` {completed}, expected at least one completed request: the run measured nothing to set against the estimate"
+            ),
+        ));
     }
     let per = |key: &str| (num(v, key).unwrap_or(0.0) / completed).round().max(1.0) as u64;
     Ok(Workload {
@@ -206,10 +211,11 @@ pub fn run(a: &CalibrateArgs, layouts: &[Layout], out: &mut dyn Write) -> Res<u8
             ratio: measured / estimate.output_tokens_per_s,
             estimate,
         };
+        let ledger = ledger_path(path);
         if !a.no_record {
-            record(&ledger_path(path), &entry)?;
+            record(&ledger, &entry)?;
         }
-        entries.push((entry, ledger_path(path)));
+        entries.push((entry, ledger));
     }
     match a.format {
         CalibrateFormat::Json => {

@@ -1,7 +1,7 @@
 //! The one rule engine. The `layout!` macro and the runtime loader both call
 //! [`check`]; nothing else decides whether a layout is valid.
 
-mod pool;
+pub mod pool;
 
 use crate::capacity;
 use crate::dims;

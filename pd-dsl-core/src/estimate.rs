@@ -133,11 +133,9 @@ impl Workload {
             .as_ref()
             .and_then(|r| r.value.trim().parse::<f64>().ok())
             .filter(|r| r.is_finite() && *r > 0.0);
-        let concurrency = match &b.max_concurrency {
-            Some(c) => Some(c.value),
-            None if rate.is_some() => None,
-            None => Some(b.num_prompts.value),
-        };
+        // How many at once: the memory budget's reading of the bench, one
+        // rule for both.
+        let concurrency = capacity::workload(layout).and_then(|(_, c)| c);
         Some(Workload {
             input_len: b.input_len.value,
             output_len: b.output_len.value,

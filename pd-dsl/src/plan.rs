@@ -171,10 +171,10 @@ fn candidate_json(
     if model.mtp {
         serve["speculative"] = json!({ "method": "mtp", "tokens": 1 });
     }
-    let tokens_per_step = if model.mtp { 2 } else { 1 };
+    let batched = batched_tokens(model, decode_seqs, pd);
     let decode = json!({
         "max_num_seqs": decode_seqs,
-        "max_num_batched_tokens": (decode_seqs * tokens_per_step).max(16),
+        "max_num_batched_tokens": batched,
         "graph": "full_decode_only",
     });
     let prefill = json!({
@@ -219,7 +219,7 @@ fn candidate_json(
     } else {
         // A mixed engine prefills too: a chunk of a prompt per step.
         let mut mixed = decode;
-        mixed["max_num_batched_tokens"] = json!((decode_seqs * tokens_per_step).max(8192));
+        mixed["max_num_batched_tokens"] = json!(batched);
         spec["roles"] = json!({ "mixed": mixed });
     }
     spec
@@ -275,11 +275,16 @@ fn shape_refusal(
 struct Bases {
     pd: LayoutSpec,
     mixed: LayoutSpec,
-    tokens_per_step: u64,
+    model: &'static Model,
 }
 
 impl Bases {
-    fn new(model: &Model, hw: &Hardware, image: &str, w: &Workload) -> Result<Bases, PlanError> {
+    fn new(
+        model: &'static Model,
+        hw: &Hardware,
+        image: &str,
+        w: &Workload,
+    ) -> Result<Bases, PlanError> {
         let read = |groups: &[Group], pd: bool| -> Result<LayoutSpec, PlanError> {
             serde_json::from_value(candidate_json(model, hw, image, groups, w, pd, 1))
                 .map_err(|e| PlanError(format!("internal: a candidate does not load: {e}")))
@@ -293,7 +298,7 @@ impl Bases {
                 true,
             )?,
             mixed: read(&[Group::new("mixed", 1, 1, 1)], false)?,
-            tokens_per_step: if model.mtp { 2 } else { 1 },
+            model,
         })
     }
 
@@ -323,13 +328,22 @@ impl Bases {
             .collect();
         let role = if pd { Role::Decode } else { Role::Mixed };
         if let Some(r) = spec.roles.get_mut(&role) {
-            let tokens = (seqs * self.tokens_per_step).max(16);
+            let tokens = batched_tokens(self.model, seqs, pd);
             r.max_num_seqs = Some(Spanned::bare(seqs));
-            r.max_num_batched_tokens =
-                Some(Spanned::bare(if pd { tokens } else { tokens.max(8192) }));
+            r.max_num_batched_tokens = Some(Spanned::bare(tokens));
         }
         spec
     }
+}
+
+/// The decode (or mixed) engine's `max_num_batched_tokens` for `seqs`
+/// requests a step: each request's token plus its MTP draft, at least 16; a
+/// mixed engine also prefills, a chunk of a prompt per step, so at least
+/// 8192.
+fn batched_tokens(model: &Model, seqs: u64, pd: bool) -> u64 {
+    let per_step = if model.mtp { 2 } else { 1 };
+    let decode = (seqs * per_step).max(16);
+    if pd { decode } else { decode.max(8192) }
 }
 
 /// `plan/a3-prefill1x2tp8-decode1x16tp1`.

@@ -607,17 +607,20 @@ POOL_CONFIG='{"local":{"ock.mmc.log_level":"error","ock.mmc.local_service.world_
 POOL_DIR="$LOG_DIR/runtime"
 export MMC_LOCAL_CONFIG_PATH="$POOL_DIR/mmc-local.conf"
 
+# The keys this script writes into the store's config (the layout may not).
+POOL_DERIVED_KEYS=(ock.mmc.meta_service_url ock.mmc.meta_service.config_store_url ock.mmc.local_service.config_store_url)
 # Writes (DIR set) or prints (DIR empty) this node's pool config files: memcache's
 # `key = value` files with the MetaService and config-store URLs on node 0, or
 # Mooncake's store JSON with the master's address.
 pool_config() {
-    python3 - "$1" "$PD_NODE_IPS" "$LOCAL_IP" "$POOL_BACKEND" "${POOL_PORTS[@]}" "$POOL_CONFIG" <<'PY'
+    python3 - "$1" "$PD_NODE_IPS" "$LOCAL_IP" "$POOL_BACKEND" "${POOL_PORTS[@]}" "$POOL_CONFIG" "${POOL_DERIVED_KEYS[@]}" <<'PY'
 import json
 import os
 import re
 import sys
 
 out, ips, local, backend, first, second, config = sys.argv[1:8]
+derived = sys.argv[8:]
 ips = ips.split(",")
 config = json.loads(config)
 
@@ -646,13 +649,15 @@ config = fill(config)
 if backend == "memcache":
     meta, mine = dict(config["meta"]), dict(config["local"])
     meta_url, store_url = f"tcp://{ips[0]}:{first}", f"tcp://{ips[0]}:{second}"
-    meta["ock.mmc.meta_service_url"] = meta_url
-    meta["ock.mmc.meta_service.config_store_url"] = store_url
-    mine["ock.mmc.meta_service_url"] = meta_url
-    mine["ock.mmc.local_service.config_store_url"] = store_url
+    meta_key, meta_store_key, local_store_key = derived
+    meta[meta_key] = meta_url
+    meta[meta_store_key] = store_url
+    mine[meta_key] = meta_url
+    mine[local_store_key] = store_url
     files = {"mmc-meta.conf": lines(meta), "mmc-local.conf": lines(mine)}
 else:
-    config["master_server_address"] = f"{ips[0]}:{first}"
+    (master_key,) = derived
+    config[master_key] = f"{ips[0]}:{first}"
     files = {"mooncake.json": json.dumps(config, indent=2, ensure_ascii=False)}
 for name, text in files.items():
     if not out:

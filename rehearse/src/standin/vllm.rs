@@ -212,7 +212,7 @@ fn check_pool(plan: &Plan, image: &str) -> Result<(), Fail> {
             fact.config_env
                 .as_deref()
                 .unwrap_or("MMC_LOCAL_CONFIG_PATH"),
-            Some("ock.mmc.meta_service_url"),
+            Some(pd_dsl::check::pool::MEMCACHE_DERIVED[0]),
         ),
         _ => ("MOONCAKE_MASTER", None),
     };

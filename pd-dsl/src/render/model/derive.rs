@@ -174,5 +174,9 @@ pub(super) fn pool_model(layout: &Layout, pool: &PoolSpec) -> Result<super::Pool
         library_paths,
         service_env,
         config_json: serde_json::Value::Object(config).to_string(),
+        derived_keys: match backend {
+            PoolBackend::Memcache => pd_dsl_core::check::pool::MEMCACHE_DERIVED.to_vec(),
+            PoolBackend::Mooncake => vec![pd_dsl_core::check::pool::MOONCAKE_DERIVED],
+        },
     })
 }

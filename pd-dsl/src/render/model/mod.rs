@@ -193,6 +193,11 @@ pub struct PoolModel {
     pub service_env: Option<String>,
     /// The backend's configuration as compact JSON (the writer's input).
     pub config_json: String,
+    /// The config keys the scripts write (the rule `kv_pool_config` keeps
+    /// the layout from writing them): memcache's three URLs in order
+    /// (MetaService, its config store, the local service's config store), or
+    /// Mooncake's master address.
+    pub derived_keys: Vec<&'static str>,
 }
 
 /// One exported env var.
