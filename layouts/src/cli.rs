@@ -12,7 +12,10 @@
 //!                                write one layout's directory (`DIR/NAME/`) atomically; FILE: a
 //!                                YAML/JSON layout or an upstream e2e config (imported)
 //! --k8s-namespace NS --k8s-npu-resource NAME --k8s-weights pvc:CLAIM|hostpath:/DIR
-//! --k8s-image-registry PREFIX    settings of the `k8s/` manifests (the catalog build
+//! --k8s-image-registry PREFIX --k8s-logs hostpath:/DIR|pvc:CLAIM|pod --k8s-cpu Q
+//! --k8s-memory Q --k8s-ephemeral-storage Q --k8s-shm Q --k8s-drain-seconds S
+//! --k8s-kueue-queue QUEUE --k8s-scheduler NAME
+//!                                settings of the `k8s/` manifests (the catalog build
 //!                                and `render`); defaults in `K8sArgs`
 //! catalog rehearse NAME [--kill NODE:RANK] [--signal NODE:SIG] [--stop NODE] [--fault FAULT] [--proxy-script PATH] [--proxy-policy P] [--keep] [--timeout S] [--k8s-env]
 //!                                run the layout's generated scripts end to end on this
@@ -35,7 +38,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use pd_dsl::Layout;
-use pd_dsl::render::k8s::{K8sSettings, WeightsVolume};
+use pd_dsl::render::k8s::{K8sSettings, LogsVolume, ResourceOverrides, WeightsVolume};
 use pd_dsl::render::{self, view};
 use pd_rehearse::rehearsal::{self, Fault, Policy};
 use std::ffi::OsString;
@@ -240,6 +243,37 @@ struct K8sArgs {
     /// tag and hardware suffix stay), e.g. `registry.example.com/ascend`.
     #[arg(long, value_name = "PREFIX")]
     k8s_image_registry: Option<String>,
+    /// Where rank logs are kept besides stdout: `hostpath:/DIR` (outlives
+    /// the pod), `pvc:CLAIM` (ReadWriteMany) or `pod` (gone with it).
+    #[arg(long, value_name = "VOLUME", default_value = "hostpath:/var/log/pd-dsl", value_parser = parse_logs)]
+    k8s_logs: LogsVolume,
+    /// CPU request of each engine pod, replacing the derived one.
+    #[arg(long, value_name = "QUANTITY")]
+    k8s_cpu: Option<String>,
+    /// Memory request and limit of each engine pod, replacing the derived ones.
+    #[arg(long, value_name = "QUANTITY")]
+    k8s_memory: Option<String>,
+    /// Ephemeral-storage request and limit of each engine pod [default: 100Gi].
+    #[arg(long, value_name = "QUANTITY")]
+    k8s_ephemeral_storage: Option<String>,
+    /// Size limit of each engine pod's memory-backed /dev/shm [default: the
+    /// upstream docker command's --shm-size].
+    #[arg(long, value_name = "QUANTITY")]
+    k8s_shm: Option<String>,
+    /// Seconds a stopping rank finishes its in-flight requests; the pods'
+    /// termination grace period is derived from it.
+    #[arg(long, value_name = "SECONDS", default_value_t = pd_dsl::render::k8s::DEFAULT_DRAIN_SECONDS)]
+    k8s_drain_seconds: u32,
+    /// Kueue LocalQueue that admits each engine's LeaderWorkerSet whole.
+    #[arg(long, value_name = "QUEUE")]
+    k8s_kueue_queue: Option<String>,
+    /// schedulerName of the engine pods (e.g. `volcano` for gang scheduling).
+    #[arg(long, value_name = "NAME")]
+    k8s_scheduler: Option<String>,
+}
+
+fn parse_logs(s: &str) -> Result<LogsVolume, String> {
+    s.parse()
 }
 
 fn parse_weights(s: &str) -> Result<WeightsVolume, String> {
@@ -253,6 +287,16 @@ impl K8sArgs {
             npu_resource: self.k8s_npu_resource.clone(),
             weights: self.k8s_weights.clone(),
             image_registry: self.k8s_image_registry.clone(),
+            logs: self.k8s_logs.clone(),
+            resources: ResourceOverrides {
+                cpu: self.k8s_cpu.clone(),
+                memory: self.k8s_memory.clone(),
+                ephemeral_storage: self.k8s_ephemeral_storage.clone(),
+                shm: self.k8s_shm.clone(),
+            },
+            drain_seconds: self.k8s_drain_seconds,
+            kueue_queue: self.k8s_kueue_queue.clone(),
+            scheduler: self.k8s_scheduler.clone(),
         };
         s.validate()
             .map_err(|e| (EXIT_USAGE, format!("--k8s-*: {e}")))?;

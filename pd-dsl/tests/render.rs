@@ -34,13 +34,17 @@ fn layouts() -> Vec<Layout> {
     FIXTURES.iter().map(|(_, j)| load(j)).collect()
 }
 
-fn snapshot_name(fixture: &str, a: &Artifact) -> String {
-    let file = a
+/// `<fixture>__<path inside the layout directory>`, `/` written `__`
+/// (`k8s/README.md` and `README.md` are two snapshots).
+fn snapshot_name(fixture: &str, layout: &Layout, a: &Artifact) -> String {
+    let inside: Vec<String> = a
         .path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    format!("{fixture}__{file}")
+        .strip_prefix(layout.name())
+        .unwrap_or(&a.path)
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    format!("{fixture}__{}", inside.join("__"))
 }
 
 #[test]
@@ -57,7 +61,7 @@ fn artifacts_match_snapshots() {
             Err(e) => panic!("{name}: {e}"),
         };
         for a in &artifacts {
-            insta::assert_snapshot!(snapshot_name(name, a), a.contents);
+            insta::assert_snapshot!(snapshot_name(name, &layout, a), a.contents);
         }
     }
 }

@@ -33,6 +33,31 @@ pub struct Pod {
     pub node: usize,
     /// Its environment: LWS's variables and the manifest's `env`.
     pub env: Vec<(String, String)>,
+    /// Its container's exec probes (`startup`, `liveness`, `readiness`) and
+    /// their commands, as the manifest states them.
+    pub probes: Vec<(&'static str, Vec<String>)>,
+    /// Its `terminationGracePeriodSeconds`.
+    pub grace_seconds: Option<i64>,
+}
+
+/// The exec probes of a pod template's first container.
+fn probes(
+    template: &k8s_openapi::api::core::v1::PodTemplateSpec,
+) -> Vec<(&'static str, Vec<String>)> {
+    let Some(c) = template.spec.as_ref().and_then(|s| s.containers.first()) else {
+        return Vec::new();
+    };
+    [
+        ("startup", &c.startup_probe),
+        ("liveness", &c.liveness_probe),
+        ("readiness", &c.readiness_probe),
+    ]
+    .into_iter()
+    .filter_map(|(kind, p)| {
+        let cmd = p.as_ref()?.exec.as_ref()?.command.clone()?;
+        Some((kind, cmd))
+    })
+    .collect()
 }
 
 /// The pods, the proxy Deployment's env (PD) and the DNS map of a layout.
@@ -145,7 +170,15 @@ pub fn cluster(
                     ("LWS_NAME".to_owned(), name.clone()),
                 ];
                 env.extend(container_env(template, Some(&node_ip(node)))?);
-                pods[node] = Some(Pod { node, env });
+                pods[node] = Some(Pod {
+                    node,
+                    env,
+                    probes: probes(template),
+                    grace_seconds: template
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.termination_grace_period_seconds),
+                });
             }
         } else if a.contents.contains("\nkind: Deployment\n") {
             let d: k8s_openapi::api::apps::v1::Deployment = parse(a)?;

@@ -1614,6 +1614,56 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
                 )),
                 Err(e) => failures.push(format!("verify.sh {e}")),
             }
+            // Every pod's probes, as the kubelet runs them: the manifest's
+            // command, with the ConfigMap's mount played by the scripts
+            // directory and the pod's loopback by its node's address.
+            if let Some(k) = &k8s {
+                for pod in &k.pods {
+                    let mut passed = Vec::new();
+                    for (kind, argv) in &pod.probes {
+                        let Some((program, args)) = argv.split_first() else {
+                            continue;
+                        };
+                        let mut cmd = Command::new(if program == "bash" {
+                            shell.bash.as_os_str().to_owned()
+                        } else {
+                            program.into()
+                        });
+                        for a in args {
+                            match a.strip_prefix(pd_dsl::render::k8s::SCRIPTS_DIR) {
+                                Some(rest) => cmd.arg(format!("{}{rest}", scripts.display())),
+                                None => cmd.arg(a),
+                            };
+                        }
+                        base_env(&mut cmd);
+                        cmd.current_dir(&scripts)
+                            .env("PD_HEALTH_HOST", node_ip(pod.node));
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        match run_bounded(cmd, left.min(Duration::from_secs(20))) {
+                            Ok((st, _)) if st.success() => passed.push(*kind),
+                            Ok((st, text)) => failures.push(format!(
+                                "{}: its {kind} probe `{}` {}:\n    {}",
+                                node_label(layout, pod.node),
+                                argv.join(" "),
+                                describe_exit(Some(st)),
+                                text.trim().replace('\n', "\n    ")
+                            )),
+                            Err(e) => failures.push(format!(
+                                "{}: its {kind} probe {e}",
+                                node_label(layout, pod.node)
+                            )),
+                        }
+                    }
+                    if !passed.is_empty() {
+                        let _ = writeln!(
+                            out,
+                            "node {}: the pod's {} probe(s) pass",
+                            pod.node,
+                            passed.join(", ")
+                        );
+                    }
+                }
+            }
             if failures.is_empty() {
                 let p_ranks = layout.placement.proxy.prefill.len();
                 let d_ranks = layout.placement.proxy.decode.len();

@@ -91,11 +91,14 @@ fn k8s_dirs(artifacts: &[Artifact], root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Every manifest under each `k8s/`, `setup/` included.
 fn manifests(artifacts: &[Artifact], root: &Path) -> Vec<PathBuf> {
     artifacts
         .iter()
         .filter(|a| {
-            a.path.parent().is_some_and(|p| p.ends_with(k8s::DIR))
+            a.path
+                .ancestors()
+                .any(|p| p.file_name().is_some_and(|f| f == k8s::DIR))
                 && a.path.extension().is_some_and(|e| e == "yaml")
                 && !a.path.ends_with("kustomization.yaml")
         })
@@ -143,11 +146,12 @@ fn every_manifest_matches_the_kubernetes_and_leaderworkerset_schemas() {
     let all = layouts();
     let artifacts = render_all(&all, &K8sSettings::default(), &root);
     let files = manifests(&artifacts, &root);
-    // scripts, one set per engine, and the proxy Deployment and Service (PD)
-    // or the API Service (mixed), per layout.
+    // Per layout: scripts, one set per engine, the disruption budgets, the
+    // proxy Deployment and Service (PD) or the API Service (mixed), and
+    // setup/'s namespace and weights claim.
     let expected: usize = all
         .iter()
-        .map(|l| 2 + usize::from(l.is_pd()) + l.placement.engines.len())
+        .map(|l| 5 + usize::from(l.is_pd()) + l.placement.engines.len())
         .sum();
     assert_eq!(files.len(), expected, "manifest files: {files:?}");
     for version in KUBERNETES_VERSIONS {
@@ -227,6 +231,12 @@ fn kubectl_kustomize_builds_every_layout_with_one_set_per_engine() {
             l.name()
         );
         assert_eq!(kinds("ConfigMap"), 1, "{}", l.name());
+        assert_eq!(
+            kinds("PodDisruptionBudget"),
+            l.placement.engines.len(),
+            "{}: one budget per engine",
+            l.name()
+        );
         assert_eq!(kinds("Deployment"), usize::from(l.is_pd()), "{}", l.name());
         assert_eq!(kinds("Service"), 1, "{}", l.name());
         for o in &objects {
@@ -236,7 +246,25 @@ fn kubectl_kustomize_builds_every_layout_with_one_set_per_engine() {
                 "{}",
                 l.name()
             );
+            // The full layout name, the renderer's version and the image on
+            // every object, whatever its name was shortened to.
+            let a = &o["metadata"]["annotations"];
+            assert_eq!(a[k8s::LAYOUT_ANNOTATION], l.name(), "{o}");
+            assert_eq!(a[k8s::VERSION_ANNOTATION], env!("CARGO_PKG_VERSION"));
+            assert_eq!(a[k8s::IMAGE_ANNOTATION], l.image_ref.as_str());
         }
+        // docker.sh's --shm-size default is the pods' /dev/shm limit.
+        let docker = artifacts
+            .iter()
+            .find(|a| a.path == Path::new(l.name()).join("docker.sh"))
+            .expect("docker.sh");
+        let shm = docker
+            .contents
+            .split_once("PD_SHM_SIZE:-")
+            .and_then(|(_, r)| r.split_once('}'))
+            .map(|(v, _)| v.trim_end_matches('g').parse::<u64>().expect("GiB"))
+            .expect("docker.sh sets --shm-size");
+        let budget = pd_dsl::capacity::budget(l);
         let npus = l.hardware.npus_per_node.to_string();
         let resource = settings.npu_resource_for(l);
         for e in &l.placement.engines {
@@ -260,6 +288,90 @@ fn kubectl_kustomize_builds_every_layout_with_one_set_per_engine() {
                 assert_eq!(c["image"], l.image_ref.as_str());
                 assert_eq!(c["resources"]["limits"][&resource], npus.as_str());
                 assert_eq!(c["resources"]["requests"][&resource], npus.as_str());
+                // Derived from the placement: 4 CPUs per NPU in use, 2 per
+                // rank, 2 for the node; 8 GiB per NPU requested; the limit
+                // adds the NPUs' weights (the memory budget) and /dev/shm.
+                let node = if template == "leaderTemplate" || t["leaderTemplate"].is_null() {
+                    e.nodes[0]
+                } else {
+                    e.nodes[1]
+                };
+                let plan = &l.placement.nodes[node];
+                let used: u64 = plan.ranks.iter().map(|r| r.devices.len() as u64).sum();
+                let ranks = plan.ranks.len() as u64;
+                assert_eq!(
+                    c["resources"]["requests"]["cpu"],
+                    (4 * used + 2 * ranks + 2).to_string(),
+                    "{} node {node}",
+                    l.name()
+                );
+                assert!(c["resources"]["limits"]["cpu"].is_null(), "no CPU limit");
+                assert_eq!(
+                    c["resources"]["requests"]["memory"],
+                    format!("{}Gi", 8 * used),
+                    "{} node {node}",
+                    l.name()
+                );
+                let per_npu = budget
+                    .iter()
+                    .find(|b| b.role == plan.role)
+                    .map_or(u64::from(l.hardware.hbm_gb_per_npu) * 1_000_000_000, |b| {
+                        b.weights.total()
+                    });
+                let weights_gib = (per_npu * used).div_ceil(1 << 30);
+                assert_eq!(
+                    c["resources"]["limits"]["memory"],
+                    format!("{}Gi", 8 * used + weights_gib + shm),
+                    "{} node {node}",
+                    l.name()
+                );
+                assert_eq!(c["resources"]["requests"]["ephemeral-storage"], "100Gi");
+                let dshm = pod["spec"]["volumes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|v| v["name"] == "dshm")
+                    .expect("dshm");
+                assert_eq!(dshm["emptyDir"]["sizeLimit"], format!("{shm}Gi"));
+                // The drain fits the grace period: preStop, vLLM's drain, the
+                // launcher's grace past it, then time to release the NPUs.
+                assert_eq!(
+                    env_of(c, k8s::ENV_DRAIN_SECONDS),
+                    Some(settings.drain_seconds.to_string())
+                );
+                let grace = pod["spec"]["terminationGracePeriodSeconds"]
+                    .as_i64()
+                    .unwrap();
+                assert!(
+                    grace
+                        >= k8s::PRESTOP_SECONDS
+                            + i64::from(settings.drain_seconds)
+                            + k8s::LAUNCHER_GRACE_SECONDS
+                            + 30,
+                    "{}: grace {grace}",
+                    l.name()
+                );
+                // Hardware device nodes the device plugin does not give.
+                for dev in k8s::extra_device_nodes(l) {
+                    assert!(
+                        c["volumeMounts"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .any(|m| m["mountPath"] == dev),
+                        "{}: {dev} not mounted",
+                        l.name()
+                    );
+                }
+                assert_eq!(
+                    c["env"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|v| v["name"] == k8s::ENV_LOG_STDOUT && v["value"] == "1")
+                        .count(),
+                    1
+                );
                 let hosts = env_of(c, k8s::ENV_NODE_HOSTS).expect("node hosts");
                 assert_eq!(hosts.split(',').count(), l.node_count());
                 assert_eq!(env_of(c, k8s::ENV_FIRST_NODE), Some(e.nodes[0].to_string()));
@@ -281,14 +393,13 @@ fn kubectl_kustomize_builds_every_layout_with_one_set_per_engine() {
                     l.name()
                 );
                 assert!(local_ip.get("value").is_none(), "{local_ip}");
-                assert!(
-                    pod["spec"]["terminationGracePeriodSeconds"]
-                        .as_i64()
-                        .unwrap()
-                        > k8s::LAUNCHER_GRACE_SECONDS
-                );
                 let mounts = c["volumeMounts"].as_array().unwrap();
-                for path in ["/dev/shm", k8s::DRIVER_TOOLS, l.model_path.as_str()] {
+                for path in [
+                    "/dev/shm",
+                    k8s::DRIVER_TOOLS,
+                    k8s::LOGS_DIR,
+                    l.model_path.as_str(),
+                ] {
                     assert!(
                         mounts.iter().any(|m| m["mountPath"] == path),
                         "{}: no {path}",
@@ -296,37 +407,71 @@ fn kubectl_kustomize_builds_every_layout_with_one_set_per_engine() {
                     );
                 }
             }
-            // Each node's readiness probe polls exactly its ranks' API ports.
+            // Each node's probes poll exactly its ranks' API ports; the
+            // startup probe allows what run.sh itself waits for them.
             for (i, &node) in e.nodes.iter().enumerate() {
                 let pod = if i == 0 && !t["leaderTemplate"].is_null() {
                     &t["leaderTemplate"]
                 } else {
                     &t["workerTemplate"]
                 };
-                let probe = pod["spec"]["containers"][0]["readinessProbe"]["exec"]["command"][2]
-                    .as_str()
-                    .unwrap_or("");
+                let c = &pod["spec"]["containers"][0];
                 let ports: Vec<String> = l.placement.nodes[node]
                     .ranks
                     .iter()
                     .filter_map(|r| r.api_port)
                     .map(|p| p.to_string())
                     .collect();
-                if ports.is_empty() {
+                for probe in ["startupProbe", "livenessProbe", "readinessProbe"] {
+                    let command: Vec<String> = c[probe]["exec"]["command"]
+                        .as_array()
+                        .map(|a| a.iter().map(|w| w.as_str().unwrap().to_owned()).collect())
+                        .unwrap_or_default();
+                    if ports.is_empty() {
+                        assert!(
+                            command.is_empty(),
+                            "{} node {node}: a {probe} without API ports",
+                            l.name()
+                        );
+                        continue;
+                    }
+                    let mut want = vec![
+                        "bash".to_owned(),
+                        format!("{}/{}", k8s::SCRIPTS_DIR, k8s::HEALTH_SCRIPT),
+                    ];
+                    want.extend(ports.iter().cloned());
+                    assert_eq!(command, want, "{} node {node} {probe}", l.name());
+                }
+                if !ports.is_empty() {
+                    let wait: i64 = env_of(c, k8s::ENV_WAIT_SECONDS)
+                        .expect("PD_WAIT_SECONDS")
+                        .parse()
+                        .unwrap();
+                    let s = &c["startupProbe"];
+                    let window = s["periodSeconds"].as_i64().unwrap()
+                        * s["failureThreshold"].as_i64().unwrap();
                     assert!(
-                        probe.is_empty(),
-                        "{} node {node}: a probe without API ports",
+                        window >= wait,
+                        "{}: startup window {window} < {wait}",
                         l.name()
                     );
-                } else {
-                    let want = format!("for port in {};", ports.join(" "));
-                    assert!(
-                        probe.contains(&want),
-                        "{} node {node}: `{probe}` lacks `{want}`",
-                        l.name()
-                    );
+                    assert!(c["lifecycle"]["preStop"]["exec"]["command"].is_array());
                 }
             }
+            // Its disruption budget selects exactly its pods and lets none go.
+            let pdb = objects
+                .iter()
+                .find(|o| {
+                    o["kind"] == "PodDisruptionBudget" && o["metadata"]["name"] == set.name.as_str()
+                })
+                .unwrap_or_else(|| panic!("{}: no budget for {}", l.name(), set.name));
+            assert_eq!(pdb["spec"]["maxUnavailable"], 0);
+            let pod_labels = &t["workerTemplate"]["metadata"]["labels"];
+            let selector = pdb["spec"]["selector"]["matchLabels"].as_object().unwrap();
+            for (k, v) in selector {
+                assert_eq!(&pod_labels[k], v, "{}: budget selects {k}={v}", l.name());
+            }
+            assert_eq!(selector[k8s::ENGINE_LABEL], e.index.to_string());
         }
         // The scripts ConfigMap carries every script of the layout, unchanged.
         let cm = objects.iter().find(|o| o["kind"] == "ConfigMap").unwrap();
@@ -363,6 +508,16 @@ fn settings_reach_the_manifests_and_bad_settings_are_refused() {
         npu_resource: Some("huawei.com/Ascend910".into()),
         weights: "hostpath:/data/weights".parse().expect("hostpath parses"),
         image_registry: Some("registry.example.com:5000/ascend".into()),
+        logs: "pvc:rank-logs".parse().expect("logs claim parses"),
+        resources: k8s::ResourceOverrides {
+            cpu: Some("64".into()),
+            memory: Some("700Gi".into()),
+            ephemeral_storage: Some("200Gi".into()),
+            shm: Some("16Gi".into()),
+        },
+        drain_seconds: 120,
+        kueue_queue: Some("npu-queue".into()),
+        scheduler: Some("volcano".into()),
     };
     let artifacts = render_all(&all, &settings, &root);
     let l = &all[0];
@@ -385,6 +540,58 @@ fn settings_reach_the_manifests_and_bad_settings_are_refused() {
         .find(|v| v["name"] == "weights")
         .unwrap();
     assert_eq!(weights["hostPath"]["path"], "/data/weights");
+    let volume = |name: &str| {
+        pod["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap_or_else(|| panic!("no volume {name}"))
+            .clone()
+    };
+    assert_eq!(
+        volume("logs")["persistentVolumeClaim"]["claimName"],
+        "rank-logs"
+    );
+    assert_eq!(volume("dshm")["emptyDir"]["sizeLimit"], "16Gi");
+    assert_eq!(c["resources"]["requests"]["cpu"], "64");
+    assert_eq!(c["resources"]["requests"]["memory"], "700Gi");
+    assert_eq!(c["resources"]["limits"]["memory"], "700Gi");
+    assert_eq!(c["resources"]["limits"]["ephemeral-storage"], "200Gi");
+    assert_eq!(env_of(c, k8s::ENV_DRAIN_SECONDS).as_deref(), Some("120"));
+    assert_eq!(
+        pod["terminationGracePeriodSeconds"],
+        k8s::termination_grace_seconds(120)
+    );
+    assert_eq!(pod["schedulerName"], "volcano");
+    assert_eq!(
+        set["metadata"]["labels"][k8s::KUEUE_QUEUE_LABEL],
+        "npu-queue"
+    );
+    // setup/ follows: the namespace, no weights claim (a host path), the logs claim.
+    let setup = kustomize(&root.join(l.name()).join(k8s::DIR).join("setup"));
+    let kinds: Vec<(&str, &str)> = setup
+        .iter()
+        .map(|o| {
+            (
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("Namespace", "serving"),
+            ("PersistentVolumeClaim", "rank-logs")
+        ],
+        "{setup:?}"
+    );
+    assert_eq!(
+        setup[0]["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
+        "privileged"
+    );
+    assert_eq!(setup[1]["spec"]["accessModes"][0], "ReadWriteMany");
     // Still valid against the schemas with every setting changed.
     let o = validate(KUBERNETES_VERSIONS[0], &manifests(&artifacts, &root));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -422,6 +629,47 @@ fn settings_reach_the_manifests_and_bad_settings_are_refused() {
             },
             "without a trailing `/`",
         ),
+        (
+            K8sSettings {
+                resources: k8s::ResourceOverrides {
+                    memory: Some("lots".into()),
+                    ..k8s::ResourceOverrides::default()
+                },
+                ..K8sSettings::default()
+            },
+            "found memory `lots`, expected a positive Kubernetes quantity",
+        ),
+        (
+            K8sSettings {
+                resources: k8s::ResourceOverrides {
+                    cpu: Some("-2".into()),
+                    ..k8s::ResourceOverrides::default()
+                },
+                ..K8sSettings::default()
+            },
+            "found cpu `-2`",
+        ),
+        (
+            K8sSettings {
+                drain_seconds: 7200,
+                ..K8sSettings::default()
+            },
+            "found drain of 7200 s, expected at most 3600",
+        ),
+        (
+            K8sSettings {
+                kueue_queue: Some("Queue_1".into()),
+                ..K8sSettings::default()
+            },
+            "found Kueue queue `Queue_1`",
+        ),
+        (
+            K8sSettings {
+                logs: k8s::LogsVolume::HostPath("logs".into()),
+                ..K8sSettings::default()
+            },
+            "found logs host path `logs`, expected an absolute path",
+        ),
     ] {
         let rendered = render::render_layout(l).expect("render");
         let e = k8s::artifacts(l, &s, &rendered).expect_err(why).to_string();
@@ -431,8 +679,8 @@ fn settings_reach_the_manifests_and_bad_settings_are_refused() {
 
 #[test]
 fn termination_grace_outlasts_the_launchers_stop() {
-    // run.sh starts the launcher without `--grace-seconds`, so its default is
-    // what the pod's termination grace must outlast.
+    // run.sh starts the launcher without `--grace-seconds` unless a drain is
+    // set, so its default is what a stop without one must outlast.
     let py = render::launcher::launch_online_dp_py();
     let want = format!(
         "\"--grace-seconds\", type=float, default={}.0",
@@ -443,16 +691,41 @@ fn termination_grace_outlasts_the_launchers_stop() {
         "the launcher's grace default is not {}s",
         k8s::LAUNCHER_GRACE_SECONDS
     );
+    // With a drain, run.sh extends the launcher's grace by it, and the pod's
+    // grace period covers preStop, the drain, that grace and the release.
+    let l = layouts()
+        .into_iter()
+        .find(pd_dsl::Layout::is_pd)
+        .expect("a PD layout");
+    let files = render::render_layout(&l).expect("render");
+    let run = files
+        .iter()
+        .find(|a| a.path == Path::new(l.name()).join("run.sh"))
+        .expect("run.sh");
+    let extend = format!(
+        "--grace-seconds \"$((DRAIN_SECONDS + {}))\"",
+        k8s::LAUNCHER_GRACE_SECONDS
+    );
+    assert!(run.contents.contains(&extend), "run.sh lacks `{extend}`");
+    for drain in [0, 30, 600] {
+        assert_eq!(
+            k8s::termination_grace_seconds(drain),
+            k8s::PRESTOP_SECONDS
+                + i64::from(drain)
+                + k8s::LAUNCHER_GRACE_SECONDS
+                + k8s::RELEASE_SECONDS
+        );
+    }
 }
 
 #[test]
 fn object_names_fit_kubernetes_limits_for_every_layout() {
     for l in layouts() {
         let names = k8s::names(&l).expect("names");
-        assert!(names.base.len() <= 34, "{}", names.base);
+        assert!(names.base.len() <= k8s::MAX_BASE_NAME, "{}", names.base);
         for set in &names.sets {
             // `<set>-0-<worker>` pod names and `<set>-0` StatefulSets.
-            assert!(set.name.len() <= 50, "{}", set.name);
+            assert!(set.name.len() <= k8s::MAX_SET_NAME, "{}", set.name);
         }
         for h in &names.node_hosts {
             assert!(
@@ -462,11 +735,29 @@ fn object_names_fit_kubernetes_limits_for_every_layout() {
             );
         }
     }
-    // Long names are shortened with a hash, so two never collide.
-    let a = k8s::base_name("deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-long-variant-one");
-    let b = k8s::base_name("deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-long-variant-two");
+    // Short enough, the name is the layout's, whole.
+    assert_eq!(
+        k8s::base_name("deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d"),
+        "deepseek-v3-1-w8a8c8-mxfp8-950dt-2p1d"
+    );
+    // Longer, the model's words shorten first and the topology stays
+    // readable; a hash of the full name keeps two apart.
+    let a = k8s::base_name("deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-16k-low-latency");
+    let b = k8s::base_name("deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d-16k-throughput");
     assert_ne!(a, b);
-    assert!(a.len() <= 34 && b.len() <= 34);
+    for (n, variant) in [
+        (&a, "a3-2p1d-16k-low-latency"),
+        (&b, "a3-2p1d-16k-throughput"),
+    ] {
+        assert!(n.len() <= k8s::MAX_BASE_NAME, "{n}");
+        assert!(n.contains(variant), "`{n}` lost the topology `{variant}`");
+    }
+    // Even a variant too long for the limit keeps its first words.
+    let c = k8s::base_name("m/a3-1p1d-memcache-pool-layerwise-upstream-variant-number-one");
+    assert!(
+        c.len() <= k8s::MAX_BASE_NAME && c.starts_with("a3-1p1d"),
+        "{c}"
+    );
 }
 
 fn cli(args: &[&str]) -> (u8, String) {
@@ -502,7 +793,9 @@ fn catalog_flags_set_the_manifests_and_refuse_bad_values() {
     let dir = out.join(&name).join(k8s::DIR);
     let all = std::fs::read_dir(&dir)
         .unwrap()
-        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| std::fs::read_to_string(p).unwrap())
         .collect::<Vec<_>>()
         .join("\n");
     for want in [
@@ -575,79 +868,95 @@ fn kustomize_fails_when_a_listed_manifest_is_missing() {
     );
 }
 
-/// What a layout's README tells an operator to run on Kubernetes names the
-/// objects its `k8s/` really holds: every LeaderWorkerSet, the namespace of
-/// the kustomization, and a Service that listens on the port forwarded.
+/// What `k8s/README.md` tells an operator to run names the objects its
+/// `k8s/` really holds, in the namespace the flags chose: every
+/// LeaderWorkerSet, `kubectl -n NS`, and a Service that listens on the port
+/// forwarded; the layout README points to it.
 #[test]
-fn each_readme_names_the_objects_its_manifests_hold() {
-    for l in layouts() {
-        let files = render::render_layout(&l).expect("render");
-        let file = |name: &str| -> &str {
-            let path = Path::new(l.name()).join(name);
-            &files
-                .iter()
-                .find(|a| a.path == path)
-                .unwrap_or_else(|| panic!("{}: no {name}", l.name()))
-                .contents
-        };
-        let readme = file("README.md");
-        let section = readme
-            .split_once("## On Kubernetes")
-            .and_then(|(_, s)| s.split_once("\n## "))
-            .map(|(s, _)| s)
-            .unwrap_or_else(|| panic!("{}: no Kubernetes section", l.name()));
-        let objects: Vec<Value> = files
-            .iter()
-            .filter(|a| a.path.starts_with(Path::new(l.name()).join(k8s::DIR)))
-            .filter(|a| !a.path.ends_with("kustomization.yaml"))
-            .flat_map(|a| docs(&a.contents))
-            .collect();
-        let named =
-            |kind: &str| -> Vec<&Value> { objects.iter().filter(|o| o["kind"] == kind).collect() };
-        for set in named("LeaderWorkerSet") {
-            let name = set["metadata"]["name"].as_str().expect("name");
+fn each_k8s_readme_names_the_objects_its_manifests_hold() {
+    for settings in [
+        K8sSettings::default(),
+        K8sSettings {
+            namespace: "serving".into(),
+            ..K8sSettings::default()
+        },
+    ] {
+        for l in layouts() {
+            let rendered = render::render_layout(&l).expect("render");
+            let files = k8s::with_settings(rendered, &[&l], &settings).expect("settings");
+            let file = |name: &str| -> &str {
+                let path = Path::new(l.name()).join(name);
+                &files
+                    .iter()
+                    .find(|a| a.path == path)
+                    .unwrap_or_else(|| panic!("{}: no {name}", l.name()))
+                    .contents
+            };
             assert!(
-                section.contains(&format!("`{name}`")),
-                "{}: set {name} not named:\n{section}",
+                file("README.md").contains("`k8s/README.md` is the guide"),
+                "{}: the layout README does not point to k8s/README.md",
+                l.name()
+            );
+            let section = file("k8s/README.md");
+            let objects: Vec<Value> = files
+                .iter()
+                .filter(|a| a.path.starts_with(Path::new(l.name()).join(k8s::DIR)))
+                .filter(|a| a.path.extension().is_some_and(|e| e == "yaml"))
+                .filter(|a| !a.path.ends_with("kustomization.yaml"))
+                .flat_map(|a| docs(&a.contents))
+                .collect();
+            let named = |kind: &str| -> Vec<&Value> {
+                objects.iter().filter(|o| o["kind"] == kind).collect()
+            };
+            for set in named("LeaderWorkerSet") {
+                let name = set["metadata"]["name"].as_str().expect("name");
+                assert!(
+                    section.contains(&format!("`{name}`")),
+                    "{}: set {name} not named:\n{section}",
+                    l.name()
+                );
+            }
+            let kustomization: Value =
+                serde_saphyr::from_str(file("k8s/kustomization.yaml")).expect("kustomization");
+            let ns = kustomization["namespace"].as_str().expect("namespace");
+            assert_eq!(ns, settings.namespace);
+            assert!(
+                section.contains(&format!("kubectl -n {ns} get lws,pods")),
+                "{}:\n{section}",
+                l.name()
+            );
+            let namespace = named("Namespace");
+            assert_eq!(namespace.len(), 1, "{}", l.name());
+            assert_eq!(namespace[0]["metadata"]["name"], ns);
+            let forward = section
+                .lines()
+                .find_map(|line| line.split_once("port-forward svc/"))
+                .map(|(_, rest)| rest)
+                .unwrap_or_else(|| panic!("{}: no port-forward:\n{section}", l.name()));
+            let mut words = forward.split_whitespace();
+            let (svc, ports) = (words.next().expect("service"), words.next().expect("ports"));
+            let port: i64 = ports
+                .split(':')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .expect("port");
+            let service = named("Service")
+                .into_iter()
+                .find(|s| s["metadata"]["name"] == svc)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{}: README forwards svc/{svc}, which no manifest defines",
+                        l.name()
+                    )
+                });
+            let listens = service["spec"]["ports"]
+                .as_array()
+                .is_some_and(|ps| ps.iter().any(|p| p["port"] == port));
+            assert!(
+                listens,
+                "{}: svc/{svc} does not listen on {port}: {service}",
                 l.name()
             );
         }
-        let kustomization: Value =
-            serde_saphyr::from_str(file("k8s/kustomization.yaml")).expect("kustomization");
-        let ns = kustomization["namespace"].as_str().expect("namespace");
-        assert!(
-            section.contains(&format!("kubectl -n {ns} get lws,pods")),
-            "{}:\n{section}",
-            l.name()
-        );
-        let forward = section
-            .lines()
-            .find_map(|line| line.split_once("port-forward svc/"))
-            .map(|(_, rest)| rest)
-            .unwrap_or_else(|| panic!("{}: no port-forward:\n{section}", l.name()));
-        let mut words = forward.split_whitespace();
-        let (svc, ports) = (words.next().expect("service"), words.next().expect("ports"));
-        let port: i64 = ports
-            .split(':')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .expect("port");
-        let service = named("Service")
-            .into_iter()
-            .find(|s| s["metadata"]["name"] == svc)
-            .unwrap_or_else(|| {
-                panic!(
-                    "{}: README forwards svc/{svc}, which no manifest defines",
-                    l.name()
-                )
-            });
-        let listens = service["spec"]["ports"]
-            .as_array()
-            .is_some_and(|ps| ps.iter().any(|p| p["port"] == port));
-        assert!(
-            listens,
-            "{}: svc/{svc} does not listen on {port}: {service}",
-            l.name()
-        );
     }
 }

@@ -86,6 +86,16 @@ SERVE=(vllm serve "$MODEL_PATH" \
     --enforce-eager \
     --speculative-config '{"num_speculative_tokens":1,"method":"mtp"}' \
     --kv-transfer-config "$KV_TRANSFER_CONFIG")
+
+# PD_DRAIN_SECONDS (from run.sh's environment): on SIGTERM this rank finishes its
+# in-flight requests for up to that long before it exits.
+if [[ ${PD_DRAIN_SECONDS:-0} != 0 ]]; then
+    if ! [[ $PD_DRAIN_SECONDS =~ ^[0-9]+$ ]]; then
+        echo "${0##*/}: PD_DRAIN_SECONDS must be a number of seconds, got '$PD_DRAIN_SECONDS'" >&2
+        exit 2
+    fi
+    SERVE+=(--shutdown-timeout "$PD_DRAIN_SECONDS")
+fi
 # PD_DRY_RUN=1 (run.sh's dry run): print the env this rank gets and the command
 # it runs, and start nothing.
 if [[ ${PD_DRY_RUN:-0} == 1 ]]; then

@@ -544,6 +544,10 @@ define_commands() {
         --vllm-start-port "$API_START_PORT"
         --template "$HERE/run_dp_template_$ROLE.sh"
         --log-dir "$LOG_DIR")
+    # A draining rank gets its drain before the launcher's SIGKILL.
+    if ((DRAIN_SECONDS > 0)); then
+        NODE_COMMAND+=(--grace-seconds "$((DRAIN_SECONDS + 10))")
+    fi
 }
 
 # 2. Local IP and NIC: the route to this engine's DP master (overridable; on
@@ -600,6 +604,10 @@ export PD_NODE_IPS
 # What this node runs; PD_DRY_RUN=1 prints it and starts nothing.
 LOG_BASE=${PD_LOG_DIR:-/var/log/pd-dsl/$LAYOUT}
 LOG_DIR="$LOG_BASE/node$NODE_INDEX"
+# PD_DRAIN_SECONDS (the Kubernetes pods set it): a stopped rank finishes its
+# in-flight requests for up to that long (vLLM's --shutdown-timeout).
+DRAIN_SECONDS=${PD_DRAIN_SECONDS:-0}
+is_uint "$DRAIN_SECONDS" || die "PD_DRAIN_SECONDS must be a number of seconds, got '$DRAIN_SECONDS'"
 define_commands
 if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
     if [[ -n ${ENGINE_ID:-} ]]; then
@@ -626,6 +634,19 @@ fi
 "$HERE/preflight.sh" "$NODE_INDEX" || die "preflight failed on node $NODE_INDEX"
 
 mkdir -p "$LOG_DIR" || die "cannot create log directory $LOG_DIR"
+# PD_LOG_STDOUT=1 (the Kubernetes pods set it): follow this node's logs on
+# stdout too, so `kubectl logs` shows the ranks. tail runs detached (not a
+# job of this shell, so the waits below never wait for it).
+TAIL_PID=
+if [[ ${PD_LOG_STDOUT:-0} == 1 ]]; then
+    follow=()
+    for ((r = DP_RANK_START; r < DP_RANK_START + DP_SIZE_LOCAL; r++)); do follow+=("$LOG_DIR/rank$r.log"); done
+    if ((NODE_INDEX == 0)); then follow+=("$LOG_DIR/proxy.log" "$LOG_DIR/kv-pool.log"); fi
+    exec 3>&1
+    TAIL_PID=$(tail -n 0 -F "${follow[@]}" >&3 2>/dev/null </dev/null & echo "$!")
+    exec 3>&-
+    log "node $NODE_INDEX follows ${#follow[@]} log file(s) of $LOG_DIR on stdout"
+fi
 WAIT_SECONDS=${PD_WAIT_SECONDS:-3600}
 is_uint "$WAIT_SECONDS" || die "PD_WAIT_SECONDS must be a number of seconds, got '$WAIT_SECONDS'"
 POLL_SECONDS=${PD_POLL_SECONDS:-10}
@@ -647,6 +668,7 @@ printf '%s\n' "$$" >"$LOG_DIR/run.pid"
 printf '%s\n' "$PD_RUN_ID" >"$LOG_DIR/run.id"
 cleanup() {
     rm -f "$LOG_DIR/run.pid" "$LOG_DIR/run.id"
+    if [[ -n $TAIL_PID ]]; then kill "$TAIL_PID" 2>/dev/null || true; fi
     # Node 0 no longer serves: verify.sh must not trust the old URL.
     if ((NODE_INDEX == 0)); then rm -f "$LOG_BASE/endpoint.url"; fi
 }

@@ -6,7 +6,8 @@
 use super::RenderError;
 use super::model::LayoutModel;
 use super::scripts::{
-    BenchSh, DockerSh, DpTemplateSh, PreflightSh, ProxySh, RunMixedSh, RunSh, StopSh, VerifySh,
+    BenchSh, DockerSh, DpTemplateSh, HealthSh, PreflightSh, ProxySh, RunMixedSh, RunSh, StopSh,
+    VerifySh,
 };
 use crate::Role;
 use askama::Template;
@@ -62,6 +63,7 @@ pub const ARTIFACTS: &[ArtifactKind] = &[
     row("bench.sh", When::Always, |m| tpl(m, BenchSh { m })),
     row("docker.sh", When::Always, |m| tpl(m, DockerSh { m })),
     row("stop.sh", When::Always, |m| tpl(m, StopSh { m })),
+    row("health.sh", When::Always, |m| tpl(m, HealthSh { m })),
     row("run_dp_template_prefill.sh", When::Pd, |m| {
         dp_template(m, Role::Prefill)
     }),

@@ -90,13 +90,14 @@ pub struct RunMixedSh<'a> {
     pub x: &'a MixedModel,
 }
 
-/// The Kubernetes readiness probe's `bash -c` script: every given API port
-/// of the pod answers `/health` (through `http_request`, as `run.sh` polls).
+/// `health.sh PORT...`: every given API port of this host answers
+/// `/health` (through `http_request`, as `run.sh` polls); the Kubernetes
+/// probes run it.
 #[derive(Debug, Template)]
-#[template(path = "sh/health_probe.sh")]
-pub struct HealthProbeSh<'a> {
-    /// The pod's API ports.
-    pub ports: &'a [u32],
+#[template(path = "sh/health.sh")]
+pub struct HealthSh<'a> {
+    /// The layout.
+    pub m: &'a LayoutModel,
 }
 
 #[cfg(test)]

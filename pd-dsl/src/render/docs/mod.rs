@@ -41,6 +41,20 @@ struct LayoutReadmeMd<'a> {
     ascend_root: &'static str,
 }
 
+#[derive(Template)]
+#[template(path = "docs/k8s_readme.md")]
+struct K8sReadmeMd<'a> {
+    v: &'a crate::render::k8s::readme::K8sReadmeView,
+}
+
+/// `k8s/README.md`, from its view.
+pub fn k8s_readme(v: &crate::render::k8s::readme::K8sReadmeView) -> Result<String, RenderError> {
+    K8sReadmeMd { v }
+        .render()
+        .map(shrunk)
+        .map_err(|e| failed(&v.layout, "k8s/README.md", e))
+}
+
 /// One group of the index: a model on a hardware, topology first.
 struct IndexGroup<'a> {
     heading: String,

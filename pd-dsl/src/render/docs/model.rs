@@ -25,8 +25,6 @@ pub struct Banner {
 /// committed catalog renders them, with the default settings).
 #[derive(Clone, Debug)]
 pub struct K8sDoc {
-    /// Namespace in `kustomization.yaml`.
-    pub namespace: String,
     /// One LeaderWorkerSet per engine, in engine order.
     pub sets: Vec<String>,
     /// The Service clients reach: the proxy's (PD) or the API servers' (mixed).
@@ -407,7 +405,6 @@ fn k8s_doc(layout: &Layout) -> Option<K8sDoc> {
         "api"
     };
     Some(K8sDoc {
-        namespace: k8s::K8sSettings::default().namespace,
         service: format!("{}-{service}", names.base),
         sets: names.sets.into_iter().map(|s| s.name).collect(),
     })

@@ -83,35 +83,111 @@ pub fn names(layout: &Layout) -> Result<Names, RenderError> {
     })
 }
 
-/// The layout's name as a DNS-1123 label prefix: lowercase, every run of
-/// other characters one `-`; longer than 34 characters, shortened with a
-/// hash of the full name so two layouts never share a prefix.
-pub fn base_name(layout_name: &str) -> String {
-    let mut s = String::new();
-    for c in layout_name.chars() {
+/// Longest object-name prefix: a set's name adds `-<role><index>` (at most
+/// 10 characters) and must stay within [`MAX_SET_NAME`].
+pub const MAX_BASE_NAME: usize = MAX_SET_NAME - 10;
+
+fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
         if c.is_ascii_alphanumeric() {
-            s.push(c.to_ascii_lowercase());
-        } else if !s.is_empty() && !s.ends_with('-') {
-            s.push('-');
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
         }
     }
-    while s.ends_with('-') {
-        s.pop();
+    while out.ends_with('-') {
+        out.pop();
     }
-    const MAX: usize = 34;
-    if s.len() <= MAX {
-        return s;
+    out
+}
+
+/// The longest word of the model's (`model`) or the topology's words that
+/// is longer than `min`, the first of equals.
+fn longest(words: &[(String, bool)], model: bool, min: usize) -> Option<usize> {
+    words
+        .iter()
+        .enumerate()
+        .filter(|(_, (w, m))| *m == model && w.len() > min)
+        .max_by_key(|(i, (w, _))| (w.len(), usize::MAX - i))
+        .map(|(i, _)| i)
+}
+
+/// The layout's name as a DNS-1123 label prefix: lowercase, every run of
+/// other characters one `-`. Longer than [`MAX_BASE_NAME`], the model's
+/// words give way before the topology's (the part after `/`, which tells
+/// four variants of one model apart in `kubectl get`): they shorten, longest
+/// first, to 2 characters, then drop from the last; only then do the
+/// topology's words shorten. A hash of the full name is appended so two
+/// layouts never share a prefix. The full name is on every
+/// object as the annotation `pd-dsl/layout`.
+pub fn base_name(layout_name: &str) -> String {
+    let whole = slug(layout_name);
+    if whole.len() <= MAX_BASE_NAME {
+        return whole;
     }
     // FNV-1a: stable across runs and platforms, unlike std's hasher.
     let mut h: u32 = 0x811c_9dc5;
     for b in layout_name.bytes() {
         h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
     }
-    let mut short: String = s.chars().take(MAX - 7).collect();
+    let suffix = format!("-{:04x}", h & 0xffff);
+    let target = MAX_BASE_NAME - suffix.len();
+    let (family, variant) = layout_name.rsplit_once('/').unwrap_or(("", layout_name));
+    // (word, is the model's)
+    let mut words: Vec<(String, bool)> = slug(family)
+        .split('-')
+        .filter(|w| !w.is_empty())
+        .map(|w| (w.to_owned(), true))
+        .chain(
+            slug(variant)
+                .split('-')
+                .filter(|w| !w.is_empty())
+                .map(|w| (w.to_owned(), false)),
+        )
+        .collect();
+    let len = |w: &[(String, bool)]| -> usize {
+        w.iter().map(|(x, _)| x.len()).sum::<usize>() + w.len().saturating_sub(1)
+    };
+    // 1. The model's words, longest first, down to 2 characters.
+    while len(&words) > target {
+        let Some(i) = longest(&words, true, 2) else {
+            break;
+        };
+        words[i].0.pop();
+    }
+    // 2. The model's words from the last, keeping its first.
+    while len(&words) > target && words.iter().filter(|(_, m)| *m).count() > 1 {
+        if let Some(i) = words.iter().rposition(|(_, m)| *m) {
+            words.remove(i);
+        }
+    }
+    // 3. The topology's words, longest first, down to 4 characters; then
+    //    the model's last word; then the cut below.
+    while len(&words) > target {
+        match longest(&words, false, 4) {
+            Some(i) => {
+                words[i].0.pop();
+            }
+            None => {
+                if let Some(i) = words.iter().position(|(_, m)| *m) {
+                    words.remove(i);
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+    let mut short: String = words
+        .iter()
+        .map(|(w, _)| w.as_str())
+        .collect::<Vec<_>>()
+        .join("-");
+    short.truncate(target);
     while short.ends_with('-') {
         short.pop();
     }
-    format!("{short}-{:06x}", h & 0xff_ffff)
+    format!("{short}{suffix}")
 }
 
 pub(super) fn is_dns_label(s: &str) -> bool {

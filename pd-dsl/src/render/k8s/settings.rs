@@ -1,5 +1,5 @@
 //! Where the cluster differs from another: namespace, NPU resource name,
-//! weights volume, image registry.
+//! weights and logs volumes, image registry, resources, drain, scheduling.
 
 use super::names::{is_dns_label, is_dns_subdomain};
 use crate::Layout;
@@ -60,6 +60,78 @@ impl WeightsVolume {
     }
 }
 
+/// Where each rank's log goes besides the pod's stdout.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogsVolume {
+    /// A directory on the node (created when missing): a recreated group's
+    /// pods find the old logs next to theirs.
+    HostPath(String),
+    /// A PersistentVolumeClaim of this name (ReadWriteMany: every pod of the
+    /// layout writes its own `node<i>/` directory).
+    Pvc(String),
+    /// An `emptyDir`: gone with the pod; stdout (`kubectl logs`) only.
+    Pod,
+}
+
+impl fmt::Display for LogsVolume {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LogsVolume::HostPath(p) => write!(f, "hostpath:{p}"),
+            LogsVolume::Pvc(n) => write!(f, "pvc:{n}"),
+            LogsVolume::Pod => write!(f, "pod"),
+        }
+    }
+}
+
+impl FromStr for LogsVolume {
+    type Err = String;
+
+    /// `hostpath:/ABSOLUTE/PATH`, `pvc:NAME` or `pod`.
+    fn from_str(s: &str) -> Result<LogsVolume, String> {
+        let v = match s.split_once(':') {
+            Some(("hostpath", path)) => LogsVolume::HostPath(path.to_owned()),
+            Some(("pvc", name)) => LogsVolume::Pvc(name.to_owned()),
+            None if s == "pod" => LogsVolume::Pod,
+            _ => {
+                return Err(format!(
+                    "found `{s}`, expected `hostpath:/ABSOLUTE/PATH`, `pvc:NAME` or `pod`: rank logs go to a node directory, a claim, or the pod alone"
+                ));
+            }
+        };
+        v.validate()?;
+        Ok(v)
+    }
+}
+
+impl LogsVolume {
+    fn validate(&self) -> Result<(), String> {
+        match self {
+            LogsVolume::Pvc(n) if !is_dns_subdomain(n) => Err(format!(
+                "found logs claim name `{n}`, expected a DNS-1123 subdomain (lowercase letters, digits, `-`, `.`): Kubernetes names a PersistentVolumeClaim so"
+            )),
+            LogsVolume::HostPath(p) if !p.starts_with('/') || p.contains('\n') => Err(format!(
+                "found logs host path `{p}`, expected an absolute path: a hostPath volume is a directory on the node"
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Resource amounts that replace the derived ones ([`super::sizing`]),
+/// as Kubernetes quantities (`96`, `500m`, `512Gi`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceOverrides {
+    /// CPU request of an engine pod.
+    pub cpu: Option<String>,
+    /// Memory request and limit of an engine pod.
+    pub memory: Option<String>,
+    /// Ephemeral-storage request and limit of an engine pod.
+    pub ephemeral_storage: Option<String>,
+    /// `sizeLimit` of the memory-backed `/dev/shm`.
+    pub shm: Option<String>,
+}
+
 /// The settings of the manifests that depend on the cluster, not the layout.
 /// Defaults follow upstream vllm-ascend CI (`lws.yaml.jinja2`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,7 +147,27 @@ pub struct K8sSettings {
     /// Registry and repository prefix of the image, replacing the layout's
     /// (`quay.io/ascend`); the image name, tag and hardware suffix stay.
     pub image_registry: Option<String>,
+    /// Where rank logs are kept (default the node directory
+    /// `/var/log/pd-dsl`, which outlives the pod).
+    pub logs: LogsVolume,
+    /// Amounts replacing the derived requests and limits.
+    pub resources: ResourceOverrides,
+    /// Seconds a stopping rank finishes its in-flight requests (vLLM's
+    /// `--shutdown-timeout`, where the image's vLLM has it); the pods'
+    /// termination grace period is derived from it.
+    pub drain_seconds: u32,
+    /// Kueue `LocalQueue` every engine's set is admitted through, whole
+    /// (label `kueue.x-k8s.io/queue-name`).
+    pub kueue_queue: Option<String>,
+    /// `schedulerName` of every engine pod (e.g. `volcano`, whose gang
+    /// scheduling LeaderWorkerSet drives with one PodGroup per group).
+    pub scheduler: Option<String>,
 }
+
+/// Default [`K8sSettings::drain_seconds`].
+pub const DEFAULT_DRAIN_SECONDS: u32 = 30;
+/// Default node directory of the rank logs.
+pub const DEFAULT_LOG_DIR: &str = "/var/log/pd-dsl";
 
 impl Default for K8sSettings {
     fn default() -> K8sSettings {
@@ -84,8 +176,48 @@ impl Default for K8sSettings {
             npu_resource: None,
             weights: WeightsVolume::Pvc("vllm-weights".to_owned()),
             image_registry: None,
+            logs: LogsVolume::HostPath(DEFAULT_LOG_DIR.to_owned()),
+            resources: ResourceOverrides::default(),
+            drain_seconds: DEFAULT_DRAIN_SECONDS,
+            kueue_queue: None,
+            scheduler: None,
         }
     }
+}
+
+/// Whether `s` is a Kubernetes quantity (`resource.Quantity`'s grammar:
+/// a signed decimal number with an optional binary, decimal or exponent suffix).
+pub fn is_quantity(s: &str) -> bool {
+    let digits = s.trim_start_matches(['+', '-']);
+    let end = digits
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(digits.len());
+    let (number, suffix) = digits.split_at(end);
+    let number_ok = !number.is_empty()
+        && number.chars().filter(|&c| c == '.').count() <= 1
+        && number.chars().any(|c| c.is_ascii_digit());
+    let suffix_ok = matches!(
+        suffix,
+        "" | "Ki"
+            | "Mi"
+            | "Gi"
+            | "Ti"
+            | "Pi"
+            | "Ei"
+            | "n"
+            | "u"
+            | "m"
+            | "k"
+            | "M"
+            | "G"
+            | "T"
+            | "P"
+            | "E"
+    ) || suffix.strip_prefix(['e', 'E']).is_some_and(|e| {
+        let e = e.trim_start_matches(['+', '-']);
+        !e.is_empty() && e.chars().all(|c| c.is_ascii_digit())
+    });
+    number_ok && suffix_ok
 }
 
 impl K8sSettings {
@@ -113,6 +245,41 @@ impl K8sSettings {
             }
         }
         self.weights.validate()?;
+        self.logs.validate()?;
+        for (flag, value) in [
+            ("cpu", &self.resources.cpu),
+            ("memory", &self.resources.memory),
+            ("ephemeral storage", &self.resources.ephemeral_storage),
+            ("/dev/shm size", &self.resources.shm),
+        ] {
+            if let Some(v) = value
+                && (!is_quantity(v) || v.starts_with('-'))
+            {
+                return Err(format!(
+                    "found {flag} `{v}`, expected a positive Kubernetes quantity such as `96`, `500m` or `512Gi`"
+                ));
+            }
+        }
+        if self.drain_seconds > 3600 {
+            return Err(format!(
+                "found drain of {} s, expected at most 3600: the pods' termination grace period holds it, and a longer one stalls every rollout",
+                self.drain_seconds
+            ));
+        }
+        if let Some(q) = &self.kueue_queue
+            && !is_dns_subdomain(q)
+        {
+            return Err(format!(
+                "found Kueue queue `{q}`, expected a LocalQueue name (a DNS-1123 subdomain)"
+            ));
+        }
+        if let Some(s) = &self.scheduler
+            && !is_dns_subdomain(s)
+        {
+            return Err(format!(
+                "found scheduler `{s}`, expected a scheduler name (a DNS-1123 subdomain) such as `volcano`"
+            ));
+        }
         if let Some(r) = &self.image_registry
             && (r.is_empty() || r.ends_with('/') || r.chars().any(char::is_whitespace))
         {

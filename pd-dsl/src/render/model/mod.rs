@@ -66,6 +66,21 @@ pub const CANN_ENV_FILES: &[CannEnvFile] = &[
     },
 ];
 
+/// GiB of `/dev/shm` the upstream docker commands give a node's container:
+/// the V4 tutorials run with `--shm-size=512g`, the V3.x ones with `1g`
+/// (facts §7). `docker.sh` and the Kubernetes pods' `sizeLimit` both read it.
+pub fn shm_gib(layout: &Layout) -> u64 {
+    if layout.model.hybrid_kv { 512 } else { 1 }
+}
+
+/// Whether the image's vLLM has `--shutdown-timeout` (finish in-flight
+/// requests for that long on SIGTERM: `VllmConfig.shutdown_timeout`,
+/// vllm/config/vllm.py, from vLLM 0.19; read from the generated facts of
+/// its `vllm/engine/arg_utils.py`).
+pub fn drain_flag(layout: &Layout) -> bool {
+    crate::upstream::vllm_of(layout.image).is_ok_and(|v| v.flag("shutdown-timeout").is_some())
+}
+
 /// Default seconds node 0 waits for every endpoint's `/health`.
 pub const DEFAULT_WAIT_SECONDS: u32 = 3600;
 
@@ -128,6 +143,11 @@ pub struct LayoutModel {
     pub bench: BenchModel,
     /// Seconds node 0 waits for every endpoint by default.
     pub wait_seconds: u32,
+    /// The image's vLLM takes `--shutdown-timeout` (a rank then drains for
+    /// `PD_DRAIN_SECONDS` when stopped).
+    pub drain_flag: bool,
+    /// The launcher's default `--grace-seconds`, which a drain extends.
+    pub launcher_grace: i64,
     /// The image's environment scripts run.sh sources ([`CANN_ENV_FILES`]).
     pub cann_env: &'static [CannEnvFile],
     /// Their root ([`ASCEND_ROOT`]).
@@ -428,8 +448,7 @@ impl LayoutModel {
         let docker = DockerModel {
             image: layout.image_ref.clone(),
             container: format!("pd-{}", layout.name().replace(['/', '.'], "-")),
-            // The V4 tutorials run with --shm-size=512g, the V3.x ones with 1g (facts §7).
-            shm_size: if layout.model.hybrid_kv { "512g" } else { "1g" },
+            shm_size: if shm_gib(layout) == 512 { "512g" } else { "1g" },
             npu_devices: (0..hw.npus_per_node)
                 .map(|d| format!("/dev/davinci{d}"))
                 .collect(),
@@ -511,6 +530,8 @@ impl LayoutModel {
             verify_body,
             bench,
             wait_seconds: DEFAULT_WAIT_SECONDS,
+            drain_flag: drain_flag(layout),
+            launcher_grace: crate::render::k8s::LAUNCHER_GRACE_SECONDS,
             cann_env: CANN_ENV_FILES,
             ascend_root: ASCEND_ROOT,
             cann_env_marker: CANN_ENV_MARKER,

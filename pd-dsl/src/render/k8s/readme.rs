@@ -1,0 +1,164 @@
+//! What `k8s/README.md` says: the view its template reads, built with the
+//! settings the manifests were rendered with, so the commands it prints are
+//! the ones that work for these files.
+
+use super::names::Names;
+use super::settings::{K8sSettings, LogsVolume, WeightsVolume};
+use super::sizing::{PodSizing, pod_sizing};
+use super::{PRESTOP_SECONDS, STARTUP_MARGIN_SECONDS, termination_grace_seconds};
+use crate::Layout;
+use crate::render::model::{DEFAULT_WAIT_SECONDS, drain_flag};
+
+/// One LeaderWorkerSet's line of the sizing table.
+#[derive(Clone, Debug)]
+pub struct SetRow {
+    /// The set's name.
+    pub name: String,
+    /// Its pods (the engine's nodes).
+    pub pods: usize,
+    /// Its leader pod's sizing (every pod of an engine runs the same ranks).
+    pub sizing: PodSizing,
+}
+
+/// The view of `k8s/README.md`.
+#[derive(Clone, Debug)]
+pub struct K8sReadmeView {
+    /// Full layout name.
+    pub layout: String,
+    /// True for PD layouts.
+    pub pd: bool,
+    /// Namespace.
+    pub namespace: String,
+    /// The Service clients reach.
+    pub service: String,
+    /// Its port.
+    pub port: u32,
+    /// NPU resource name.
+    pub npu_resource: String,
+    /// NPUs per node.
+    pub npus: u32,
+    /// The sets.
+    pub sets: Vec<SetRow>,
+    /// Weights claim name, when the weights are a claim.
+    pub weights_claim: Option<String>,
+    /// Weights host directory, when they are one.
+    pub weights_host_path: Option<String>,
+    /// Size of the weights claim, GiB.
+    pub weights_claim_gib: u64,
+    /// Model path inside the pods.
+    pub model_path: String,
+    /// Where the logs go (`hostpath:/DIR`, `pvc:NAME`, `pod`).
+    pub logs: String,
+    /// The logs are a claim of this name.
+    pub logs_claim: Option<String>,
+    /// Drain seconds.
+    pub drain: u32,
+    /// The image's vLLM has `--shutdown-timeout`.
+    pub drain_flag: bool,
+    /// The image's vLLM version.
+    pub vllm: String,
+    /// Termination grace period of the engine pods.
+    pub grace: i64,
+    /// `preStop` seconds.
+    pub prestop: i64,
+    /// `PD_WAIT_SECONDS` in the pods.
+    pub wait: u32,
+    /// Startup probe window, seconds.
+    pub startup_window: i64,
+    /// Kueue queue.
+    pub kueue_queue: Option<String>,
+    /// Scheduler name.
+    pub scheduler: Option<String>,
+    /// Hardware device nodes mounted from the host (950DT).
+    pub devices: Vec<&'static str>,
+    /// The flags that reproduce these files.
+    pub flags: String,
+}
+
+/// Builds the view.
+pub fn view(
+    layout: &Layout,
+    names: &Names,
+    settings: &K8sSettings,
+    weights_claim_gib: u64,
+) -> K8sReadmeView {
+    let sets = names
+        .sets
+        .iter()
+        .map(|s| SetRow {
+            name: s.name.clone(),
+            pods: s.nodes.len(),
+            sizing: pod_sizing(layout, s.nodes[0], &settings.resources),
+        })
+        .collect();
+    let (service, port) = match &layout.proxy {
+        Some(p) => (format!("{}-proxy", names.base), p.port),
+        None => (
+            format!("{}-api", names.base),
+            layout
+                .placement
+                .nodes
+                .first()
+                .and_then(|n| n.ranks.first())
+                .and_then(|r| r.api_port)
+                .unwrap_or(0),
+        ),
+    };
+    let mut flags = vec![format!("--k8s-namespace {}", settings.namespace)];
+    flags.push(format!("--k8s-weights {}", settings.weights));
+    flags.push(format!("--k8s-logs {}", settings.logs));
+    flags.push(format!("--k8s-drain-seconds {}", settings.drain_seconds));
+    for (flag, v) in [
+        ("--k8s-npu-resource", &settings.npu_resource),
+        ("--k8s-image-registry", &settings.image_registry),
+        ("--k8s-cpu", &settings.resources.cpu),
+        ("--k8s-memory", &settings.resources.memory),
+        (
+            "--k8s-ephemeral-storage",
+            &settings.resources.ephemeral_storage,
+        ),
+        ("--k8s-shm", &settings.resources.shm),
+        ("--k8s-kueue-queue", &settings.kueue_queue),
+        ("--k8s-scheduler", &settings.scheduler),
+    ] {
+        if let Some(v) = v {
+            flags.push(format!("{flag} {v}"));
+        }
+    }
+    K8sReadmeView {
+        layout: layout.name().to_owned(),
+        pd: layout.proxy.is_some(),
+        namespace: settings.namespace.clone(),
+        service,
+        port,
+        npu_resource: settings.npu_resource_for(layout),
+        npus: layout.hardware.npus_per_node,
+        sets,
+        weights_claim: match &settings.weights {
+            WeightsVolume::Pvc(c) => Some(c.clone()),
+            WeightsVolume::HostPath(_) => None,
+        },
+        weights_host_path: match &settings.weights {
+            WeightsVolume::HostPath(p) => Some(p.clone()),
+            WeightsVolume::Pvc(_) => None,
+        },
+        weights_claim_gib,
+        model_path: layout.model_path.clone(),
+        logs: settings.logs.to_string(),
+        logs_claim: match &settings.logs {
+            LogsVolume::Pvc(c) => Some(c.clone()),
+            _ => None,
+        },
+        drain: settings.drain_seconds,
+        drain_flag: drain_flag(layout),
+        vllm: layout.image.vllm().to_owned(),
+        grace: termination_grace_seconds(settings.drain_seconds),
+        prestop: PRESTOP_SECONDS,
+        wait: DEFAULT_WAIT_SECONDS,
+        startup_window: i64::from(DEFAULT_WAIT_SECONDS) + STARTUP_MARGIN_SECONDS,
+        kueue_queue: settings.kueue_queue.clone(),
+        scheduler: settings.scheduler.clone(),
+        devices: super::pods::extra_device_nodes(layout),
+        flags: flags.join(" "),
+    }
+}
