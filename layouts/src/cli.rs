@@ -14,7 +14,7 @@
 //! --k8s-namespace NS --k8s-npu-resource NAME --k8s-weights pvc:CLAIM|hostpath:/DIR
 //! --k8s-image-registry PREFIX --k8s-logs hostpath:/DIR|pvc:CLAIM|pod --k8s-cpu Q
 //! --k8s-memory Q --k8s-ephemeral-storage Q --k8s-shm Q --k8s-drain-seconds S
-//! --k8s-kueue-queue QUEUE --k8s-scheduler NAME
+//! --k8s-kueue-queue QUEUE --k8s-scheduler NAME --k8s-gateway [NS/]NAME
 //!                                settings of the `k8s/` manifests (the catalog build
 //!                                and `render`); defaults in `K8sArgs`
 //! catalog rehearse NAME [--kill NODE:RANK] [--signal NODE:SIG] [--stop NODE] [--fault FAULT] [--proxy-script PATH] [--proxy-policy P] [--keep] [--timeout S] [--k8s-env]
@@ -270,6 +270,10 @@ struct K8sArgs {
     /// schedulerName of the engine pods (e.g. `volcano` for gang scheduling).
     #[arg(long, value_name = "NAME")]
     k8s_scheduler: Option<String>,
+    /// A Gateway (`NAME` or `NAMESPACE/NAME`): also write `k8s/inference/`,
+    /// an InferencePool and an HTTPRoute from that Gateway.
+    #[arg(long, value_name = "GATEWAY")]
+    k8s_gateway: Option<String>,
 }
 
 fn parse_logs(s: &str) -> Result<LogsVolume, String> {
@@ -297,6 +301,7 @@ impl K8sArgs {
             drain_seconds: self.k8s_drain_seconds,
             kueue_queue: self.k8s_kueue_queue.clone(),
             scheduler: self.k8s_scheduler.clone(),
+            gateway: self.k8s_gateway.clone(),
         };
         s.validate()
             .map_err(|e| (EXIT_USAGE, format!("--k8s-*: {e}")))?;

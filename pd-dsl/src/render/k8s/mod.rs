@@ -30,6 +30,7 @@
 //! Objects are k8s-openapi's typed structs (and a typed LeaderWorkerSet,
 //! [`lws`]) serialised with serde-saphyr; nothing is assembled as text.
 
+pub mod gateway;
 pub mod lws;
 mod names;
 mod pods;
@@ -303,6 +304,20 @@ pub fn artifacts(
         "kustomization.yaml".into(),
         yaml(layout, &setup_kustomization)?,
     ));
+    // inference/: with a Gateway, the extension's pool and a route to it.
+    let mut inference: Vec<(String, String)> = Vec::new();
+    if let Some(gw) = &settings.gateway {
+        let (pool, route) = gateway::objects(layout, &names, gw)?;
+        inference.push(("inference-pool.yaml".into(), yaml(layout, &pool)?));
+        inference.push(("http-route.yaml".into(), yaml(layout, &route)?));
+        let k = Kustomization {
+            api_version: "kustomize.config.k8s.io/v1beta1".into(),
+            kind: "Kustomization".into(),
+            namespace: settings.namespace.clone(),
+            resources: inference.iter().map(|(f, _)| f.clone()).collect(),
+        };
+        inference.push(("kustomization.yaml".into(), yaml(layout, &k)?));
+    }
     let view = readme::view(layout, &names, settings, claim_gib);
     let mut out: Vec<Artifact> = files
         .into_iter()
@@ -316,6 +331,11 @@ pub fn artifacts(
         setup
             .into_iter()
             .map(|(f, c)| Artifact::new(dir.join("setup").join(f), c)),
+    );
+    out.extend(
+        inference
+            .into_iter()
+            .map(|(f, c)| Artifact::new(dir.join("inference").join(f), c)),
     );
     Ok(out)
 }

@@ -65,6 +65,8 @@ pub struct K8sReadmeView {
     pub wait: u32,
     /// Startup probe window, seconds.
     pub startup_window: i64,
+    /// The Gateway of `inference/`, and the pool's picker Service.
+    pub gateway: Option<(String, String)>,
     /// Kueue queue.
     pub kueue_queue: Option<String>,
     /// Scheduler name.
@@ -120,6 +122,7 @@ pub fn view(
         ("--k8s-shm", &settings.resources.shm),
         ("--k8s-kueue-queue", &settings.kueue_queue),
         ("--k8s-scheduler", &settings.scheduler),
+        ("--k8s-gateway", &settings.gateway),
     ] {
         if let Some(v) = v {
             flags.push(format!("{flag} {v}"));
@@ -156,6 +159,10 @@ pub fn view(
         prestop: PRESTOP_SECONDS,
         wait: DEFAULT_WAIT_SECONDS,
         startup_window: i64::from(DEFAULT_WAIT_SECONDS) + STARTUP_MARGIN_SECONDS,
+        gateway: settings
+            .gateway
+            .clone()
+            .map(|g| (g, format!("{}-epp", names.base))),
         kueue_queue: settings.kueue_queue.clone(),
         scheduler: settings.scheduler.clone(),
         devices: super::pods::extra_device_nodes(layout),

@@ -162,6 +162,10 @@ pub struct K8sSettings {
     /// `schedulerName` of every engine pod (e.g. `volcano`, whose gang
     /// scheduling LeaderWorkerSet drives with one PodGroup per group).
     pub scheduler: Option<String>,
+    /// A Gateway (`NAME` or `NAMESPACE/NAME`): with it, `k8s/inference/`
+    /// holds an `InferencePool` and an `HTTPRoute` from that Gateway
+    /// (Gateway API Inference Extension).
+    pub gateway: Option<String>,
 }
 
 /// Default [`K8sSettings::drain_seconds`].
@@ -181,6 +185,7 @@ impl Default for K8sSettings {
             drain_seconds: DEFAULT_DRAIN_SECONDS,
             kueue_queue: None,
             scheduler: None,
+            gateway: None,
         }
     }
 }
@@ -279,6 +284,17 @@ impl K8sSettings {
             return Err(format!(
                 "found scheduler `{s}`, expected a scheduler name (a DNS-1123 subdomain) such as `volcano`"
             ));
+        }
+        if let Some(g) = &self.gateway {
+            let ok = match g.split_once('/') {
+                Some((ns, name)) => is_dns_label(ns) && is_dns_subdomain(name),
+                None => is_dns_subdomain(g),
+            };
+            if !ok {
+                return Err(format!(
+                    "found gateway `{g}`, expected `NAME` or `NAMESPACE/NAME` of a Gateway (DNS-1123 names)"
+                ));
+            }
         }
         if let Some(r) = &self.image_registry
             && (r.is_empty() || r.ends_with('/') || r.chars().any(char::is_whitespace))
