@@ -39,6 +39,14 @@ fn every_layout_goes_green_with_its_pods_environment() {
             l.name(),
             outcome.failures
         );
+        // Every pod with API ports ran its manifest's three probes.
+        for (i, n) in l.placement.nodes.iter().enumerate() {
+            if n.ranks.iter().any(|r| r.api_port.is_some()) {
+                let line =
+                    format!("node {i}: the pod's startup, liveness, readiness probe(s) pass");
+                assert!(out.contains(&line), "{}: no `{line}`:\n{out}", l.name());
+            }
+        }
         if l.is_pd() {
             // The proxy is the Deployment's pod, at its own address.
             let proxy = rehearsal::node_ip(l.node_count());
@@ -114,4 +122,62 @@ fn a_rank_missing_from_the_proxy_deployments_lists_fails_naming_it() {
         failures.contains(&missing),
         "expected `{missing}` in:\n{failures}\n{out}"
     );
+}
+
+/// SIGTERM to a pod (a rollout, `kubectl delete`) with requests in flight on
+/// its ranks: the manifest's `PD_DRAIN_SECONDS` reaches vLLM as
+/// `--shutdown-timeout` through run.sh and the launcher (whose grace grows
+/// by it), so every one is answered before the pod stops, and nothing is
+/// left running. With the drain taken out of the running pod while the
+/// manifest still promises it, the same requests are cut, and the rehearsal
+/// says so: the chain, not luck, keeps them.
+#[test]
+fn a_terminated_pod_drains_its_in_flight_requests() {
+    let l = layouts::catalog()
+        .unwrap()
+        .iter()
+        .find(|l| {
+            l.is_pd()
+                && pd_dsl::render::model::drain_flag(l)
+                && l.placement.nodes[0].role == pd_dsl::Role::Prefill
+        })
+        .expect("a PD layout whose image's vLLM drains");
+    for (overrides, drains) in [
+        (vec![], true),
+        (vec![("PD_DRAIN_SECONDS", Some("0"))], false),
+    ] {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let mut opts = Options::new(CATALOG);
+        opts.k8s_env = true;
+        opts.timeout = Duration::from_secs(90);
+        opts.action = Some(rehearsal::Action::Signal(0, rehearsal::Sig::Term));
+        opts.k8s_env_override = overrides
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.map(str::to_owned)))
+            .collect();
+        let mut out = Vec::new();
+        let outcome = rehearsal::rehearse(l, &opts, &mut out)
+            .unwrap_or_else(|e| panic!("{}: rehearsal could not run: {e}", l.name()));
+        let out = String::from_utf8_lossy(&out);
+        let failures = outcome.failures.join("\n");
+        if drains {
+            assert!(outcome.passed, "{}:\n{out}\n{failures}", l.name());
+            assert!(
+                out.contains("in-flight request(s) before stopping"),
+                "{}: no drain reported:\n{out}",
+                l.name()
+            );
+        } else {
+            assert!(
+                !outcome.passed,
+                "{}: passed without a drain:\n{out}",
+                l.name()
+            );
+            assert!(
+                failures.contains("in-flight request(s) were cut"),
+                "{}: expected the cut requests named:\n{failures}\n{out}",
+                l.name()
+            );
+        }
+    }
 }

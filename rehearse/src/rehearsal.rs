@@ -1497,9 +1497,23 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
                     .env("PD_LOG_DIR", &logs)
                     .env("PD_PORT_CHECK_HOST", node_ip(i));
             };
+            // What the manifest promises this pod: a drain of in-flight
+            // requests on SIGTERM (its PD_DRAIN_SECONDS, where the image's
+            // vLLM has --shutdown-timeout), whatever the overrides did.
+            let drain = k8s
+                .as_ref()
+                .and_then(|k| k.pods.get(i))
+                .and_then(|p| {
+                    p.env
+                        .iter()
+                        .find(|(k, _)| k == pd_dsl::render::k8s::ENV_DRAIN_SECONDS)
+                })
+                .and_then(|(_, v)| v.parse::<u64>().ok())
+                .filter(|&d| d > 0 && render::model::drain_flag(layout));
             act(
                 layout,
                 action,
+                drain,
                 &shell.bash,
                 &mut cluster,
                 &scripts,
@@ -1853,6 +1867,7 @@ const STOP_BOUND: Duration = Duration::from_secs(40);
 fn act(
     layout: &Layout,
     action: Action,
+    drain: Option<u64>,
     bash: &Path,
     cluster: &mut Cluster,
     scripts: &Path,
@@ -1866,6 +1881,38 @@ fn act(
         Action::Signal(i, sig) => (i, format!("SIG{} to node {i}'s run.sh", sig.name())),
         Action::Stop(i) => (i, format!("stop.sh {i} on node {i}")),
     };
+    // A pod that promises a drain gets SIGTERM with requests in flight on
+    // each of its ranks' API ports (a decode rank takes requests only from
+    // the proxy, with a prefill's KV): each must still be answered.
+    let in_flight: Vec<(u32, thread::JoinHandle<Result<u16, String>>)> = match (action, drain) {
+        (Action::Signal(_, Sig::Term), Some(_)) => layout
+            .placement
+            .nodes
+            .get(i)
+            .filter(|n| n.role != Role::Decode)
+            .map(|n| n.ranks.iter().filter_map(|r| r.api_port).collect::<Vec<u32>>())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|port| {
+                let p = u16::try_from(port).ok()?;
+                let host = node_ip(i);
+                let body = json!({"model": layout.served_model_name.clone(), "prompt": "drain", "max_tokens": 4});
+                Some((
+                    port,
+                    thread::spawn(move || {
+                        http::post_json(&host, p, "/v1/completions", &body, Duration::from_secs(20))
+                            .map(|r| r.status)
+                            .map_err(|e| e.to_string())
+                    }),
+                ))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    if !in_flight.is_empty() {
+        // Well inside each completion's LATENCY_MS.
+        thread::sleep(Duration::from_millis(LATENCY_MS / 3));
+    }
     let t0 = Instant::now();
     match action {
         Action::Signal(_, sig) => {
@@ -1894,6 +1941,29 @@ fn act(
         }
     }
     let bound = t0 + STOP_BOUND;
+    let requests = in_flight.len();
+    let mut cut = Vec::new();
+    for (port, h) in in_flight {
+        match h.join() {
+            Ok(Ok(200)) => {}
+            Ok(Ok(status)) => cut.push(format!("{}:{port} answered {status}", node_ip(i))),
+            Ok(Err(e)) => cut.push(format!("{}:{port}: {e}", node_ip(i))),
+            Err(_) => cut.push(format!("{}:{port}: the client thread panicked", node_ip(i))),
+        }
+    }
+    if !cut.is_empty() {
+        failures.push(format!(
+            "{what}: the pod promises a drain of {}s (PD_DRAIN_SECONDS in its manifest), but {} of {requests} in-flight request(s) were cut: {}",
+            drain.unwrap_or(0),
+            cut.len(),
+            cut.join("; ")
+        ));
+    } else if requests > 0 {
+        let _ = writeln!(
+            out,
+            "{what}: node {i} drained {requests} in-flight request(s) before stopping"
+        );
+    }
     while cluster.exits[i].is_none() && Instant::now() < bound {
         cluster.poll();
         thread::sleep(Duration::from_millis(50));

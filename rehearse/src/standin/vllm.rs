@@ -12,6 +12,7 @@ use std::env;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::exit;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -98,6 +99,9 @@ struct Plan {
     prefill_tp: Option<u32>,
     /// The KV pool's store connector, when a MultiConnector chains one.
     pool: Option<Store>,
+    /// `--shutdown-timeout` (vLLM >= 0.19; `Field(default=0, ge=0)`,
+    /// vllm/config/vllm.py): seconds SIGTERM lets in-flight requests finish.
+    shutdown_timeout: u64,
 }
 
 /// `AscendStoreConnector` as a MultiConnector's second child.
@@ -578,6 +582,15 @@ fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         block_size,
         prefill_tp,
         pool,
+        shutdown_timeout: match args.int("shutdown-timeout").or_else(|e| fail(2, e))? {
+            None => 0,
+            Some(t) => u64::try_from(t).or_else(|_| {
+                fail(
+                    2,
+                    format!("--shutdown-timeout: found {t}, expected an integer >= 0 (VllmConfig.shutdown_timeout: ge=0)"),
+                )
+            })?,
+        },
     })
 }
 
@@ -851,6 +864,64 @@ struct State {
     counter: Mutex<u64>,
     counter_path: Option<PathBuf>,
     seq: Mutex<u64>,
+    /// Completions being served.
+    in_flight: AtomicUsize,
+    /// SIGTERM came with `--shutdown-timeout`: new requests get 503.
+    draining: AtomicBool,
+}
+
+/// Counts one completion in flight for as long as it lives.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn new(n: &'a AtomicUsize) -> InFlight<'a> {
+        n.fetch_add(1, Ordering::SeqCst);
+        InFlight(n)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// vLLM's shutdown with `--shutdown-timeout N > 0` (vllm/entrypoints/
+/// launcher.py `handle_shutdown`, vllm/v1/engine/core.py `_handle_shutdown`):
+/// on SIGTERM it stops taking requests and lets those in flight finish for
+/// up to N seconds, then exits. Without it SIGTERM ends the process at once
+/// (the default action, left in place).
+fn drain_on_sigterm(state: &Arc<State>) -> Result<(), Fail> {
+    let timeout = state.plan.shutdown_timeout;
+    if timeout == 0 {
+        return Ok(());
+    }
+    let term = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&term))
+        .or_else(|e| fail(1, format!("cannot handle SIGTERM: {e}")))?;
+    let s = Arc::clone(state);
+    thread::spawn(move || {
+        while !term.load(Ordering::SeqCst) {
+            thread::sleep(Duration::from_millis(20));
+        }
+        s.draining.store(true, Ordering::SeqCst);
+        let n = s.in_flight.load(Ordering::SeqCst);
+        eprintln!(
+            "vllm (pd-rehearse stand-in): Shutdown initiated (timeout={timeout}); draining {n} in-flight request(s)"
+        );
+        let deadline = Instant::now() + Duration::from_secs(timeout);
+        while s.in_flight.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(20));
+        }
+        let left = s.in_flight.load(Ordering::SeqCst);
+        if left > 0 {
+            eprintln!("vllm (pd-rehearse stand-in): aborting {left} request(s) after {timeout}s");
+        } else {
+            eprintln!("vllm (pd-rehearse stand-in): Shutdown complete");
+        }
+        exit(0);
+    });
+    Ok(())
 }
 
 impl State {
@@ -1056,6 +1127,11 @@ fn completion(state: &State, req: &Request, chat: bool) -> Response {
 }
 
 fn handle(state: &State, req: &Request) -> Response {
+    if state.draining.load(Ordering::SeqCst) {
+        // Shutting down: nothing new is taken.
+        return Response::error(503, "the server is shutting down");
+    }
+    let _in_flight = InFlight::new(&state.in_flight);
     match (req.method.as_str(), req.path.as_str()) {
         ("GET", "/health" | "/ping") => Response {
             status: 200,
@@ -1249,7 +1325,10 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
         counter: Mutex::new(0),
         counter_path,
         seq: Mutex::new(0),
+        in_flight: AtomicUsize::new(0),
+        draining: AtomicBool::new(false),
     });
+    drain_on_sigterm(&state)?;
     state.write_counter(0);
     if let Some(dir) = env_nonempty("PD_STANDIN_STATE_DIR") {
         let path = PathBuf::from(dir).join(format!("{node_name}-{first_rank}.pid"));
