@@ -173,6 +173,19 @@ enum Command {
     /// estimate at each result's workload, and record the ratio next to the
     /// layout (`calibration.json`).
     Calibrate(crate::calibrate_cmd::CalibrateArgs),
+    /// List every rule the checker runs: name, severity, one line.
+    Rules {
+        /// Output format (`json` adds each rule's explanation and
+        /// compile-fail cases).
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Print one rule in full: what it checks, why, the upstream source and
+    /// releases, and a layout that breaks it with the compiler's error.
+    Explain {
+        /// Rule name, as findings cite it (`tp_divides_node`).
+        rule: String,
+    },
     /// The upstream facts embedded in this binary (`upstream/facts/`,
     /// generated from the release source distributions).
     Upstream {
@@ -505,6 +518,20 @@ where
             .settings()
             .and_then(|k| write_all(&cli.out, &layouts, scenario_guide, &k, out)),
         Some(Command::List { format }) => list(&layouts, format, out),
+        Some(Command::Rules { format }) => {
+            let text = match format {
+                Format::Table => Ok(crate::rules_cmd::table()),
+                Format::Json => serde_json::to_string_pretty(&crate::rules_cmd::docs())
+                    .map(|s| s + "\n")
+                    .map_err(render_failed),
+            };
+            text.and_then(|t| out.write_all(t.as_bytes()).map_err(render_failed))
+                .map(|()| EXIT_OK)
+        }
+        Some(Command::Explain { rule }) => crate::rules_cmd::explain(&rule)
+            .map_err(|e| (EXIT_USAGE, e))
+            .and_then(|t| out.write_all(t.as_bytes()).map_err(render_failed))
+            .map(|()| EXIT_OK),
         Some(Command::Calibrate(a)) => crate::calibrate_cmd::run(&a, &layouts, out),
         Some(Command::Show { name, format }) => {
             find(&layouts, &name).and_then(|l| show(l, format, out))

@@ -14,6 +14,7 @@ pub mod deepseek_v3_1;
 pub mod deepseek_v3_1_reference;
 pub mod deepseek_v4_flash;
 pub mod plan_cmd;
+pub mod rules_cmd;
 pub mod scenarios;
 pub mod upstream;
 

@@ -16,11 +16,11 @@ pub enum Severity {
 }
 
 macro_rules! rules {
-    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $sev:ident, $summary:literal; )*) => {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal, $sev:ident, $summary:literal; )*) => {
         /// Every rule the checker knows.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
         pub enum Rule {
-            $( $(#[$doc])* #[serde(rename = $name)] $variant, )*
+            $( $(#[doc = $doc])* #[serde(rename = $name)] $variant, )*
         }
 
         impl Rule {
@@ -40,6 +40,14 @@ macro_rules! rules {
             /// One line saying what the rule guards.
             pub fn summary(self) -> &'static str {
                 match self { $(Rule::$variant => $summary,)* }
+            }
+
+            /// The rule's doc comment here, as written (each line starts
+            /// with the space after `///`): what it checks and the upstream
+            /// source and releases it comes from. [`Rule::explanation`]
+            /// reads it as text.
+            pub fn doc_source(self) -> &'static str {
+                match self { $(Rule::$variant => concat!($($doc, "\n",)* ""),)* }
             }
 
             /// Looks a rule up by its stable name.
@@ -381,6 +389,26 @@ rules! {
     AllowUnused = "allow_unused", Hard, "an `allow` must match a violation (no stale excuses)";
     /// The same rule allowed twice.
     AllowDuplicate = "allow_duplicate", Hard, "a rule is allowed once";
+}
+
+impl Rule {
+    /// The doc comment as plain text: lines joined into paragraphs, the
+    /// `///` margin removed. Empty when the rule has none beyond its summary.
+    pub fn explanation(self) -> String {
+        let mut out = String::new();
+        for line in self.doc_source().lines() {
+            let line = line.strip_prefix(' ').unwrap_or(line).trim_end();
+            if line.is_empty() {
+                out.push_str("\n\n");
+            } else {
+                if !out.is_empty() && !out.ends_with('\n') {
+                    out.push(' ');
+                }
+                out.push_str(line);
+            }
+        }
+        out.trim().to_owned()
+    }
 }
 
 impl fmt::Display for Rule {

@@ -23,6 +23,7 @@ mod filters;
 pub mod k8s;
 pub mod launcher;
 pub mod model;
+pub mod rules_doc;
 pub mod scripts;
 pub mod shell;
 pub mod site;
@@ -205,6 +206,9 @@ pub fn render_catalog_with(
         docs::index_json_of(models.iter().map(|m| &m.docs.index_row))?,
     ))?;
     add(site::index_html(&sorted, scenario_guide)?)?;
+    for a in rules_doc::artifacts()? {
+        add(a)?;
+    }
     Ok(by_path.into_values().collect())
 }
 

@@ -55,6 +55,20 @@ pub fn k8s_readme(v: &crate::render::k8s::readme::K8sReadmeView) -> Result<Strin
         .map_err(|e| failed(&v.layout, "k8s/README.md", e))
 }
 
+#[derive(Template)]
+#[template(path = "docs/rules.md")]
+struct RulesMd<'a> {
+    rules: &'a [crate::render::rules_doc::RuleEntry],
+}
+
+/// `RULES.md`.
+pub fn rules_md(rules: &[crate::render::rules_doc::RuleEntry]) -> Result<String, RenderError> {
+    RulesMd { rules }
+        .render()
+        .map(shrunk)
+        .map_err(|e| failed("(catalog)", "RULES.md", e))
+}
+
 /// One group of the index: a model on a hardware, topology first.
 struct IndexGroup<'a> {
     heading: String,

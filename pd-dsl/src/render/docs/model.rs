@@ -138,6 +138,9 @@ pub struct DocsView {
     pub variant: String,
     /// A PD layout (engines behind a proxy) rather than a mixed one.
     pub pd: bool,
+    /// The catalog root relative to the layout's directory (`../../`): the
+    /// rules reference is there.
+    pub root: String,
     /// The banner when the image cannot run the layout.
     pub banner: Option<Banner>,
     /// Summary paragraphs, trimmed.
@@ -362,6 +365,7 @@ pub fn docs_view(layout: &Layout) -> DocsView {
     let status = meta.deploy;
     let pd = layout.is_pd();
     DocsView {
+        root: crate::render::site::root_of(layout.name()),
         index_row: view::index_entry(layout),
         variant: variant(layout.name()).to_owned(),
         pd,

@@ -22,6 +22,17 @@ use super::RenderError;
 
 pub use topology::{Picture, topology_svg};
 
+#[derive(askama::Template)]
+#[template(path = "site/rules.html")]
+struct RulesPage<'a> {
+    rules: &'a [crate::render::rules_doc::RuleEntry],
+}
+
+/// `rules.html`.
+pub fn rules_html(rules: &[crate::render::rules_doc::RuleEntry]) -> Result<String, RenderError> {
+    askama::Template::render(&RulesPage { rules }).map_err(|e| failed("(catalog)", "rules.html", e))
+}
+
 /// File name of the picture in a layout's directory.
 pub const TOPOLOGY_SVG: &str = "topology.svg";
 /// File name of every page.
@@ -49,7 +60,7 @@ pub fn href_path(path: &str) -> String {
 }
 
 /// `../` once per path component of the layout's directory.
-fn root_of(name: &str) -> String {
+pub(crate) fn root_of(name: &str) -> String {
     "../".repeat(name.split('/').count())
 }
 

@@ -1,0 +1,230 @@
+//! `catalog rules` and `catalog explain RULE`: every rule the checker runs,
+//! from its one declaration (`pd_dsl::rules`: name, severity, summary, and
+//! its doc comment with the upstream source and releases), with the layout
+//! of its compile-fail case and the error the compiler prints for it (the
+//! files `tests/ui/fail/` the `ui` test compiles, embedded at build time).
+
+use pd_dsl::rules::{Rule, Severity};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+include!(concat!(env!("OUT_DIR"), "/ui_cases.rs"));
+
+/// One compile-fail case of a rule.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Case {
+    /// `tests/ui/fail/<file>.rs`.
+    pub file: &'static str,
+    /// The layout that breaks the rule.
+    pub source: &'static str,
+    /// What the compiler prints for it.
+    pub error: &'static str,
+}
+
+/// The compile-fail cases whose expected error names `rule`: the rule's
+/// own case first, then those that break it alone, at most [`MAX_CASES`].
+pub fn cases(rule: Rule) -> Vec<Case> {
+    let tag = format!("[rule `{}`]", rule.name());
+    let mut found: Vec<Case> = UI_CASES
+        .iter()
+        .filter(|(_, _, err)| err.contains(&tag))
+        .map(|&(file, source, error)| Case {
+            file,
+            source,
+            error,
+        })
+        .collect();
+    found.sort_by_key(|c| {
+        (
+            c.file != rule.name(),
+            c.error.matches("error:").count(),
+            c.file,
+        )
+    });
+    found.truncate(MAX_CASES);
+    found
+}
+
+/// Cases `catalog explain` shows per rule.
+pub const MAX_CASES: usize = 2;
+
+/// A rule as `catalog rules --format json` lists it.
+#[derive(Debug, Serialize)]
+pub struct RuleDoc {
+    /// Stable name.
+    pub name: &'static str,
+    /// `hard` or `convention`.
+    pub severity: Severity,
+    /// One line.
+    pub summary: &'static str,
+    /// The doc: what it checks, upstream source and releases.
+    pub explanation: String,
+    /// Its compile-fail cases.
+    pub cases: Vec<Case>,
+}
+
+/// Every rule, in table order.
+pub fn docs() -> Vec<RuleDoc> {
+    Rule::ALL
+        .iter()
+        .map(|&r| RuleDoc {
+            name: r.name(),
+            severity: r.severity(),
+            summary: r.summary(),
+            explanation: r.explanation(),
+            cases: cases(r),
+        })
+        .collect()
+}
+
+fn severity_word(s: Severity) -> &'static str {
+    match s {
+        Severity::Hard => "hard",
+        Severity::Convention => "convention",
+    }
+}
+
+/// `catalog rules`: one line per rule, narrow enough for a terminal.
+pub fn table() -> String {
+    let width = Rule::ALL.iter().map(|r| r.name().len()).max().unwrap_or(0);
+    let mut out = String::new();
+    let _ = writeln!(out, "{:<width$}  {:<10}  SUMMARY", "RULE", "SEVERITY");
+    for r in Rule::ALL {
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:<10}  {}",
+            r.name(),
+            severity_word(r.severity()),
+            r.summary()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n{} rules; `catalog explain RULE` prints one in full. A convention may be acknowledged in a layout with `allow(RULE, \"reason\")`; a hard rule may not.",
+        Rule::ALL.len()
+    );
+    out
+}
+
+/// `catalog explain RULE`, or why not: the name's near misses.
+pub fn explain(name: &str) -> Result<String, String> {
+    let Some(rule) = Rule::from_name(name) else {
+        let mut near: Vec<&str> = Rule::ALL
+            .iter()
+            .map(|r| r.name())
+            .filter(|n| {
+                n.contains(name)
+                    || name.contains(n)
+                    || n.split('_').any(|w| w.len() > 3 && name.contains(w))
+            })
+            .collect();
+        near.truncate(8);
+        let hint = if near.is_empty() {
+            "`catalog rules` lists every rule".to_owned()
+        } else {
+            format!("did you mean {}?", near.join(", "))
+        };
+        return Err(format!("found rule `{name}`, expected a rule name: {hint}"));
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} ({})\n\n{}.",
+        rule.name(),
+        match rule.severity() {
+            Severity::Hard => "hard: a layout that breaks it does not compile",
+            Severity::Convention =>
+                "convention: a layout that breaks it compiles only with `allow(rule, \"reason\")`",
+        },
+        rule.summary()
+    );
+    let text = rule.explanation();
+    if !text.is_empty() {
+        let _ = writeln!(out, "\n{}", wrap(&text, 78));
+    }
+    for case in cases(rule) {
+        let _ = writeln!(
+            out,
+            "\nA layout that breaks it (tests/ui/fail/{}.rs):\n\n{}\nwhat the compiler says:\n\n{}",
+            case.file,
+            indent(case.source),
+            indent(case.error)
+        );
+    }
+    Ok(out)
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("    {l}\n")).collect()
+}
+
+/// Paragraphs of `text` wrapped at `width` columns.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for (i, para) in text.split("\n\n").enumerate() {
+        if i > 0 {
+            out.push_str("\n\n");
+        }
+        let mut col = 0;
+        for word in para.split_whitespace() {
+            if col > 0 && col + 1 + word.len() > width {
+                out.push('\n');
+                col = 0;
+            } else if col > 0 {
+                out.push(' ');
+                col += 1;
+            }
+            out.push_str(word);
+            col += word.len();
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used, clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_explains_itself_with_its_compile_fail_case() {
+        for &r in Rule::ALL {
+            let text = explain(r.name()).expect("a rule explains");
+            assert!(text.starts_with(r.name()), "{text}");
+            assert!(text.contains(r.summary()), "{text}");
+            // The coverage test holds one compile-fail case per rule; each
+            // is shown with the error naming the rule.
+            let cases = cases(r);
+            assert!(
+                !cases.is_empty(),
+                "rule `{}` has no compile-fail case",
+                r.name()
+            );
+            for c in cases {
+                assert!(
+                    text.contains(c.error.lines().next().unwrap_or("")),
+                    "{text}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_doc_comment_reaches_the_explanation() {
+        let e = Rule::MaxModelLenWithinModel.explanation();
+        assert!(e.contains("position embeddings"), "{e}");
+        let e = Rule::DsaCpNeedsSp.explanation();
+        assert!(
+            e.contains("vllm_ascend/utils.py") && !e.contains("///"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_rule_is_refused_with_near_misses() {
+        let e = explain("tp_divides").expect_err("not a rule");
+        assert!(e.contains("did you mean tp_divides_node"), "{e}");
+        let e = explain("zzz").expect_err("not a rule");
+        assert!(e.contains("`catalog rules` lists every rule"), "{e}");
+    }
+}
