@@ -99,11 +99,16 @@ enum UpstreamCommand {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// List every layout.
+    /// List the layouts (every one, or those the filters keep).
     List {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        #[command(flatten)]
+        filter: ListFilter,
+        /// Every column (model and hardware ids, the full image, the date).
+        #[arg(long)]
+        wide: bool,
     },
     /// Show one layout's nodes, ranks and proxy.
     Show {
@@ -186,6 +191,17 @@ enum Command {
         /// Rule name, as findings cite it (`tp_divides_node`).
         rule: String,
     },
+    /// Print a shell completion script for this command (bash, zsh, fish,
+    /// elvish, powershell), e.g. `catalog completions bash >
+    /// ~/.local/share/bash-completion/completions/catalog`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `catalog man > catalog.1 && man
+    /// ./catalog.1`.
+    Man,
     /// The upstream facts embedded in this binary (`upstream/facts/`,
     /// generated from the release source distributions).
     Upstream {
@@ -234,6 +250,36 @@ enum Command {
         #[arg(long)]
         k8s_env: bool,
     },
+}
+
+/// Which layouts `catalog list` keeps.
+#[derive(Clone, Debug, Default, clap::Args)]
+struct ListFilter {
+    /// Layouts of models whose id or name holds this text
+    /// (`v4-flash`, `deepseek_v3_1`).
+    #[arg(long, value_name = "TEXT")]
+    model: Option<String>,
+    /// Layouts on this hardware (`a2`, `a3`, `ascend_950dt`).
+    #[arg(long, value_name = "ID")]
+    hardware: Option<String>,
+    /// Layouts of exactly this many nodes.
+    #[arg(long, value_name = "N")]
+    nodes: Option<usize>,
+    /// Layouts of at most this many nodes.
+    #[arg(long, value_name = "N")]
+    max_nodes: Option<usize>,
+}
+
+impl ListFilter {
+    fn keeps(&self, l: &Layout) -> bool {
+        let family = l.name().split('/').next().unwrap_or("");
+        self.model.as_ref().is_none_or(|m| {
+            let m = m.to_ascii_lowercase();
+            l.model.id.contains(&m) || family.contains(&m)
+        }) && self.hardware.as_ref().is_none_or(|h| l.hardware.id == h)
+            && self.nodes.is_none_or(|n| l.node_count() == n)
+            && self.max_nodes.is_none_or(|n| l.node_count() <= n)
+    }
 }
 
 /// Settings of each layout's `k8s/` manifests (the committed catalog uses
@@ -517,7 +563,26 @@ where
             .k8s
             .settings()
             .and_then(|k| write_all(&cli.out, &layouts, scenario_guide, &k, out)),
-        Some(Command::List { format }) => list(&layouts, format, out),
+        Some(Command::List {
+            format,
+            filter,
+            wide,
+        }) => list(&layouts, format, &filter, wide, out),
+        Some(Command::Completions { shell }) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "catalog", &mut buf);
+            out.write_all(&buf).map_err(render_failed).map(|()| EXIT_OK)
+        }
+        Some(Command::Man) => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut buf)
+                .map_err(render_failed)
+                .and_then(|()| out.write_all(&buf).map_err(render_failed))
+                .map(|()| EXIT_OK)
+        }
         Some(Command::Rules { format }) => {
             let text = match format {
                 Format::Table => Ok(crate::rules_cmd::table()),
@@ -928,42 +993,88 @@ fn check(
     Ok(EXIT_STALE)
 }
 
-fn list(layouts: &[Layout], format: Format, out: &mut dyn Write) -> CliResult {
-    let rows: Vec<view::IndexEntry> = layouts.iter().map(view::index_entry).collect();
+fn list(
+    layouts: &[Layout],
+    format: Format,
+    filter: &ListFilter,
+    wide: bool,
+    out: &mut dyn Write,
+) -> CliResult {
+    if let Some(h) = &filter.hardware
+        && !pd_dsl::tables::HARDWARE.iter().any(|x| x.id == h)
+    {
+        let ids: Vec<&str> = pd_dsl::tables::HARDWARE.iter().map(|x| x.id).collect();
+        return Err((
+            EXIT_USAGE,
+            format!(
+                "found --hardware `{h}`, expected one of {}: the hardware table's ids",
+                ids.join(", ")
+            ),
+        ));
+    }
+    let rows: Vec<view::IndexEntry> = layouts
+        .iter()
+        .filter(|l| filter.keeps(l))
+        .map(view::index_entry)
+        .collect();
     match format {
         Format::Json => {
             let text = serde_json::to_string_pretty(&rows).map_err(render_failed)?;
             let _ = writeln!(out, "{text}");
         }
         Format::Table => {
-            let mut t = vec![
-                [
+            // The model and hardware are in the name; the image's tag says
+            // which release.
+            let head: &[&str] = if wide {
+                &[
                     "NAME", "MODEL", "HARDWARE", "TOPOLOGY", "NODES", "NPUS", "IMAGE", "VERIFIED",
                     "RECORDED",
                 ]
-                .map(String::from)
-                .to_vec(),
-            ];
+            } else {
+                &["NAME", "TOPOLOGY", "NODES", "NPUS", "IMAGE", "VERIFIED"]
+            };
+            let mut t = vec![head.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>()];
             t.extend(rows.iter().map(|r| {
-                vec![
-                    r.name.clone(),
-                    r.model.to_owned(),
-                    r.hardware.to_owned(),
-                    r.topology.clone(),
-                    r.nodes.to_string(),
-                    r.npus.to_string(),
-                    r.image.clone(),
-                    // A layout its image cannot run says so where
-                    // "verified" would be read.
-                    if r.deploy.is_deployable() {
-                        r.verified.to_string()
-                    } else {
-                        r.deploy.label()
-                    },
-                    r.recorded.clone(),
-                ]
+                // A layout its image cannot run says so where "verified"
+                // would be read.
+                let verified = if r.deploy.is_deployable() {
+                    r.verified.to_string()
+                } else {
+                    r.deploy.label()
+                };
+                if wide {
+                    vec![
+                        r.name.clone(),
+                        r.model.to_owned(),
+                        r.hardware.to_owned(),
+                        r.topology.clone(),
+                        r.nodes.to_string(),
+                        r.npus.to_string(),
+                        r.image.clone(),
+                        verified,
+                        r.recorded.clone(),
+                    ]
+                } else {
+                    vec![
+                        r.name.clone(),
+                        r.topology.clone(),
+                        r.nodes.to_string(),
+                        r.npus.to_string(),
+                        r.image
+                            .rsplit_once(':')
+                            .map_or(r.image.clone(), |(_, t)| t.to_owned()),
+                        verified,
+                    ]
+                }
             }));
             let _ = write!(out, "{}", table(&t));
+            if rows.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "no layout matches the filters ({} registered)",
+                    layouts.len()
+                );
+            }
         }
     }
     Ok(EXIT_OK)

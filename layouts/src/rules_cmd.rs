@@ -109,20 +109,22 @@ pub fn table() -> String {
 /// `catalog explain RULE`, or why not: the name's near misses.
 pub fn explain(name: &str) -> Result<String, String> {
     let Some(rule) = Rule::from_name(name) else {
-        let mut near: Vec<&str> = Rule::ALL
-            .iter()
-            .map(|r| r.name())
-            .filter(|n| {
-                n.contains(name)
-                    || name.contains(n)
-                    || n.split('_').any(|w| w.len() > 3 && name.contains(w))
-            })
-            .collect();
-        near.truncate(8);
-        let hint = if near.is_empty() {
-            "`catalog rules` lists every rule".to_owned()
-        } else {
-            format!("did you mean {}?", near.join(", "))
+        // The checker's own "did you mean" (rules::closest), then the
+        // rules whose name holds the word given.
+        let names = Rule::ALL.iter().map(|r| r.name());
+        let hint = match pd_dsl::rules::closest(name, names.clone()) {
+            Some(c) => format!("did you mean {c}?"),
+            None => {
+                let mut near: Vec<&str> = names
+                    .filter(|n| !name.is_empty() && n.contains(name))
+                    .collect();
+                near.truncate(8);
+                if near.is_empty() {
+                    "`catalog rules` lists every rule".to_owned()
+                } else {
+                    format!("did you mean {}?", near.join(", "))
+                }
+            }
         };
         return Err(format!("found rule `{name}`, expected a rule name: {hint}"));
     };

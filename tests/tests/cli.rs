@@ -478,3 +478,90 @@ fn version_and_unique_suffix_names() {
         "{err}"
     );
 }
+
+/// `catalog completions SHELL` prints a script the shell accepts, offering
+/// every subcommand; `catalog man` prints a man page naming them; `catalog
+/// rules` and `catalog explain` list and explain the rules, an unknown rule
+/// is a usage error.
+#[test]
+fn completions_man_page_rules_and_explain() {
+    let (code, bash, err) = run(&["completions", "bash"]);
+    assert_eq!(code, 0, "{err}");
+    let script =
+        std::env::temp_dir().join(format!("catalog-completion-{}.bash", std::process::id()));
+    std::fs::write(&script, &bash).expect("write");
+    let st = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .status()
+        .expect("bash runs");
+    let _ = std::fs::remove_file(&script);
+    assert!(st.success(), "bash refuses the completion script");
+    let (code, man, err) = run(&["man"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(man.contains(".TH catalog 1"), "{man}");
+    for sub in [
+        "render",
+        "rehearse",
+        "plan",
+        "rules",
+        "explain",
+        "completions",
+    ] {
+        assert!(bash.contains(sub), "completions lack `{sub}`");
+        assert!(man.contains(sub), "the man page lacks `{sub}`");
+    }
+    let (code, rules, _) = run(&["rules"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        rules
+            .lines()
+            .filter(|l| l.contains("  hard  ") || l.contains("  convention  "))
+            .count(),
+        pd_dsl::rules::Rule::ALL.len()
+    );
+    let (code, text, _) = run(&["explain", "port_collision"]);
+    assert_eq!(code, 0);
+    assert!(text.contains("[rule `port_collision`]"), "{text}");
+    let (code, _, err) = run(&["explain", "port_colision"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("did you mean port_collision"), "{err}");
+}
+
+/// `catalog list` filters by model, hardware and node count, and its
+/// default table leaves out what the name says.
+#[test]
+fn list_filters_and_a_narrow_default() {
+    let all = samples();
+    let (code, out, _) = run(&["list", "--format", "json", "--max-nodes", "2"]);
+    assert_eq!(code, 0);
+    let rows: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let want = all.iter().filter(|l| l.node_count() <= 2).count();
+    assert!(want > 0 && want < all.len(), "the samples cover both sides");
+    assert_eq!(rows.as_array().unwrap().len(), want);
+    for r in rows.as_array().unwrap() {
+        assert!(r["nodes"].as_u64().unwrap() <= 2, "{r}");
+    }
+    let hw = all[0].hardware.id;
+    let (code, out, _) = run(&["list", "--format", "json", "--hardware", hw]);
+    assert_eq!(code, 0);
+    let rows: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        rows.as_array().unwrap().len(),
+        all.iter().filter(|l| l.hardware.id == hw).count()
+    );
+    let (code, out, _) = run(&["list", "--model", "no-such-model"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("no layout matches the filters (3 registered)"),
+        "{out}"
+    );
+    let (code, _, err) = run(&["list", "--hardware", "h100"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("found --hardware `h100`"), "{err}");
+    let (_, narrow, _) = run(&["list"]);
+    let (_, wide, _) = run(&["list", "--wide"]);
+    assert!(!narrow.contains("RECORDED") && wide.contains("RECORDED"));
+    let widest = |t: &str| t.lines().map(str::len).max().unwrap_or(0);
+    assert!(widest(&narrow) < widest(&wide), "{narrow}\n{wide}");
+}
