@@ -178,6 +178,23 @@ enum Command {
     /// estimate at each result's workload, and record the ratio next to the
     /// layout (`calibration.json`).
     Calibrate(crate::calibrate_cmd::CalibrateArgs),
+    /// What differs between two layouts, or one layout on two images:
+    /// topology, each role's serve options and env, what the placement
+    /// derives (ranks, ports, engine ids, proxy lists), the memory budget and
+    /// the estimate. Exits 0 when nothing differs, 1 when something does.
+    Diff {
+        /// The first layout (name or unique suffix).
+        a: String,
+        /// The second layout; or use `--image`.
+        #[arg(required_unless_present = "image", conflicts_with = "image")]
+        b: Option<String>,
+        /// Compare A with A on this image of the table (`v0.30.0rc2`).
+        #[arg(long, value_name = "TAG")]
+        image: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
     /// List every rule the checker runs: name, severity, one line.
     Rules {
         /// Output format (`json` adds each rule's explanation and
@@ -568,6 +585,12 @@ where
             filter,
             wide,
         }) => list(&layouts, format, &filter, wide, out),
+        Some(Command::Diff {
+            a,
+            b,
+            image,
+            format,
+        }) => diff(&layouts, &a, b.as_deref(), image.as_deref(), format, out),
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut buf = Vec::new();
@@ -1078,6 +1101,42 @@ fn list(
         }
     }
     Ok(EXIT_OK)
+}
+
+fn diff(
+    layouts: &[Layout],
+    a: &str,
+    b: Option<&str>,
+    image: Option<&str>,
+    format: Format,
+    out: &mut dyn Write,
+) -> CliResult {
+    let la = find(layouts, a)?;
+    let lb = match (b, image) {
+        (Some(b), _) => find(layouts, b)?.clone(),
+        (None, Some(tag)) => {
+            let tag = if tag.starts_with('v') {
+                tag.to_owned()
+            } else {
+                format!("v{tag}")
+            };
+            crate::diff_cmd::on_image(la, &tag).map_err(|e| (EXIT_STALE, e))?
+        }
+        (None, None) => {
+            return Err((EXIT_USAGE, "give a second layout or --image TAG".into()));
+        }
+    };
+    let d = crate::diff_cmd::diff(la, &lb).map_err(render_failed)?;
+    let text = match format {
+        Format::Table => crate::diff_cmd::text(&d),
+        Format::Json => serde_json::to_string_pretty(&d).map_err(render_failed)? + "\n",
+    };
+    out.write_all(text.as_bytes()).map_err(render_failed)?;
+    Ok(if d.changes.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_STALE
+    })
 }
 
 fn show(layout: &Layout, format: Format, out: &mut dyn Write) -> CliResult {

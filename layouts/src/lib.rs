@@ -13,6 +13,7 @@ pub mod cli;
 pub mod deepseek_v3_1;
 pub mod deepseek_v3_1_reference;
 pub mod deepseek_v4_flash;
+pub mod diff_cmd;
 pub mod plan_cmd;
 pub mod rules_cmd;
 pub mod scenarios;

@@ -565,3 +565,50 @@ fn list_filters_and_a_narrow_default() {
     let widest = |t: &str| t.lines().map(str::len).max().unwrap_or(0);
     assert!(widest(&narrow) < widest(&wide), "{narrow}\n{wide}");
 }
+
+/// `catalog diff A B`: exit 0 and "no differences" for a layout against
+/// itself; exit 1 with every differing key otherwise, the topology and the
+/// derived ranks among them, in text and JSON; `--image TAG` compares a
+/// layout with itself on another image, and an image that cannot run it is
+/// refused with the findings.
+#[test]
+fn diff_two_layouts_and_one_layout_on_two_images() {
+    let all = samples();
+    let (a, b) = (all[0].name(), all[1].name());
+    let (code, out, err) = run(&["diff", a, a]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("no differences"), "{out}");
+    let (code, out, err) = run(&["diff", a, b]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.contains(&format!(
+            "~ layout.topology: {} -> {}",
+            all[0].topology_text(),
+            all[1].topology_text()
+        )),
+        "{out}"
+    );
+    let (code, json, _) = run(&["diff", a, b, "--format", "json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let changes = v["changes"].as_array().expect("changes");
+    let lines = out.lines().filter(|l| l.starts_with("  ")).count();
+    assert_eq!(
+        changes.len(),
+        lines,
+        "the text and the JSON list the same keys"
+    );
+    assert!(
+        changes
+            .iter()
+            .any(|c| c["key"].as_str().unwrap().starts_with("node["))
+    );
+    let (code, _, err) = run(&["diff", a, "--image", "v9.9.9"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("on image v9.9.9 does not check") && err.contains("unknown_image"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["diff", a]);
+    assert_eq!(code, 2, "{err}");
+}
