@@ -276,3 +276,99 @@ fn per_node_settings_reach_only_their_node() {
         assert_eq!(share(node - 1), role, "{}", layout.name());
     }
 }
+
+/// A single-node layout runs with `./run.sh` alone: this host is node 0, at
+/// `PD_LOCAL_IP` or its first address that is not loopback or link-local;
+/// a multi-node layout still asks for the node addresses.
+#[test]
+fn a_single_node_layout_needs_no_node_ips() {
+    let catalog = layouts::catalog().expect("catalog");
+    let one = catalog
+        .iter()
+        .find(|l| l.node_count() == 1)
+        .expect("a single-node layout");
+    let r = render_layout(one);
+    let run = |envs: &[(&str, &str)]| {
+        let mut cmd = Command::new("bash");
+        cmd.arg(r.root.join("run.sh"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PD_NIC", "eth7")
+            .env("PD_DRY_RUN", "1");
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        cmd.output().expect("bash runs")
+    };
+    let out = run(&[("PD_LOCAL_IP", "192.0.2.77"), ("PD_FORCE_NODE_INDEX", "1")]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    // Node 0 is this host at its address: the DP master and HCCL_IF_IP.
+    assert!(text.contains("run.sh: node 0 would run:"), "{text}");
+    assert!(text.contains("HCCL_IF_IP='192.0.2.77'"), "{text}");
+    let multi = catalog
+        .iter()
+        .find(|l| l.node_count() > 1)
+        .expect("a multi-node layout");
+    let r = render_layout(multi);
+    let out = Command::new("bash")
+        .arg(r.root.join("run.sh"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PD_DRY_RUN", "1")
+        .output()
+        .expect("bash runs");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("set PD_NODE_INDEX and PD_NODE_IPS"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// What a node says of the others when it stops on an error fits what
+/// happened: a dry run started nothing anywhere (nothing said), a node that
+/// failed before starting anything leaves the others waiting for it.
+#[test]
+fn the_error_tail_fits_the_situation() {
+    let catalog = layouts::catalog().expect("catalog");
+    let multi = catalog
+        .iter()
+        .find(|l| l.node_count() > 1)
+        .expect("multi-node");
+    let r = render_layout(multi);
+    let ips: Vec<String> = (0..multi.node_count() + 1)
+        .map(|i| format!("192.0.2.{}", i + 10))
+        .collect();
+    let run = |dry: bool| {
+        let mut cmd = Command::new("bash");
+        cmd.arg(r.root.join("run.sh"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PD_NODE_INDEX", "0")
+            // One address too many: refused before anything starts.
+            .env("PD_NODE_IPS", ips.join(","));
+        if dry {
+            cmd.env("PD_DRY_RUN", "1");
+        }
+        let out = cmd.output().expect("bash runs");
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let dry = run(true);
+    assert!(
+        dry.contains("runs on")
+            && !dry.contains("keep running")
+            && !dry.contains("started nothing"),
+        "{dry}"
+    );
+    let real = run(false);
+    assert!(
+        real.contains("this node started nothing") && !real.contains("keep running"),
+        "{real}"
+    );
+}

@@ -140,7 +140,7 @@ pub(crate) const RANK_FLAGS: &[&str] = &[
 /// 0.30.0).
 const VLLM_DP_RPC_PORT: u64 = 29550;
 
-/// Env the spine derives per node or rank, and harness-internal variables
+/// Env run.sh derives per node or rank, and harness-internal variables
 /// of the upstream e2e runner (`SERVER_PORT` is its port placeholder).
 const DERIVED_ENV: &[&str] = &[
     "ASCEND_RT_VISIBLE_DEVICES",

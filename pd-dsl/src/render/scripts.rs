@@ -9,7 +9,7 @@ use askama::Template;
 
 pub use super::model::{DEFAULT_WAIT_SECONDS, PROXY_DIR, node_ports};
 
-/// `run.sh`: the per-node spine.
+/// `run.sh`: the per-node entry point.
 #[derive(Debug, Template)]
 #[template(path = "sh/run.sh")]
 pub struct RunSh<'a> {

@@ -1,6 +1,8 @@
 {% include "sh/header.sh" %}
-# Per-node entry ("spine"): run it on every node from this directory.
-#   PD_NODE_INDEX=<i> PD_NODE_IPS=<ip0>,<ip1>,... ./run.sh
+# Per-node entry point: run it on every node from this directory.
+{% if m.node_count == 1 %}#   ./run.sh   (one node: this host; PD_LOCAL_IP sets its address)
+{% else %}#   PD_NODE_INDEX=<i> PD_NODE_IPS=<ip0>,<ip1>,... ./run.sh
+{% endif %}
 # Node discovery alternatives: PD_HOSTFILE, RANK_TABLE_FILE, ModelArts, LeaderWorkerSet (see README.md).
 # Overrides: PD_ASCEND_ROOT (CANN's set_env.sh files), PD_LOCAL_IP, PD_NIC, PD_LOG_DIR, PD_WAIT_SECONDS, PD_POLL_SECONDS, PD_MODEL_PATH, PD_SKIP_PREFLIGHT.
 # PD_DRY_RUN=1 prints this node's commands (launcher, each rank's env and `vllm serve`, and the
@@ -29,9 +31,15 @@ die() {
 }
 log() { echo "run.sh: $*" >&2; }
 # Said whenever this node stops on its own: the other nodes do not know.
+# A dry run started nothing anywhere; a node that failed before starting
+# anything leaves the others waiting for it, not serving.
 others() {
-    if ((NODE_COUNT > 1)); then
-        echo "run.sh: the other nodes of $LAYOUT keep running; stop them with ./stop.sh on each (README: How to stop it)" >&2
+    if ((NODE_COUNT > 1)) && [[ ${PD_DRY_RUN:-0} != 1 ]]; then
+        if ((${#PIDS[@]})); then
+            echo "run.sh: the other nodes of $LAYOUT keep running; stop them with ./stop.sh on each (README: How to stop it)" >&2
+        else
+            echo "run.sh: this node started nothing; nodes of $LAYOUT already started wait for it until PD_WAIT_SECONDS: fix the cause and start it again, or stop them with ./stop.sh on each" >&2
+        fi
     fi
 }
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
@@ -269,8 +277,19 @@ elif [[ -n ${LWS_LEADER_ADDRESS:-} ]]; then
         NODE_IPS+=("$addr")
     done
     NODE_INDEX=${NODE_INDEX:-${LWS_WORKER_INDEX:-}}
+{%- if m.node_count == 1 %}
+else
+    # A single-node layout: this host is node 0, at PD_LOCAL_IP or its first
+    # address that is not loopback or link-local.
+    SOURCE="this host (a single-node layout)"
+    addr=${PD_LOCAL_IP:-$(local_addresses | grep -v -E '^(127\.|::1$|fe80:)' | head -n 1)}
+    [[ -n $addr ]] || die "a single-node layout runs on this host, but it has no address besides loopback and link-local ones: set PD_LOCAL_IP"
+    NODE_IPS=("$addr")
+    NODE_INDEX=${NODE_INDEX:-0}
+{%- else %}
 else
     die "cannot tell this node's index and the node IPs: set PD_NODE_INDEX and PD_NODE_IPS (comma-separated, node order), or PD_HOSTFILE, RANK_TABLE_FILE, ModelArts VC_TASK_INDEX/VC_WORKER_HOSTS, or LeaderWorkerSet LWS_WORKER_INDEX/LWS_LEADER_ADDRESS/LWS_GROUP_SIZE"
+{%- endif %}
 fi
 
 if [[ ${#NODE_IPS[@]} -ne $NODE_COUNT ]]; then
