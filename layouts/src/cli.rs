@@ -23,7 +23,7 @@
 //! catalog import FILE... [--format rust|yaml|json] [--out FILE] [--name N] [--hardware H] [--image TAG] [--recorded DATE]
 //!                                an upstream e2e config or a set of scripts as a layout
 //!                                (`pd_dsl::import`); exit 1 when the deployment breaks a hard rule
-//! catalog lint PATH... [--format text|json] [--hardware H] [--image TAG]
+//! catalog lint PATH... [--format text|json] [--color auto|always|never] [--hardware H] [--image TAG]
 //!                                every rule finding with FILE:LINE:COL; directories are walked;
 //!                                exit 1 when any finding is an error
 //! catalog upstream diff OLD NEW  what changed between two vllm-ascend releases of the image
@@ -166,6 +166,10 @@ enum Command {
         /// `pd_dsl::import::FileReport`).
         #[arg(long, value_enum, default_value_t = LintFormat::Text)]
         format: LintFormat,
+        /// Colour the text findings: `auto` on a terminal unless `NO_COLOR`
+        /// is set.
+        #[arg(long, value_enum, default_value_t = crate::snippets::Color::Auto)]
+        color: crate::snippets::Color,
         #[command(flatten)]
         opts: ImportOpts,
     },
@@ -549,6 +553,7 @@ where
         Some(Command::Lint {
             paths,
             format,
+            color,
             opts,
         }) => {
             let opts = pd_dsl::import::Options {
@@ -556,7 +561,7 @@ where
                 image: opts.image,
                 ..Default::default()
             };
-            return finish(lint(&paths, format, &opts, out), err);
+            return finish(lint(&paths, format, color.enabled(), &opts, out), err);
         }
         Some(Command::Upstream {
             command: UpstreamCommand::Diff { old, new },
@@ -864,11 +869,13 @@ fn lint_units(paths: &[PathBuf]) -> Result<Vec<Vec<PathBuf>>, (u8, String)> {
 fn lint(
     paths: &[PathBuf],
     format: LintFormat,
+    color: bool,
     opts: &pd_dsl::import::Options,
     out: &mut dyn Write,
 ) -> CliResult {
     let units = lint_units(paths)?;
     let mut reports = Vec::new();
+    let mut texts: Vec<pd_dsl::import::Input> = Vec::new();
     for unit in &units {
         let inputs = read_inputs(unit)?;
         let mut report = pd_dsl::import::lint_unit(&inputs, opts);
@@ -876,13 +883,19 @@ fn lint(
             report.estimate = pd_dsl::import::estimate_unit(&inputs, opts);
         }
         reports.push(report);
+        texts.extend(inputs);
     }
     let failed = reports.iter().any(|r| r.errors > 0);
     match format {
         LintFormat::Text => {
             for r in &reports {
                 for f in &r.findings {
-                    let _ = writeln!(out, "{f}\n");
+                    // The offending line, when the finding names a file read.
+                    let text = texts
+                        .iter()
+                        .find(|i| i.name == f.file)
+                        .map(|i| i.text.as_str());
+                    let _ = writeln!(out, "{}\n", crate::snippets::render(f, text, color));
                 }
             }
             for r in &reports {

@@ -17,6 +17,7 @@ pub mod diff_cmd;
 pub mod plan_cmd;
 pub mod rules_cmd;
 pub mod scenarios;
+pub mod snippets;
 pub mod upstream;
 
 /// Every registered layout as written, in registration order.

@@ -612,3 +612,41 @@ fn diff_two_layouts_and_one_layout_on_two_images() {
     let (code, _, err) = run(&["diff", a]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// `catalog lint` shows a finding as rustc shows an error: the rule, the
+/// file and position, the offending line and a caret under the token; plain
+/// with `--color never` (or in a pipe, or under NO_COLOR), coloured with
+/// `--color always`.
+#[test]
+fn lint_findings_show_the_line_and_a_caret() {
+    let example = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/layouts/a3-1p1d.yaml"),
+    )
+    .expect("the example layout");
+    let bad = example.replacen("tp: 4", "tp: 3", 1);
+    assert_ne!(bad, example);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("bad.yaml");
+    std::fs::write(&file, &bad).expect("write");
+    let path = file.to_str().unwrap();
+    let (code, out, _) = run(&["lint", path, "--color", "never"]);
+    assert_eq!(code, 1, "{out}");
+    let line_no = bad.lines().position(|l| l.contains("tp: 3")).unwrap() + 1;
+    assert!(out.contains("error[tp_divides_node]: found `tp3`"), "{out}");
+    let source = out
+        .lines()
+        .find(|l| l.starts_with(&format!("{line_no} |")))
+        .unwrap_or_else(|| panic!("no source line {line_no}:\n{out}"));
+    let caret = out
+        .lines()
+        .find(|l| l.trim_start_matches([' ', '|']).starts_with('^'))
+        .expect("a caret");
+    assert_eq!(
+        caret.find('^'),
+        source.rfind("3 }").or(source.rfind('3')),
+        "{out}"
+    );
+    assert!(!out.contains('\u{1b}'), "{out}");
+    let (_, colored, _) = run(&["lint", path, "--color", "always"]);
+    assert!(colored.contains('\u{1b}'), "{colored}");
+}
