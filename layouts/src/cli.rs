@@ -129,6 +129,8 @@ enum Command {
         #[command(flatten)]
         k8s: K8sArgs,
     },
+    /// Import an upstream e2e config or a deployment's scripts as a layout.
+    ///
     /// Import an upstream e2e multi-node config (`.yaml`) or a set of
     /// hand-written scripts for one deployment, and print (or write) the
     /// layout that reproduces it. Conventions the input breaks are
@@ -153,9 +155,11 @@ enum Command {
         #[arg(long, value_name = "DATE")]
         recorded: Option<String>,
     },
+    /// Check existing deployments and layout files against every rule.
+    ///
     /// Lint e2e configs, script sets and pd-dsl YAML/JSON layouts: every
-    /// finding rustc-style with FILE:LINE:COL and the rule, then one summary
-    /// line per file. Directories are walked: each `.yaml`/`.yml`/`.json` is
+    /// finding as rustc shows an error (the rule, FILE:LINE:COL, the line
+    /// and a caret), then one summary line per file. Directories are walked: each `.yaml`/`.yml`/`.json` is
     /// one unit, the `.sh` files of one directory one script set. Exit 1
     /// when any finding is an error.
     Lint {
@@ -173,15 +177,21 @@ enum Command {
         #[command(flatten)]
         opts: ImportOpts,
     },
+    /// Plan a deployment for a workload: the best layout that fits.
+    ///
     /// Plan a deployment: every layout of a model on a hardware within a
     /// node budget that passes every rule, estimated at a workload and
     /// ranked; the best printed as a layout file. Exit 1 when none meets
     /// the TTFT/TPOT limits or the target.
     Plan(crate::plan_cmd::PlanArgs),
+    /// Set benchmark results against the estimate and record the ratio.
+    ///
     /// Set `vllm bench serve` results (what `bench.sh` saves) against the
     /// estimate at each result's workload, and record the ratio next to the
     /// layout (`calibration.json`).
     Calibrate(crate::calibrate_cmd::CalibrateArgs),
+    /// Compare two layouts, or one layout on two images.
+    ///
     /// What differs between two layouts, or one layout on two images:
     /// topology, each role's serve options and env, what the placement
     /// derives (ranks, ports, engine ids, proxy lists), the memory budget and
@@ -206,12 +216,16 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+    /// Print one rule in full, with a layout that breaks it.
+    ///
     /// Print one rule in full: what it checks, why, the upstream source and
     /// releases, and a layout that breaks it with the compiler's error.
     Explain {
         /// Rule name, as findings cite it (`tp_divides_node`).
         rule: String,
     },
+    /// Print a shell completion script.
+    ///
     /// Print a shell completion script for this command (bash, zsh, fish,
     /// elvish, powershell), e.g. `catalog completions bash >
     /// ~/.local/share/bash-completion/completions/catalog`.
@@ -220,15 +234,21 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Print the man page.
+    ///
     /// Print the man page (roff), e.g. `catalog man > catalog.1 && man
     /// ./catalog.1`.
     Man,
+    /// Query the upstream facts embedded in this binary.
+    ///
     /// The upstream facts embedded in this binary (`upstream/facts/`,
     /// generated from the release source distributions).
     Upstream {
         #[command(subcommand)]
         command: UpstreamCommand,
     },
+    /// Rehearse a layout end to end on this machine against stand-ins.
+    ///
     /// Rehearse a layout end to end on this machine: its generated scripts,
     /// unmodified, one loopback address 127.0.0.(i+1) per node, against the
     /// stand-ins (vllm, proxy, npu-smi, hccn_tool). Prints a per-node
@@ -306,6 +326,7 @@ impl ListFilter {
 /// Settings of each layout's `k8s/` manifests (the committed catalog uses
 /// the defaults).
 #[derive(Clone, Debug, clap::Args)]
+#[command(next_help_heading = "Kubernetes manifests (k8s/)")]
 struct K8sArgs {
     /// Namespace written into each `k8s/kustomization.yaml`.
     #[arg(long, value_name = "NS", default_value = "vllm")]
@@ -1345,4 +1366,27 @@ fn table(rows: &[Vec<String>]) -> String {
         s.push('\n');
     }
     s
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// `catalog --help` lists each subcommand in one short line; the whole
+    /// text is its `--help`.
+    #[test]
+    fn every_subcommand_has_a_short_summary() {
+        let cmd = Cli::command();
+        cmd.clone().debug_assert();
+        for sub in cmd.get_subcommands() {
+            let about = sub.get_about().map(ToString::to_string).unwrap_or_default();
+            assert!(
+                !about.is_empty() && about.len() <= 80 && !about.contains(". "),
+                "`{}`: the summary `{about}` is not one short line",
+                sub.get_name()
+            );
+        }
+    }
 }
