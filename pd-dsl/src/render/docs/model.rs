@@ -31,6 +31,16 @@ pub struct K8sDoc {
     pub service: String,
 }
 
+/// What each role runs, as a table: one row per `vllm serve` option any role
+/// sets, one column per role (`-` where a role does not set it).
+#[derive(Clone, Debug, Default)]
+pub struct RoleSettings {
+    /// Role names, in role order.
+    pub roles: Vec<String>,
+    /// Option, then its value per role.
+    pub rows: Vec<(String, Vec<String>)>,
+}
+
 /// One line of the topology table.
 #[derive(Clone, Debug)]
 pub struct TopologyRow {
@@ -141,6 +151,9 @@ pub struct DocsView {
     /// The catalog root relative to the layout's directory (`../../`): the
     /// rules reference is there.
     pub root: String,
+    /// What each role runs: its `vllm serve` options after the derived ones
+    /// (filled in by the layout model from its role models).
+    pub role_settings: RoleSettings,
     /// The banner when the image cannot run the layout.
     pub banner: Option<Banner>,
     /// Summary paragraphs, trimmed.
@@ -365,6 +378,7 @@ pub fn docs_view(layout: &Layout) -> DocsView {
     let status = meta.deploy;
     let pd = layout.is_pd();
     DocsView {
+        role_settings: RoleSettings::default(),
         root: crate::render::site::root_of(layout.name()),
         index_row: view::index_entry(layout),
         variant: variant(layout.name()).to_owned(),

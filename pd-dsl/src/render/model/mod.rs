@@ -81,6 +81,46 @@ pub fn drain_flag(layout: &Layout) -> bool {
     crate::upstream::vllm_of(layout.image).is_ok_and(|v| v.flag("shutdown-timeout").is_some())
 }
 
+/// The page's "what each role runs" table from the role models: TP and DP,
+/// then every option any role passes after the derived ones, in first-seen
+/// order.
+fn role_settings(roles: &[RoleModel]) -> super::docs::model::RoleSettings {
+    let mut flags: Vec<String> = Vec::new();
+    for r in roles {
+        for o in &r.options {
+            if !flags.contains(&o.flag) {
+                flags.push(o.flag.clone());
+            }
+        }
+    }
+    let mut rows = vec![
+        (
+            "--tensor-parallel-size".to_owned(),
+            roles.iter().map(|r| r.tp.to_string()).collect(),
+        ),
+        (
+            "--data-parallel-size".to_owned(),
+            roles.iter().map(|r| r.dp.to_string()).collect(),
+        ),
+    ];
+    for f in flags {
+        let values = roles
+            .iter()
+            .map(|r| {
+                r.options.iter().find(|o| o.flag == f).map_or_else(
+                    || "-".to_owned(),
+                    |o| o.value.clone().unwrap_or_else(|| "on".to_owned()),
+                )
+            })
+            .collect();
+        rows.push((f, values));
+    }
+    super::docs::model::RoleSettings {
+        roles: roles.iter().map(|r| r.role.as_str().to_owned()).collect(),
+        rows,
+    }
+}
+
 /// Default seconds node 0 waits for every endpoint's `/health`.
 pub const DEFAULT_WAIT_SECONDS: u32 = 3600;
 
@@ -502,9 +542,11 @@ impl LayoutModel {
                 note: "no workload recorded: the upstream tutorial's default",
             },
         };
+        let mut docs = docs_view(layout);
+        docs.role_settings = role_settings(&roles);
         Ok(LayoutModel {
             view: view::layout_view(layout),
-            docs: docs_view(layout),
+            docs,
             is_pd: layout.is_pd(),
             node_count: layout.node_count(),
             product: hw.product,

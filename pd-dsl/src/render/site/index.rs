@@ -1,5 +1,6 @@
 //! The catalog index page and the scenario guide.
 
+use super::filters;
 use super::page::FileLink;
 use super::{PAGE, TOPOLOGY_SVG, failed, href_path, xml_safe};
 use crate::Layout;
@@ -32,6 +33,8 @@ pub struct IndexRow {
     pub image_ref: String,
     /// Computed verification.
     pub verified: bool,
+    /// `blocked on image (needs TAG)` when its image cannot run it.
+    pub blocked: Option<String>,
     /// Verification sentence.
     pub verification: String,
     /// Provenance date.
@@ -140,6 +143,10 @@ pub fn index_html(
                 image: l.image.tag,
                 image_ref: l.image_ref.clone(),
                 verified: l.verified,
+                blocked: {
+                    let d = l.deploy_status();
+                    (!d.is_deployable()).then(|| d.label())
+                },
                 verification: l.verification_text(),
                 recorded: l.spec.provenance.recorded.value.clone(),
                 summary: l

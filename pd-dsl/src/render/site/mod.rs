@@ -33,6 +33,60 @@ pub fn rules_html(rules: &[crate::render::rules_doc::RuleEntry]) -> Result<Strin
     askama::Template::render(&RulesPage { rules }).map_err(|e| failed("(catalog)", "rules.html", e))
 }
 
+/// Filters of the HTML templates.
+pub(crate) mod filters {
+    use askama::filters::Safe;
+    use std::fmt::Display;
+
+    /// Prose written with Markdown code spans (`` `x` ``), as HTML: the text
+    /// escaped, each balanced pair of backticks a `<code>` element, so no raw
+    /// Markdown reaches a page.
+    #[askama::filter_fn]
+    pub fn code_spans(value: impl Display, _: &dyn askama::Values) -> askama::Result<Safe<String>> {
+        Ok(Safe(code_spans_html(&value.to_string())))
+    }
+
+    pub(crate) fn code_spans_html(s: &str) -> String {
+        let escape = |t: &str| {
+            t.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('"', "&quot;")
+                .replace('\'', "&#39;")
+        };
+        let parts: Vec<&str> = s.split('`').collect();
+        // An odd number of backticks: the last one is text.
+        let pairs = (parts.len() - 1) / 2;
+        let mut out = String::with_capacity(s.len() + 16);
+        for (i, p) in parts.iter().enumerate() {
+            if i % 2 == 1 && i <= 2 * pairs {
+                out.push_str("<code>");
+                out.push_str(&escape(p));
+                out.push_str("</code>");
+            } else {
+                if i > 2 * pairs {
+                    out.push('`');
+                }
+                out.push_str(&escape(p));
+            }
+        }
+        out
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn code_spans_become_code_and_the_rest_is_escaped() {
+            assert_eq!(
+                super::code_spans_html("expect `Address already in use` <here> & `x`"),
+                "expect <code>Address already in use</code> &lt;here&gt; &amp; <code>x</code>"
+            );
+            assert_eq!(super::code_spans_html("a `b"), "a `b");
+            assert_eq!(super::code_spans_html("`<b>`"), "<code>&lt;b&gt;</code>");
+        }
+    }
+}
+
 /// File name of the picture in a layout's directory.
 pub const TOPOLOGY_SVG: &str = "topology.svg";
 /// File name of every page.

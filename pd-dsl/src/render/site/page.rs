@@ -1,5 +1,6 @@
 //! One layout's page: everything its README says, plus the topology picture.
 
+use super::filters;
 use super::topology::{self, topology_svg};
 use super::{PAGE, TOPOLOGY_SVG, failed, href_path, root_of, xml_safe};
 use crate::render::docs::model::DocsView;
