@@ -156,6 +156,17 @@ for (const file of files) {
         svgsChecked += 1;
       }
     }
+    if (!isLayout && w === widths[0]) {
+      // The filters' state comes from the URL: `?max_nodes=1&q=…` shows
+      // exactly the single-node layouts whose name or topology holds the text.
+      const one = [...nodesOf.entries()].filter(([, n]) => n <= 1).map(([name]) => name);
+      for (const [query, want] of [["?max_nodes=1", one.length], ["?q=zzz-no-such-layout", 0]]) {
+        await page.goto(url + query, { waitUntil: "load" });
+        const shown = await page.evaluate(() => [...document.querySelectorAll("tr[data-layout]")].filter((r) => !r.hidden).length);
+        if (shown !== want) problem(file, w.width, `filter \`${query}\` shows ${shown} layout row(s), expected ${want}`);
+      }
+      await page.goto(url, { waitUntil: "load" });
+    }
     const shot = path.relative(root, file).replaceAll(path.sep, "__").replace(/\.(html|svg)$/, "") + `.${w.name}.png`;
     // A standalone SVG document has no page to scroll (a full-page shot of
     // one never completes): shoot the viewport.

@@ -3,8 +3,8 @@
 use super::filters;
 use super::page::FileLink;
 use super::{PAGE, TOPOLOGY_SVG, failed, href_path, xml_safe};
-use crate::Layout;
 use crate::render::{Artifact, RenderError};
+use crate::{Layout, Role};
 use askama::Template;
 use std::collections::BTreeSet;
 
@@ -25,6 +25,12 @@ pub struct IndexRow {
     pub npus: usize,
     /// Model id.
     pub model: &'static str,
+    /// The weights' published name (`DeepSeek-V4-Flash-w8a8-mtp`).
+    pub model_name: &'static str,
+    /// The hardware's product name (`Atlas 800 A3`).
+    pub hardware_name: &'static str,
+    /// The shape as operators say it: `2P1D`, or `mixed x2`.
+    pub shape: String,
     /// Hardware id.
     pub hardware: &'static str,
     /// Image tag.
@@ -45,16 +51,27 @@ pub struct IndexRow {
     pub scripts: Vec<FileLink>,
 }
 
+/// A layout's shape as operators say it: `2P1D` (prefill and decode
+/// engines), `mixed x2` (mixed engines).
+pub fn shape(l: &Layout) -> String {
+    let count = |r: Role| l.placement.engines.iter().filter(|e| e.role == r).count();
+    if l.is_pd() {
+        format!("{}P{}D", count(Role::Prefill), count(Role::Decode))
+    } else {
+        format!("mixed x{}", count(Role::Mixed))
+    }
+}
+
 /// The catalog index page.
 #[derive(Clone, Debug, Template)]
 #[template(path = "site/index.html")]
 pub struct IndexPage {
     /// Layouts, topology first.
     pub rows: Vec<IndexRow>,
-    /// Filter values.
-    pub models: Vec<&'static str>,
-    /// Filter values.
-    pub hardware: Vec<&'static str>,
+    /// Filter values: model id and the weights' name.
+    pub models: Vec<(&'static str, &'static str)>,
+    /// Filter values: hardware id and product name.
+    pub hardware: Vec<(&'static str, &'static str)>,
     /// Filter values.
     pub images: Vec<&'static str>,
     /// The scenario guide as HTML ([`guide_html`]).
@@ -139,6 +156,9 @@ pub fn index_html(
                 nodes: l.node_count(),
                 npus: l.npus_used(),
                 model: l.model.id,
+                model_name: l.model.weights,
+                hardware_name: l.hardware.product,
+                shape: shape(l),
                 hardware: l.hardware.id,
                 image: l.image.tag,
                 image_ref: l.image_ref.clone(),
@@ -174,9 +194,16 @@ pub fn index_html(
             .into_iter()
             .collect()
     };
+    let pairs = |f: fn(&IndexRow) -> (&'static str, &'static str)| {
+        rows.iter()
+            .map(f)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>()
+    };
     let page = IndexPage {
-        models: set(|r| r.model),
-        hardware: set(|r| r.hardware),
+        models: pairs(|r| (r.model, r.model_name)),
+        hardware: pairs(|r| (r.hardware, r.hardware_name)),
         images: set(|r| r.image),
         guide: scenario_guide.map(guide_html),
         rows,
