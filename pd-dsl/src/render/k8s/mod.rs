@@ -177,16 +177,19 @@ fn yaml_list<T: Serialize>(layout: &Layout, items: &[T]) -> Result<String, Rende
 ///     ..k8s::K8sSettings::default()
 /// };
 /// let files = k8s::artifacts(&layout, &settings, &rendered).expect("manifests");
+/// let dir = std::path::Path::new(layout.name()).join("k8s");
 /// let names: Vec<String> = files
 ///     .iter()
-///     .map(|a| a.path.file_name().unwrap().to_string_lossy().into_owned())
+///     .map(|a| a.path.strip_prefix(&dir).unwrap().to_string_lossy().into_owned())
 ///     .collect();
 /// assert_eq!(
 ///     names,
-///     ["scripts.yaml", "prefill0.yaml", "decode0.yaml", "proxy-deployment.yaml",
-///      "proxy-service.yaml", "kustomization.yaml"]
+///     ["scripts.yaml", "prefill0.yaml", "decode0.yaml", "disruption-budgets.yaml",
+///      "proxy-deployment.yaml", "proxy-service.yaml", "kustomization.yaml", "README.md",
+///      "setup/namespace.yaml", "setup/weights-claim.yaml", "setup/kustomization.yaml"]
 /// );
-/// assert!(files[5].contents.contains("namespace: serving"));
+/// assert!(files[6].contents.contains("namespace: serving"));
+/// assert!(files[7].contents.contains("kubectl -n serving get lws,pods"));
 /// ```
 pub fn artifacts(
     layout: &Layout,

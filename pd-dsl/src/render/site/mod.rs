@@ -47,11 +47,12 @@ pub(crate) mod filters {
     }
 
     pub(crate) fn code_spans_html(s: &str) -> String {
+        // askama's HTML escaping, character for character.
         let escape = |t: &str| {
-            t.replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-                .replace('"', "&quot;")
+            t.replace('&', "&#38;")
+                .replace('<', "&#60;")
+                .replace('>', "&#62;")
+                .replace('"', "&#34;")
                 .replace('\'', "&#39;")
         };
         let parts: Vec<&str> = s.split('`').collect();
@@ -79,10 +80,10 @@ pub(crate) mod filters {
         fn code_spans_become_code_and_the_rest_is_escaped() {
             assert_eq!(
                 super::code_spans_html("expect `Address already in use` <here> & `x`"),
-                "expect <code>Address already in use</code> &lt;here&gt; &amp; <code>x</code>"
+                "expect <code>Address already in use</code> &#60;here&#62; &#38; <code>x</code>"
             );
             assert_eq!(super::code_spans_html("a `b"), "a `b");
-            assert_eq!(super::code_spans_html("`<b>`"), "<code>&lt;b&gt;</code>");
+            assert_eq!(super::code_spans_html("`<b>`"), "<code>&#60;b&#62;</code>");
         }
     }
 }
