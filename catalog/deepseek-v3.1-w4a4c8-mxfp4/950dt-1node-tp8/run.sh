@@ -454,7 +454,8 @@ else
     # A single-node layout: this host is node 0, at PD_LOCAL_IP or its first
     # address that is not loopback or link-local.
     SOURCE="this host (a single-node layout)"
-    addr=${PD_LOCAL_IP:-$(local_addresses | grep -v -E '^(127\.|::1$|fe80:)' | head -n 1)}
+    # awk reads every line (no early exit: pipefail would fail the writer).
+    addr=${PD_LOCAL_IP:-$(local_addresses | awk '!/^(127\.|::1$|fe80:)/ && !found { print; found = 1 }')}
     [[ -n $addr ]] || die "a single-node layout runs on this host, but it has no address besides loopback and link-local ones: set PD_LOCAL_IP"
     NODE_IPS=("$addr")
     NODE_INDEX=${NODE_INDEX:-0}
