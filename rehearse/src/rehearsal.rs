@@ -1429,8 +1429,26 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             .filter(|&i| cluster.exits[i].is_some())
             .collect();
         if !exited.is_empty() {
-            // Let near-simultaneous failures land, then report them all.
-            thread::sleep(Duration::from_millis(300));
+            // Let near-simultaneous failures land, then report them all: wait
+            // until no other node has exited for QUIET (at most SETTLE), so a
+            // fault every node meets is seen on every node on a loaded machine.
+            const QUIET: Duration = Duration::from_millis(1500);
+            const SETTLE: Duration = Duration::from_secs(8);
+            let first = Instant::now();
+            let mut seen = exited.len();
+            let mut quiet_since = Instant::now();
+            while first.elapsed() < SETTLE && quiet_since.elapsed() < QUIET {
+                thread::sleep(Duration::from_millis(100));
+                cluster.poll();
+                let now = cluster.exits.iter().filter(|e| e.is_some()).count();
+                if now == nodes.len() {
+                    break;
+                }
+                if now > seen {
+                    seen = now;
+                    quiet_since = Instant::now();
+                }
+            }
             cluster.poll();
             for i in 0..nodes.len() {
                 if let Some(st) = cluster.exits[i] {
