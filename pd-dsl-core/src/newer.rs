@@ -37,6 +37,12 @@ pub const DERIVED_SERVE_FLAGS: &[&str] = &[
     "--tensor-parallel-size",
 ];
 
+/// `vllm serve` flags the role scripts add only at run time and only on an
+/// image whose vLLM takes them, so never one a newer image refuses:
+/// `--shutdown-timeout` from `PD_DRAIN_SECONDS` (pd-dsl/templates/sh/serve.sh,
+/// rendered where `render::model::drain_flag` holds).
+pub const CONDITIONAL_SERVE_FLAGS: &[&str] = &["--shutdown-timeout"];
+
 /// One rule finding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Finding {
@@ -319,6 +325,7 @@ mod tests {
         }
         let want: BTreeSet<String> = DERIVED_SERVE_FLAGS
             .iter()
+            .chain(CONDITIONAL_SERVE_FLAGS)
             .map(|f| (*f).to_owned())
             .collect();
         assert_eq!(found, want);
