@@ -77,13 +77,6 @@ pub fn docs() -> Vec<RuleDoc> {
         .collect()
 }
 
-fn severity_word(s: Severity) -> &'static str {
-    match s {
-        Severity::Hard => "hard",
-        Severity::Convention => "convention",
-    }
-}
-
 /// `catalog rules`: one line per rule, narrow enough for a terminal.
 pub fn table() -> String {
     let width = Rule::ALL.iter().map(|r| r.name().len()).max().unwrap_or(0);
@@ -94,7 +87,7 @@ pub fn table() -> String {
             out,
             "{:<width$}  {:<10}  {}",
             r.name(),
-            severity_word(r.severity()),
+            r.severity().as_str(),
             r.summary()
         );
     }

@@ -15,6 +15,16 @@ pub enum Severity {
     Convention,
 }
 
+impl Severity {
+    /// `hard` or `convention`, as the JSON and the references write it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Severity::Hard => "hard",
+            Severity::Convention => "convention",
+        }
+    }
+}
+
 macro_rules! rules {
     ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal, $sev:ident, $summary:literal; )*) => {
         /// Every rule the checker knows.

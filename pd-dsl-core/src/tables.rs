@@ -62,8 +62,9 @@ pub fn mlapo_decode_only(hw: &Hardware, image: &Image) -> bool {
     hw.mlapo_decode_only || MLAPO_A5_DECODE_ONLY.contains(&image.tag)
 }
 
-/// Device nodes the A2/A3 docker commands add besides `/dev/davinciN`.
-const ATLAS_800_DEVICES: &[&str] = &["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"];
+/// Device nodes the A2/A3 docker commands add besides `/dev/davinciN`; the
+/// Ascend device plugin mounts the same ones with an NPU.
+pub const ATLAS_800_DEVICES: &[&str] = &["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"];
 
 /// Host paths the A2/A3 docker commands mount (PD and V4 docs add
 /// `/etc/hccn.conf`; facts §7).

@@ -7,7 +7,7 @@
 use super::docs::rules_md;
 use super::site::rules_html;
 use super::{Artifact, RenderError};
-use crate::rules::{Rule, Severity};
+use crate::rules::Rule;
 
 /// File name of the Markdown reference at the catalog root.
 pub const RULES_MD: &str = "RULES.md";
@@ -33,10 +33,7 @@ pub fn entries() -> Vec<RuleEntry> {
         .iter()
         .map(|&r| RuleEntry {
             name: r.name(),
-            severity: match r.severity() {
-                Severity::Hard => "hard",
-                Severity::Convention => "convention",
-            },
+            severity: r.severity().as_str(),
             summary: r.summary(),
             explanation: r.explanation(),
         })

@@ -183,13 +183,13 @@ pub const LOGS_DIR: &str = "/var/log/pd-dsl";
 /// `devmm_svm` and `hisi_hdc`): on 950DT `/dev/ummu` and `/dev/uburma`,
 /// which `docker.sh` passes with `--device`.
 pub fn extra_device_nodes(layout: &Layout) -> Vec<&'static str> {
-    const PLUGIN: [&str; 3] = ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"];
+    let plugin = crate::tables::ATLAS_800_DEVICES;
     layout
         .hardware
         .extra_devices
         .iter()
         .copied()
-        .filter(|d| !PLUGIN.contains(d))
+        .filter(|d| !plugin.contains(d))
         .collect()
 }
 

@@ -261,7 +261,7 @@ impl K8sSettings {
                 && (!is_quantity(v) || v.starts_with('-'))
             {
                 return Err(format!(
-                    "found {flag} `{v}`, expected a positive Kubernetes quantity such as `96`, `500m` or `512Gi`"
+                    "found {flag} `{v}`, expected a positive Kubernetes quantity such as `96`, `500m` or `512Gi`: the API server reads requests and limits only in that form"
                 ));
             }
         }
@@ -275,14 +275,14 @@ impl K8sSettings {
             && !is_dns_subdomain(q)
         {
             return Err(format!(
-                "found Kueue queue `{q}`, expected a LocalQueue name (a DNS-1123 subdomain)"
+                "found Kueue queue `{q}`, expected a LocalQueue name (a DNS-1123 subdomain): Kueue matches the label value against its LocalQueues by name"
             ));
         }
         if let Some(s) = &self.scheduler
             && !is_dns_subdomain(s)
         {
             return Err(format!(
-                "found scheduler `{s}`, expected a scheduler name (a DNS-1123 subdomain) such as `volcano`"
+                "found scheduler `{s}`, expected a scheduler name (a DNS-1123 subdomain) such as `volcano`: the pods' `schedulerName` must name a running scheduler"
             ));
         }
         if let Some(g) = &self.gateway {
@@ -292,7 +292,7 @@ impl K8sSettings {
             };
             if !ok {
                 return Err(format!(
-                    "found gateway `{g}`, expected `NAME` or `NAMESPACE/NAME` of a Gateway (DNS-1123 names)"
+                    "found gateway `{g}`, expected `NAME` or `NAMESPACE/NAME` of a Gateway (DNS-1123 names): the HTTPRoute's parentRef names it so"
                 ));
             }
         }
