@@ -326,6 +326,14 @@ pub struct Probes {
     pub readiness: Probe,
 }
 
+/// Period of the liveness probe, seconds.
+pub const LIVENESS_PERIOD_SECONDS: i32 = 30;
+/// Failures in a row that restart the container.
+pub const LIVENESS_FAILURES: i32 = 4;
+/// Period of the readiness probe, seconds.
+pub const READINESS_PERIOD_SECONDS: i32 = 10;
+/// Failures in a row that take the pod out of its Services.
+pub const READINESS_FAILURES: i32 = 3;
 /// Period of the startup probe, seconds.
 pub const STARTUP_PERIOD_SECONDS: i32 = 10;
 
@@ -355,8 +363,8 @@ fn health_probes(ports: &[u32]) -> Option<Probes> {
     Some(Probes {
         startup: probe(startup_period, startup_failures),
         // A period never shorter than one probe may take.
-        liveness: probe(30.max(timeout), 4),
-        readiness: probe(10.max(timeout), 3),
+        liveness: probe(LIVENESS_PERIOD_SECONDS.max(timeout), LIVENESS_FAILURES),
+        readiness: probe(READINESS_PERIOD_SECONDS.max(timeout), READINESS_FAILURES),
     })
 }
 

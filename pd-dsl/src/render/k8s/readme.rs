@@ -73,8 +73,35 @@ pub struct K8sReadmeView {
     pub scheduler: Option<String>,
     /// Hardware device nodes mounted from the host (950DT).
     pub devices: Vec<&'static str>,
+    /// The sizing and probe constants the text explains (sizing.rs, pods.rs).
+    pub k: Constants,
     /// The flags that reproduce these files.
     pub flags: String,
+}
+
+/// The constants `k8s/README.md` explains, from where they are defined.
+#[derive(Clone, Debug)]
+pub struct Constants {
+    /// CPUs per NPU used.
+    pub cpu_per_npu: u64,
+    /// CPUs per DP rank.
+    pub cpu_per_rank: u64,
+    /// CPUs per node.
+    pub cpu_node: u64,
+    /// Host GiB per NPU used.
+    pub gib_per_npu: u64,
+    /// Ephemeral storage, GiB.
+    pub ephemeral_gib: u64,
+    /// Startup margin past `PD_WAIT_SECONDS`.
+    pub startup_margin: i64,
+    /// Liveness period and failures.
+    pub liveness: (i32, i32),
+    /// Readiness period and failures.
+    pub readiness: (i32, i32),
+    /// The launcher's grace past the drain.
+    pub launcher_grace: i64,
+    /// Seconds left to release the NPUs.
+    pub release: i64,
 }
 
 /// Builds the view.
@@ -166,6 +193,24 @@ pub fn view(
         kueue_queue: settings.kueue_queue.clone(),
         scheduler: settings.scheduler.clone(),
         devices: super::pods::extra_device_nodes(layout),
+        k: Constants {
+            cpu_per_npu: super::sizing::CPU_PER_NPU,
+            cpu_per_rank: super::sizing::CPU_PER_RANK,
+            cpu_node: super::sizing::CPU_NODE,
+            gib_per_npu: super::sizing::HOST_GIB_PER_NPU,
+            ephemeral_gib: super::sizing::EPHEMERAL_GIB,
+            startup_margin: STARTUP_MARGIN_SECONDS,
+            liveness: (
+                super::pods::LIVENESS_PERIOD_SECONDS,
+                super::pods::LIVENESS_FAILURES,
+            ),
+            readiness: (
+                super::pods::READINESS_PERIOD_SECONDS,
+                super::pods::READINESS_FAILURES,
+            ),
+            launcher_grace: super::LAUNCHER_GRACE_SECONDS,
+            release: super::RELEASE_SECONDS,
+        },
         flags: flags.join(" "),
     }
 }
