@@ -2,9 +2,31 @@
 //! its service ports, its backend's configuration and `AscendStoreConnector`'s
 //! extra config.
 
-use super::{Cx, find_placeholder, json_control_text};
+use super::text::{find_placeholder, json_control_text};
+use crate::check::Cx;
 use crate::rules::Rule;
 use crate::spec::{Json, PoolBackend, PoolSpec};
+
+declare_rules! {
+    /// A KV pool's service ports: exactly its backend's two
+    /// (`meta_service_port` + `config_store_port` for memcache,
+    /// `master_port` + `metrics_port` for mooncake), each 1-65535 and
+    /// distinct, as upstream's e2e runner validates them
+    /// (tests/e2e/common/kv_pool/config.py `validate_kv_pool_config`
+    /// @v0.27.1rc1+). Collisions with node 0's other ports are
+    /// `port_collision`'s.
+    KvPoolPorts = "kv_pool_ports", Hard, "a KV pool names its backend's two service ports, distinct TCP ports";
+    /// A KV pool's configuration in the shape its files take: memcache
+    /// `meta` and `local` maps of scalars (`key = value` files), without the
+    /// URLs the scripts write; mooncake without `master_server_address`;
+    /// `${..}` only those filled per node (runtime.py
+    /// `ExternalDPMemcacheManager._write_config`, external_dp_config.py
+    /// `replace_cluster_placeholders` @v0.27.1rc1+).
+    KvPoolConfig = "kv_pool_config", Hard, "a KV pool's configuration has its backend's shape, without what the scripts derive";
+    /// `backend` in `AscendStoreConnector`'s extra config is the pool's own
+    /// keyword, derived.
+    KvPoolStoreExtra = "kv_pool_store_extra", Hard, "`AscendStoreConnector`'s `backend` is the pool's";
+}
 
 /// Keys the scripts write into memcache's config files themselves, from the
 /// pool's ports and node 0's address (upstream's e2e runner does the same:

@@ -1,0 +1,164 @@
+//! The memory budget of each role (`crate::capacity`) and vLLM's scheduler checks that read `max_model_len`: weights fit, one request fits the KV cache, the batch limits agree and the declared workload fits.
+
+use super::settings::site_in;
+use crate::check::Cx;
+use crate::layout::Layout;
+use crate::rules::Rule;
+use crate::spec::{LayoutSpec, Role};
+use crate::{capacity, dims};
+
+declare_rules! {
+    /// Weights and reserves leave no memory for the KV cache.
+    WeightsFit = "weights_fit", Hard, "a rank's weights and reserves fit in `gpu_memory_utilization` x its HBM";
+    /// One `max_model_len` request does not fit the KV cache.
+    MaxModelLenFitsKv = "max_model_len_fits_kv", Hard, "the KV cache of a rank holds one request of `max_model_len` tokens";
+    /// `max_model_len` beyond the model's position embeddings.
+    MaxModelLenWithinModel = "max_model_len_within_model", Hard, "`max_model_len` is within the model's `max_position_embeddings` unless `VLLM_ALLOW_LONG_MAX_MODEL_LEN` is set";
+    /// `max_num_batched_tokens` below `max_num_seqs`.
+    BatchedTokensCoverSeqs = "batched_tokens_cover_seqs", Hard, "`max_num_batched_tokens >= max_num_seqs`";
+    /// `max_num_batched_tokens` below `max_model_len` without chunked prefill.
+    BatchedTokensCoverModelLen = "batched_tokens_cover_model_len", Hard, "without chunked prefill `max_num_batched_tokens >= max_model_len`";
+    /// The declared workload runs more requests at once than the role holds.
+    WorkloadConcurrency = "workload_concurrency", Convention, "the declared workload's concurrency fits `max_num_seqs` x ranks and the KV cache";
+}
+
+/// The memory budget of each role (capacity.rs) and vLLM's scheduler
+/// checks that read `max_model_len`: weights must fit, one `max_model_len`
+/// request must fit the KV cache, `max_model_len` stays within the model,
+/// the batch limits agree, and the declared workload fits.
+pub(crate) fn check_capacity(spec: &LayoutSpec, layout: &Layout, cx: &mut Cx) {
+    let budgets = capacity::budget(layout);
+    for (role, serve) in &layout.serve {
+        let role = *role;
+        let scope = role.as_str();
+        let len_site = site_in(spec, role, |b| b.max_model_len.as_ref());
+        let mbt_site = site_in(spec, role, |b| b.max_num_batched_tokens.as_ref());
+        let seqs_site = site_in(spec, role, |b| b.max_num_seqs.as_ref());
+        let (default_mbt, default_seqs) = capacity::default_batching(layout.hardware);
+        let mbt = serve.max_num_batched_tokens.unwrap_or(default_mbt);
+        let seqs = serve.max_num_seqs.unwrap_or(default_seqs);
+        let unset = |set: bool| if set { "" } else { " (vLLM's default: unset)" };
+        // vllm/config/scheduler.py `verify_max_model_len`: ValueError at
+        // every vLLM the images ship (0.18.0 to 0.25.1).
+        if mbt < seqs {
+            cx.report(
+                Rule::BatchedTokensCoverSeqs,
+                if serve.max_num_batched_tokens.is_some() { mbt_site } else { seqs_site },
+                format!("{scope}.max_num_batched_tokens"),
+                format!(
+                    "found {role} `max_num_batched_tokens` {mbt}{} below `max_num_seqs` {seqs}{}, expected at least {seqs}: vLLM raises ValueError \"max_num_batched_tokens must be greater than or equal to max_num_seqs\" (vllm/config/scheduler.py `verify_max_model_len`)",
+                    unset(serve.max_num_batched_tokens.is_some()),
+                    unset(serve.max_num_seqs.is_some()),
+                ),
+            );
+        }
+        let model_max = dims::dims_for(layout.model.id).map(|d| d.arch.max_model_len);
+        let max_model_len = serve.max_model_len.or(model_max);
+        let no_chunked = serve
+            .flags
+            .iter()
+            .any(|(n, _)| n == "--no-enable-chunked-prefill");
+        if no_chunked
+            && let Some(len) = max_model_len
+            && mbt < len
+        {
+            cx.report(
+                Rule::BatchedTokensCoverModelLen,
+                mbt_site,
+                format!("{scope}.max_num_batched_tokens"),
+                format!(
+                    "found {role} `max_num_batched_tokens` {mbt}{} below `max_model_len` {len} with `--no-enable-chunked-prefill`, expected at least {len}: without chunked prefill a prompt is scheduled whole, and vLLM raises ValueError at start-up (vllm/config/scheduler.py `verify_max_model_len`)",
+                    unset(serve.max_num_batched_tokens.is_some()),
+                ),
+            );
+        }
+        // vllm/config/model.py `_get_and_verify_max_len`: ValueError unless
+        // VLLM_ALLOW_LONG_MAX_MODEL_LEN (vllm/envs.py); `--hf-overrides`
+        // can change the derived length, so it is not judged then.
+        let overrides = serve.flags.iter().any(|(n, _)| n == "--hf-overrides");
+        if let (Some(len), Some(max)) = (serve.max_model_len, model_max)
+            && len > max
+            && !overrides
+            && !capacity::allows_long_max_model_len(serve)
+        {
+            cx.report(
+                Rule::MaxModelLenWithinModel,
+                len_site,
+                format!("{scope}.max_model_len"),
+                format!(
+                    "found `max_model_len` {len} on {role}, expected at most {max} for `{}` (its `max_position_embeddings` with RoPE scaling): vLLM raises ValueError \"User-specified max_model_len is greater than the derived max_model_len\" unless env `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1` is set (vllm/config/model.py `_get_and_verify_max_len`)",
+                    layout.model.weights
+                ),
+            );
+        }
+        let Some(b) = budgets.iter().find(|b| b.role == role) else {
+            continue;
+        };
+        let over_total = b.kv_cache_memory_bytes.is_some() && b.requested_bytes > b.total_bytes;
+        if b.kv_bytes <= 0 || over_total {
+            cx.report(
+                Rule::WeightsFit,
+                site_in(spec, role, |b| b.gpu_memory_utilization.as_ref()),
+                format!("{scope}.gpu_memory_utilization"),
+                format!(
+                    "found {role} weights of {} GiB and reserves of {} GiB per rank, expected them within the {} GiB vLLM may use: with no memory left for the KV cache vLLM raises \"No available memory for the cache blocks\" at start-up (vllm/v1/core/kv_cache_utils.py `_check_enough_kv_cache_memory`); spread the weights over more ranks or raise `gpu_memory_utilization`; budget: {}",
+                    capacity::gib(b.weights.total()),
+                    capacity::gib(b.reserves.total()),
+                    capacity::gib(b.requested_bytes.min(b.total_bytes)),
+                    b.summary()
+                ),
+            );
+            continue;
+        }
+        if b.max_len_fits < b.max_model_len {
+            let need = b
+                .max_model_len
+                .div_ceil(b.block_size)
+                .saturating_mul(b.block_bytes)
+                .saturating_add(b.kv_bytes_per_request);
+            cx.report(
+                Rule::MaxModelLenFitsKv,
+                len_site,
+                format!("{scope}.max_model_len"),
+                format!(
+                    "found `max_model_len` {} on {role}, expected at most {}: one request of that length needs {} GiB of KV cache ({} B per token) and a rank has {} GiB, so vLLM refuses to start (vllm/v1/core/kv_cache_utils.py `_check_enough_kv_cache_memory`); budget: {}",
+                    b.max_model_len,
+                    b.max_len_fits,
+                    capacity::gib(need),
+                    b.kv_bytes_per_token,
+                    capacity::gib_signed(b.kv_bytes),
+                    b.summary()
+                ),
+            );
+        }
+        if role == Role::Prefill {
+            continue;
+        }
+        if let (Some(w), Some(bench)) = (b.workload, spec.bench.as_ref())
+            && let Some(concurrency) = capacity::workload(layout).and_then(|(_, c)| c)
+        {
+            let site = bench
+                .max_concurrency
+                .as_ref()
+                .map_or(bench.num_prompts.site, |c| c.site);
+            if concurrency > w.seqs_total || concurrency > w.fit_total {
+                let limit = w.seqs_total.min(w.fit_total);
+                cx.report(
+                    Rule::WorkloadConcurrency,
+                    site,
+                    "bench",
+                    format!(
+                        "found a workload of {concurrency} concurrent requests of {} tokens, expected at most {limit} on the {} {role} ranks: they run `max_num_seqs` {} each ({} in all) and their KV caches hold {} such requests ({} per rank of {} tokens); the rest queue",
+                        w.tokens_per_request,
+                        w.ranks,
+                        b.max_num_seqs,
+                        w.seqs_total,
+                        w.fit_total,
+                        w.fit_per_rank,
+                        b.kv_tokens
+                    ),
+                );
+            }
+        }
+    }
+}

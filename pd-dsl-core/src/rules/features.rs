@@ -1,0 +1,591 @@
+//! vllm-ascend features' preconditions, from the generated facts: fine-grained TP, context parallelism, EPLB and the model runner, MLAPO weights, KV pipeline parallelism and sparse KV offload.
+
+use super::serve::Facts;
+use super::settings::PCP_FLAG;
+use super::settings::config_site;
+use super::settings::config_value_site;
+use super::settings::env_site;
+use crate::capacity;
+use crate::check::Cx;
+use crate::layout::Serve;
+use crate::rules::Rule;
+use crate::site::Site;
+use crate::spec::{EnvValue, GraphMode, Json, LayoutSpec, Role, ServeSpec};
+use crate::tables::{self};
+
+declare_rules! {
+    /// A fine-grained TP size beyond its bound where vllm-ascend refuses it
+    /// at start (`FinegrainedTPConfig`, vllm_ascend/ascend_config.py
+    /// @v0.18.0 L225, @v0.23.0 L537, @v0.30.0rc2 L1362): oproj (and olora
+    /// v0.20.2rc1 to v0.27.1rc1, MLP from v0.30.0rc1) only on decode engines
+    /// of a PD layout, with graphs, TP 1 (from v0.23.0rc1) and PCP 1 (from
+    /// v0.30.0rc1); every size but lmhead's (`lmhead_tensor_parallel`)
+    /// divides DP. Read per release from the generated facts
+    /// (`finegrained_tp`), not typed.
+    FinegrainedTpPreconditions = "finegrained_tp_preconditions", Hard, "fine-grained TP sizes meet vllm-ascend's preconditions";
+    /// A PD engine with context parallelism (PCP from the topology, DCP from
+    /// `--decode-context-parallel-size`) whose `--cp-kv-cache-interleave-size`
+    /// (vLLM's default 1) is not its block size (128 unless set): vllm-ascend
+    /// asserts they are equal (platform.py `check_and_update_config`
+    /// @v0.18.0 L484, @v0.23.0 L743; DCP only from v0.28.0rc1, @v0.30.0rc2
+    /// L1408). Which sizes count is the generated facts'
+    /// `cp_interleave_refusal`.
+    CpInterleaveMatchesBlock = "cp_interleave_matches_block", Hard, "a PD engine with context parallelism interleaves its KV cache by its block size";
+    /// `eplb_config` fields and EPLB env switches of the other model runner:
+    /// on the V2 runner (`VLLM_USE_V2_MODEL_RUNNER=1`) only its fields, and
+    /// no `DYNAMIC_EPLB`/`EXPERT_MAP_RECORD`; on the V1 runner none of the V2
+    /// fields (vllm_ascend/platform.py `_validate_eplb_config` @v0.27.1rc1
+    /// L896, @v0.30.0rc2 L967). Read from the generated facts
+    /// (`eplb_runner`).
+    EplbConfigModelRunner = "eplb_config_model_runner", Hard, "EPLB settings belong to the model runner the engine runs";
+    /// `pcp<N>` above 1 where the image refuses it: vllm-ascend's
+    /// `_validate_parallel_config` (platform.py) refuses PCP with DP above 1
+    /// at 0.21.0rc1 to 0.24.0rc1, and on the V1 model runner from 0.25.1rc1;
+    /// vLLM's V2 runner refuses PCP up to 0.28.0 (vllm/config/vllm.py
+    /// `_get_v2_model_runner_unsupported_features`), except where
+    /// vllm-ascend's patch allows it (0.28.0rc1). Read from the generated
+    /// facts (`pcp_refusals`, `v2_runner_allows`, `v2_model_runner`).
+    PrefillContextParallelSupported = "prefill_context_parallel_supported", Hard, "PCP only where the image's vllm-ascend and vLLM start it";
+    /// `mlapo_keep_prefill_weights` on a GQA model: ValueError "only
+    /// supported for MLA models" (vllm_ascend/ascend_config.py `AscendConfig`
+    /// @v0.27.1rc1-v0.30.0rc2, where the facts list the key).
+    MlapoKeepNeedsMla = "mlapo_keep_needs_mla", Hard, "`mlapo_keep_prefill_weights` is for MLA models";
+    /// `enable_kvpp` with TP x PCP above 1 against `KVPPConfig.validate`'s
+    /// preconditions (generated facts `kvpp`, vllm_ascend/ascend_config.py
+    /// @v0.28.0rc1-v0.30.0rc2): mixed engines only (its PD connector is
+    /// `MooncakeConnectorV2`), eager or piecewise graphs, MLA, its
+    /// speculative methods, no DCP.
+    KvppPreconditions = "kvpp_preconditions", Hard, "KV layer parallelism runs on a mixed MLA engine with an eager (or piecewise) graph, its speculative methods and no DCP";
+    /// Sparse KV offload on a model without DSA sparse attention: vllm-ascend
+    /// refuses `sparse_kv_offload_config.enabled` when the config has
+    /// `compress_ratios` or lacks `index_topk` (vllm_ascend/ascend_config.py
+    /// `SparseKVOffloadConfig` @v0.26.0rc1-v0.30.0rc2).
+    SparseKvOffloadNeedsDsa = "sparse_kv_offload_needs_dsa", Hard, "sparse KV offload needs a DSA-sparse model (DeepSeek-V3.2, GLM-5.x)";
+    /// Sparse KV offload with PCP or DCP above 1: refused at start
+    /// (vllm_ascend/ascend_config.py `SparseKVOffloadConfig` @v0.26.0rc1-v0.30.0rc2).
+    SparseKvOffloadWithoutCp = "sparse_kv_offload_without_cp", Hard, "sparse KV offload runs without context parallelism";
+}
+
+/// `additional_config.finegrained_tp_config` against what the image's
+/// `FinegrainedTPConfig` requires of each size (rule
+/// `finegrained_tp_preconditions`, from the generated facts).
+pub(crate) fn check_finegrained_tp(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    dp_tp: Option<(u32, u32)>,
+    pcp: u32,
+    cx: &mut Cx,
+) {
+    let (Some(img), Some((dp, tp))) = (facts.image, dp_tp) else {
+        return;
+    };
+    let Some(ft) = img.facts().and_then(|r| r.finegrained_tp.as_ref()) else {
+        return;
+    };
+    let Some(cfg) = serve.additional_config.get("finegrained_tp_config") else {
+        return;
+    };
+    let spec = facts.spec;
+    let scope = role.as_str();
+    let site = |key: &str| config_value_site(spec, role, &format!("finegrained_tp_config.{key}"));
+    for (key, need) in &ft.sizes {
+        let Some(size) = cfg.get(key).and_then(Json::as_u64) else {
+            continue;
+        };
+        if size <= need.above {
+            continue;
+        }
+        let mut unmet = Vec::new();
+        for n in &need.needs {
+            match n.as_str() {
+                "decode" if !(facts.pd && role == Role::Decode) => {
+                    unmet.push(format!(
+                        "a decode engine of a PD layout (a kv_consumer), not a {role} engine"
+                    ));
+                }
+                "graph" if serve.graph == Some(GraphMode::Eager) => {
+                    unmet.push("graph mode, not `graph: eager`".to_owned());
+                }
+                "tp1" if tp > 1 => unmet.push(format!("TP 1, not TP{tp}")),
+                "no_pcp" if pcp > 1 => unmet.push(format!("PCP 1, not pcp{pcp}")),
+                _ => {}
+            }
+        }
+        if !unmet.is_empty() {
+            cx.report(
+                Rule::FinegrainedTpPreconditions,
+                site(key),
+                format!("{scope}.additional_config.finegrained_tp_config.{key}"),
+                format!(
+                    "found `{key}` {size} on a {role} engine, expected it on {}: vllm-ascend asserts that at start on image `{}` (`FinegrainedTPConfig`, {})",
+                    unmet.join(", "),
+                    img.tag,
+                    need.source
+                ),
+            );
+        }
+    }
+    for key in &ft.divide_dp {
+        // lmhead's has its own rule.
+        if key == "lmhead_tensor_parallel_size" {
+            continue;
+        }
+        if let Some(size) = cfg.get(key).and_then(Json::as_u64)
+            && size > 0
+            && u64::from(dp) % size != 0
+        {
+            cx.report(
+                Rule::FinegrainedTpPreconditions,
+                site(key),
+                format!("{scope}.additional_config.finegrained_tp_config.{key}"),
+                format!(
+                    "found `{key}` {size} on a {role} engine of DP{dp}, expected a size dividing DP{dp}: vllm-ascend groups it over DP ranks and asserts that at start on image `{}` (`FinegrainedTPConfig`, {})",
+                    img.tag,
+                    ft.source
+                ),
+            );
+        }
+    }
+}
+
+/// `--cp-kv-cache-interleave-size` against the block size on a PD engine
+/// with context parallelism (rule `cp_interleave_matches_block`).
+pub(crate) fn check_cp_interleave(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    pcp: u32,
+    cx: &mut Cx,
+) {
+    const DCP_FLAG: &str = "--decode-context-parallel-size";
+    const INTERLEAVE_FLAG: &str = "--cp-kv-cache-interleave-size";
+    if !facts.pd {
+        return;
+    }
+    let Some(img) = facts.image else {
+        return;
+    };
+    let Some(r) = img.facts().and_then(|r| r.cp_interleave_refusal.as_ref()) else {
+        return;
+    };
+    let reads = |n: &str| r.reads.iter().any(|x| x == n);
+    let dcp = capacity::flag_u64(serve, DCP_FLAG).unwrap_or(1);
+    let why = if pcp > 1 && reads("prefill_context_parallel_size") {
+        format!("pcp{pcp}")
+    } else if dcp > 1 && reads("decode_context_parallel_size") {
+        format!("`{DCP_FLAG} {dcp}`")
+    } else {
+        return;
+    };
+    // vLLM's defaults: interleave 1 (`ParallelConfig.cp_kv_cache_interleave_size`,
+    // vllm/config/parallel.py), block 128 (vllm-ascend `refresh_block_size`).
+    let interleave = capacity::flag_u64(serve, INTERLEAVE_FLAG).unwrap_or(1);
+    let block = serve.block_size.unwrap_or(capacity::DEFAULT_BLOCK_SIZE);
+    if interleave == block {
+        return;
+    }
+    let spec = facts.spec;
+    let site = flag_site(spec, role, INTERLEAVE_FLAG, true)
+        .or_else(|| {
+            spec.topology
+                .iter()
+                .find(|g| g.role.value == role)
+                .map(|g| g.pcp.as_ref().map_or(g.shape_site, |p| p.site))
+        })
+        .unwrap_or(Site::NONE);
+    cx.report(
+        Rule::CpInterleaveMatchesBlock,
+        site,
+        format!("{role}.flags"),
+        format!(
+            "found a {role} engine of a PD layout with {why} and {}, expected `{INTERLEAVE_FLAG} {block}` (its block size): vllm-ascend asserts they are equal at start on image `{}` ({})",
+            if capacity::flag_u64(serve, INTERLEAVE_FLAG).is_some() {
+                format!("`{INTERLEAVE_FLAG} {interleave}`")
+            } else {
+                format!("no `{INTERLEAVE_FLAG}` (vLLM's default 1)")
+            },
+            img.tag,
+            r.source
+        ),
+    );
+}
+
+/// An env switch read as `os.getenv(name, "false").lower() in ("true", "1")`
+/// (vllm_ascend/platform.py `_validate_eplb_config`, ascend_config.py's
+/// `DYNAMIC_EPLB` read).
+pub(crate) fn env_is_true(serve: &Serve, name: &str) -> bool {
+    matches!(serve.env_value(name), Some(EnvValue::Literal(v)) if v == "1" || v.eq_ignore_ascii_case("true"))
+}
+
+/// The site of flag `name` in the role's block, else in `serve`.
+pub(crate) fn flag_site(spec: &LayoutSpec, role: Role, name: &str, value: bool) -> Option<Site> {
+    let find = |b: &ServeSpec| {
+        b.flags.iter().find(|f| f.name.value == name).map(|f| {
+            if value {
+                f.value.as_ref().map_or(f.name.site, |v| v.site)
+            } else {
+                f.name.site
+            }
+        })
+    };
+    spec.roles
+        .get(&role)
+        .and_then(find)
+        .or_else(|| find(&spec.serve))
+}
+
+/// Whether the engine runs vLLM's V2 model runner: on Ascend chosen by
+/// `VLLM_USE_V2_MODEL_RUNNER` alone
+/// (vllm_ascend/patch/platform/patch_use_v2_model_runner.py), parsed as
+/// `bool(int(value))` (vllm/envs.py `maybe_convert_bool`).
+pub(crate) fn v2_runner_on(serve: &Serve) -> bool {
+    match serve.env_value("VLLM_USE_V2_MODEL_RUNNER") {
+        Some(EnvValue::Literal(v)) => v.trim().parse::<i64>().is_ok_and(|n| n != 0),
+        Some(_) => true,
+        None => false,
+    }
+}
+
+/// EPLB settings against the model runner the engine runs (rule
+/// `eplb_config_model_runner`, from the facts' `eplb_runner`).
+pub(crate) fn check_eplb_runner(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+    let Some(img) = facts.image else {
+        return;
+    };
+    let Some(er) = img.facts().and_then(|r| r.eplb_runner.as_ref()) else {
+        return;
+    };
+    let spec = facts.spec;
+    let scope = role.as_str();
+    let v2 = v2_runner_on(serve);
+    let map = serve
+        .additional_config
+        .get("eplb_config")
+        .and_then(Json::as_object);
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_owned()
+        } else {
+            v.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    if v2 {
+        if let Some(map) = map {
+            let bad: Vec<String> = map
+                .keys()
+                .filter(|k| !er.v2_fields.contains(k))
+                .cloned()
+                .collect();
+            if !bad.is_empty() {
+                cx.report(
+                    Rule::EplbConfigModelRunner,
+                    config_site(spec, role, "eplb_config"),
+                    format!("{scope}.additional_config.eplb_config"),
+                    format!(
+                        "found `eplb_config` {} on a {role} engine running the V2 model runner (env `VLLM_USE_V2_MODEL_RUNNER`), expected only {}: vllm-ascend refuses the V1 runner's EPLB fields there at start on image `{}` ({})",
+                        list(&bad),
+                        list(&er.v2_fields),
+                        img.tag,
+                        er.source
+                    ),
+                );
+            }
+        }
+        for name in &er.v2_refused_env {
+            if env_is_true(serve, name) {
+                cx.report(
+                    Rule::EplbConfigModelRunner,
+                    env_site(spec, role, name),
+                    format!("{scope}.env.{name}"),
+                    format!(
+                        "found env `{name}` set true on a {role} engine running the V2 model runner, expected it unset: it is a V1 runner control, and vllm-ascend refuses it with the V2 runner at start on image `{}` ({})",
+                        img.tag, er.source
+                    ),
+                );
+            }
+        }
+    } else if let Some(map) = map {
+        let bad: Vec<String> = er
+            .v1_refused_fields
+            .iter()
+            .filter(|k| map.contains_key(k.as_str()))
+            .cloned()
+            .collect();
+        if !bad.is_empty() {
+            cx.report(
+                Rule::EplbConfigModelRunner,
+                config_site(spec, role, "eplb_config"),
+                format!("{scope}.additional_config.eplb_config"),
+                format!(
+                    "found `eplb_config` {} on a {role} engine running the V1 model runner, expected them only with env `VLLM_USE_V2_MODEL_RUNNER=1`: vllm-ascend refuses them on the V1 runner at start on image `{}` ({})",
+                    list(&bad),
+                    img.tag,
+                    er.source
+                ),
+            );
+        }
+    }
+}
+
+/// A role whose topology says `pcp<N>` above 1 (rule
+/// `prefill_context_parallel_supported`), and the PCP flag it renders.
+pub(crate) fn check_pcp(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    dp: u32,
+    pcp: u32,
+    cx: &mut Cx,
+) {
+    let spec = facts.spec;
+    let Some(g) = spec.topology.iter().find(|g| g.role.value == role) else {
+        return;
+    };
+    let site = g.pcp.as_ref().map_or(g.shape_site, |p| p.site);
+    let field = "topology.pcp";
+    if serve.flags.iter().any(|(name, _)| name == PCP_FLAG) {
+        let at = flag_site(spec, role, PCP_FLAG, false).unwrap_or(site);
+        cx.report(
+            Rule::DerivedSetting,
+            at,
+            format!("{role}.flags"),
+            format!("found flag `{PCP_FLAG}` on a {role} engine of `{}`, expected it left out: it is rendered from the topology's `pcp{pcp}`", g.shape()),
+        );
+    }
+    let Some(img) = facts.image else {
+        return;
+    };
+    let Some(rel) = img.facts() else {
+        return;
+    };
+    let v2 = v2_runner_on(serve);
+    let vllm = img.vllm();
+    let message = match crate::upstream::pcp_verdict(rel, vllm, dp, pcp, v2) {
+        None => return,
+        Some(crate::upstream::PcpVerdict::WithDp(r)) => format!(
+            "found `{}` (PCP{pcp} with DP{dp}) on image {}, expected DP1 with PCP: vllm-ascend {} refuses PCP and DP together at start-up ({} `{}`)",
+            g.shape(),
+            img.tag,
+            rel.version,
+            r.source,
+            r.condition
+        ),
+        Some(crate::upstream::PcpVerdict::V1Runner(r)) => format!(
+            "found `{}` on a {role} engine without env `VLLM_USE_V2_MODEL_RUNNER=1` on image {}, expected both: vllm-ascend {} refuses PCP on the V1 model runner ({} `{}`), and on Ascend only that env selects the V2 runner",
+            g.shape(),
+            img.tag,
+            rel.version,
+            r.source,
+            r.condition
+        ),
+        Some(crate::upstream::PcpVerdict::V2Runner { v1, runner }) => format!(
+            "found `{}` on image {}, expected PCP1: vLLM {vllm}'s V2 model runner refuses \"{}\" ({} `_get_v2_model_runner_unsupported_features`) and vllm-ascend {} refuses PCP on the V1 runner ({}), so no PCP starts on this image",
+            g.shape(),
+            img.tag,
+            crate::upstream::PCP_FEATURE,
+            runner.source,
+            rel.version,
+            v1.source
+        ),
+    };
+    cx.report(Rule::PrefillContextParallelSupported, site, field, message);
+}
+
+/// `additional_config.mlapo_keep_prefill_weights` on a model that is not
+/// DeepSeek MLA: vllm-ascend refuses it at start ("only supported for MLA
+/// models", vllm_ascend/ascend_config.py `AscendConfig` @v0.27.1rc1+, on
+/// every image whose facts list the key). The table's GQA models are the
+/// ones `is_deepseek_mla` is false for.
+pub(crate) fn check_mlapo_keep(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+    const KEY: &str = "mlapo_keep_prefill_weights";
+    let Facts {
+        spec, model, image, ..
+    } = *facts;
+    let (Some(m), Some(img)) = (model, image) else {
+        return;
+    };
+    if m.attention != tables::Attention::Gqa
+        || !serve.config_flag(KEY)
+        || !img.reads_config_key(KEY)
+    {
+        return;
+    }
+    cx.report(
+        Rule::MlapoKeepNeedsMla,
+        config_site(spec, role, KEY),
+        format!("{}.additional_config.{KEY}", role.as_str()),
+        format!(
+            "found `{KEY}` on {role} with `{}` ({} attention), expected it only on an MLA model: vllm-ascend refuses it at start on image `{}` (\"mlapo_keep_prefill_weights=True is only supported for MLA models\", vllm_ascend/ascend_config.py `AscendConfig`)",
+            m.weights,
+            m.attention.as_str(),
+            img.tag
+        ),
+    );
+}
+
+/// `additional_config.enable_kvpp` with TP x PCP above 1 turns on KV layer
+/// parallelism, whose preconditions vllm-ascend checks at start
+/// (`KVPPConfig.validate`, generated facts `kvpp` @v0.28.0rc1+): its own PD
+/// connector (which no layout renders, so only mixed engines can use it),
+/// eager (or piecewise) graphs, an MLA model, its speculative methods, no
+/// DCP.
+pub(crate) fn check_kvpp(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    tp: u32,
+    pcp: u32,
+    cx: &mut Cx,
+) {
+    let Facts {
+        spec, model, image, ..
+    } = *facts;
+    let Some(img) = image else { return };
+    let Some(k) = img.facts().and_then(|r| r.kvpp.as_ref()) else {
+        return;
+    };
+    if !serve.config_flag("enable_kvpp") || u64::from(tp) * u64::from(pcp) <= 1 {
+        return;
+    }
+    let scope = role.as_str();
+    let site = config_site(spec, role, "enable_kvpp");
+    let field = format!("{scope}.additional_config.enable_kvpp");
+    let mut refuse = |what: String, expected: String| {
+        cx.report(
+            Rule::KvppPreconditions,
+            site,
+            field.clone(),
+            format!(
+                "found `enable_kvpp` on {role} (TP {tp} x PCP {pcp}) with {what}, expected {expected}: vllm-ascend refuses it at start on image `{}` ({})",
+                img.tag, k.source
+            ),
+        );
+    };
+    if role != Role::Mixed {
+        let own = spec
+            .connector
+            .as_ref()
+            .map_or("no connector", |c| c.kind.value.kv_connector());
+        refuse(
+            format!("the PD connector `{own}`"),
+            format!(
+                "a mixed engine: KVPP in a PD layout needs `{}`{}, which a layout does not render",
+                k.connector,
+                if k.decode_refused && role == Role::Decode {
+                    " and never runs on a decode engine"
+                } else {
+                    ""
+                }
+            ),
+        );
+    }
+    let graph = serve.graph.map(GraphMode::as_str);
+    if !graph.is_some_and(|g| k.graphs.iter().any(|x| x == g)) {
+        refuse(
+            format!("graph `{}`", graph.unwrap_or("unset (a CUDA graph mode)")),
+            format!("`graph: {}`", k.graphs.join("` or `graph: ")),
+        );
+    }
+    if k.mla_only
+        && let Some(m) = model
+        && m.attention == tables::Attention::Gqa
+    {
+        refuse(
+            format!("`{}` ({} attention)", m.weights, m.attention.as_str()),
+            "an MLA model".into(),
+        );
+    }
+    if let Some(s) = &serve.speculative {
+        let method = if s.method.ends_with("_mtp") {
+            "mtp"
+        } else {
+            s.method.as_str()
+        };
+        if !k.methods.iter().any(|m| m == method) {
+            refuse(
+                format!("speculative method `{}`", s.method),
+                format!("one of `{}`", k.methods.join("`, `")),
+            );
+        }
+    }
+    let dcp = crate::capacity::flag_u64(serve, "--decode-context-parallel-size").unwrap_or(1);
+    if k.dcp_refused && dcp > 1 {
+        refuse(format!("DCP {dcp}"), "DCP 1".into());
+    }
+}
+
+/// `additional_config.sparse_kv_offload_config` with `enabled`: vllm-ascend
+/// refuses it at start on a model with compressed caches (`compress_ratios`:
+/// DeepSeek-V4, V4.1) or without the DSA indexer (`index_topk`: every MLA
+/// and GQA model but DeepSeek-V3.2 and GLM-5.x), and with context
+/// parallelism (PCP from the topology, DCP from its flag)
+/// (vllm_ascend/ascend_config.py `SparseKVOffloadConfig.__init__`
+/// @v0.26.0rc1, `_validate_preconditions` @v0.27.1rc1-v0.30.0rc2). Only on
+/// images whose vllm-ascend reads the key (generated facts); elsewhere
+/// `unknown_additional_config_key` says it is ignored.
+pub(crate) fn check_sparse_kv_offload(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    pcp: u32,
+    cx: &mut Cx,
+) {
+    const KEY: &str = "sparse_kv_offload_config";
+    let Facts {
+        spec, model, image, ..
+    } = *facts;
+    let (Some(m), Some(img)) = (model, image) else {
+        return;
+    };
+    let enabled = serve
+        .additional_config
+        .get(KEY)
+        .and_then(|c| c.get("enabled"))
+        .is_some_and(|v| {
+            matches!(v, Json::Bool(true)) || matches!(v, Json::String(s) if !s.is_empty())
+        });
+    if !enabled || !img.reads_config_key(KEY) {
+        return;
+    }
+    let scope = role.as_str();
+    let site = config_site(spec, role, KEY);
+    let field = format!("{scope}.additional_config.{KEY}.enabled");
+    let why = match m.attention {
+        tables::Attention::DsaSparse => None,
+        tables::Attention::V4Hybrid | tables::Attention::V41Ced => Some(
+            "its config has `compress_ratios`, and vllm-ascend refuses sparse KV offload with compressed caches (\"Sparse KV offload don't support compress now\")",
+        ),
+        tables::Attention::Mla | tables::Attention::Gqa => Some(
+            "its config has no `index_topk`, and vllm-ascend offloads only sparse-attention (DSA) KV (\"Sparse KV offload only support sparse attention model\")",
+        ),
+    };
+    if let Some(why) = why {
+        cx.report(
+            Rule::SparseKvOffloadNeedsDsa,
+            site,
+            field.clone(),
+            format!(
+                "found sparse KV offload on {role} with `{}` ({} attention), expected a DSA-sparse model (DeepSeek-V3.2, GLM-5.x): {why} at start on image `{}` (vllm_ascend/ascend_config.py `SparseKVOffloadConfig`)",
+                m.weights,
+                m.attention.as_str(),
+                img.tag
+            ),
+        );
+    }
+    let dcp = crate::capacity::flag_u64(serve, "--decode-context-parallel-size").unwrap_or(1);
+    if u64::from(pcp) * dcp > 1 {
+        cx.report(
+            Rule::SparseKvOffloadWithoutCp,
+            site,
+            field,
+            format!(
+                "found sparse KV offload on {role} with context parallelism (PCP {pcp}, DCP {dcp}), expected PCP x DCP 1: vllm-ascend refuses it at start on image `{}` (\"Sparse KV offload don't support context parallel now\", vllm_ascend/ascend_config.py `SparseKVOffloadConfig`)",
+                img.tag
+            ),
+        );
+    }
+}

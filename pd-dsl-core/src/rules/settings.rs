@@ -1,0 +1,398 @@
+//! The serve blocks as written: flag syntax, settings the library derives, duplicates, parallel groups the topology cannot express, per-node blocks, memory utilisation and graph capture sizes.
+
+use super::text::has_control;
+use super::text::is_env_name;
+use super::text::is_flag;
+use super::text::is_safe_path;
+use super::text::json_control_text;
+use crate::check::Cx;
+use crate::placement::{NodePlan, Placement};
+use crate::rules::Rule;
+use crate::site::{Site, Spanned};
+use crate::spec::{EnvValue, GraphMode, Json, LayoutSpec, Role, ServeSpec};
+use std::collections::BTreeSet;
+
+declare_rules! {
+    /// Env var name not a shell identifier.
+    EnvNameFormat = "env_name_format", Hard, "env var names are shell names, `[A-Za-z_][A-Za-z0-9_]*`";
+    /// A flag not spelled `--kebab-case`.
+    FlagFormat = "flag_format", Hard, "extra flags are spelled `--kebab-case`";
+    /// A flag or env var that is derived.
+    DerivedSetting = "derived_setting", Hard, "derived flags and env are never set by hand";
+    /// The same flag or env var twice in one block.
+    DuplicateSetting = "duplicate_setting", Hard, "a flag or env var is set once per block";
+    /// `--pipeline-parallel-size` above 1 (a rank would span `tp x pp` NPUs,
+    /// vllm/config/parallel.py `world_size`, and `tp x pp` kv ports,
+    /// mooncake_connector.py, which the placement does not derive), or
+    /// `--prefill-context-parallel-size` above 1 as a flag instead of the
+    /// topology's `pcp<N>`, where the placement derives it.
+    ParallelGroupsExpressible = "parallel_groups_expressible", Hard, "pipeline parallelism stays at 1 and PCP is written in the topology (`dp1tp8pcp2`), where the placement derives its devices and kv ports";
+    /// `nodes: { N: ... }` naming a node the layout does not have.
+    NodeSettingsExist = "node_settings_exist", Hard, "per-node settings name a node of the layout";
+    /// gpu-memory-utilization out of range (`Field(gt=0, le=1)` in vLLM's
+    /// vllm/config/cache.py, 0.18.0 L41 to 0.30.0 L103).
+    GpuMemoryUtilization = "gpu_memory_utilization", Hard, "`gpu_memory_utilization` is a number in (0, 1]";
+    /// Capture sizes without a cudagraph mode, or malformed.
+    GraphCaptureSizes = "graph_capture_sizes", Hard, "capture sizes go with a cudagraph mode and are positive and distinct";
+}
+
+/// Flags the library derives; `Some(field)` names the typed field to use.
+pub(crate) const DERIVED_FLAGS: &[(&str, Option<&str>)] = &[
+    ("--host", None),
+    ("--port", None),
+    ("--data-parallel-size", None),
+    ("--data-parallel-rank", None),
+    ("--data-parallel-address", None),
+    ("--data-parallel-rpc-port", None),
+    ("--data-parallel-size-local", None),
+    ("--data-parallel-start-rank", None),
+    ("--tensor-parallel-size", None),
+    ("--headless", None),
+    ("--kv-transfer-config", None),
+    ("--model", Some("model_path")),
+    ("--served-model-name", Some("served_model_name")),
+    ("--quantization", Some("model")),
+    ("--max-model-len", Some("max_model_len")),
+    ("--max-num-batched-tokens", Some("max_num_batched_tokens")),
+    ("--max-num-seqs", Some("max_num_seqs")),
+    ("--gpu-memory-utilization", Some("gpu_memory_utilization")),
+    ("--block-size", Some("block_size")),
+    ("--seed", Some("seed")),
+    ("--enable-expert-parallel", Some("expert_parallel")),
+    ("--trust-remote-code", Some("trust_remote_code")),
+    ("--async-scheduling", Some("async_scheduling")),
+    ("--enable-prefix-caching", Some("prefix_caching")),
+    ("--no-enable-prefix-caching", Some("prefix_caching")),
+    ("--enforce-eager", Some("graph")),
+    ("--compilation-config", Some("graph")),
+    ("--speculative-config", Some("speculative")),
+    ("--additional-config", Some("additional_config")),
+];
+
+/// Parallel groups that multiply a rank's NPUs and kv ports, which a flag
+/// cannot state (rule `parallel_groups_expressible`): the short name, and
+/// where a size above 1 is written instead, if anywhere.
+pub(crate) const UNEXPRESSED_GROUPS: &[(&str, &str, Option<&str>)] = &[
+    ("--pipeline-parallel-size", "pp", None),
+    (
+        "--prefill-context-parallel-size",
+        "pcp",
+        Some("the topology shape (`dp1tp8pcp2`)"),
+    ),
+];
+
+/// The PCP flag, rendered from the topology's `pcp<N>`.
+pub const PCP_FLAG: &str = "--prefill-context-parallel-size";
+
+/// Env the spine derives per node or rank.
+pub(crate) const DERIVED_ENV: &[&str] = &[
+    "ASCEND_RT_VISIBLE_DEVICES",
+    "HCCL_IF_IP",
+    "GLOO_SOCKET_IFNAME",
+    "TP_SOCKET_IFNAME",
+    "HCCL_SOCKET_IFNAME",
+    "ENGINE_ID",
+    "KV_PORT",
+];
+
+pub(crate) fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
+    let mut flags: BTreeSet<&str> = BTreeSet::new();
+    for (i, f) in block.flags.iter().enumerate() {
+        let field = format!("{scope}.flags[{i}]");
+        let name = f.name.value.as_str();
+        if !is_flag(name) {
+            let dashed = format!(
+                "--{}",
+                name.trim_start_matches('-')
+                    .replace('_', "-")
+                    .to_lowercase()
+            );
+            cx.report(
+                Rule::FlagFormat,
+                f.name.site,
+                field.clone(),
+                format!("found flag {name:?}, expected `--kebab-case`: one spelling lets the rules find derived and duplicate flags{}", if is_flag(&dashed) { format!("; did you mean `{dashed}`?") } else { String::new() }),
+            );
+            continue;
+        }
+        // `--speculative-config.method x`: vLLM gathers the dotted keys of a
+        // JSON option into one more `--speculative-config {...}` placed after
+        // every other argument, so it replaces the JSON pd-dsl renders
+        // instead of merging into it (vllm/utils/argparse_utils.py
+        // `FlexibleArgumentParser.parse_args` @v0.30.0 L392-446).
+        if let Some((base, _)) = name.split_once('.')
+            && let Some((_, typed)) = DERIVED_FLAGS.iter().find(|(n, _)| *n == base)
+        {
+            cx.report(
+                Rule::DerivedSetting,
+                f.name.site,
+                field.clone(),
+                format!(
+                    "found flag `{name}`, expected {}: vLLM gathers dotted keys into one more `{base}` JSON after the one pd-dsl renders, which it then replaces (vllm/utils/argparse_utils.py `FlexibleArgumentParser.parse_args`)",
+                    match typed {
+                        Some(t) => format!("the key in the `{t}:` setting"),
+                        None => "it left out: that JSON is derived for every rank".to_owned(),
+                    }
+                ),
+            );
+        }
+        if let Some((_, typed)) = DERIVED_FLAGS.iter().find(|(n, _)| *n == name) {
+            cx.report(
+                Rule::DerivedSetting,
+                f.name.site,
+                field.clone(),
+                match typed {
+                    Some(t) => format!("found flag `{name}`, expected the `{t}:` setting: it is rendered from the typed setting so the rules can see it"),
+                    None => format!("found flag `{name}`, expected it left out: it is derived from the topology for every rank"),
+                },
+            );
+        }
+        if let Some((_, what, instead)) = UNEXPRESSED_GROUPS.iter().find(|(n, _, _)| *n == name) {
+            let size = f.value.as_ref().map(|v| match &v.value {
+                Json::String(s) => s.trim().to_owned(),
+                other => other.to_string(),
+            });
+            if size.as_deref() != Some("1") {
+                cx.report(
+                    Rule::ParallelGroupsExpressible,
+                    f.value.as_ref().map_or(f.name.site, |v| v.site),
+                    field.clone(),
+                    match instead {
+                        Some(there) => format!(
+                            "found `{name} {}`, expected 1 or the flag left out: a {what} size above 1 is written in {there}, where the placement derives a rank's tp x {what} NPUs and kv ports (vllm/config/parallel.py `world_size`, mooncake_connector.py)",
+                            size.as_deref().unwrap_or("(no value)")
+                        ),
+                        None => format!(
+                            "found `{name} {}`, expected 1 or the flag left out: with {what} above 1 a rank spans tp x {what} NPUs and tp x {what} kv ports (vllm/config/parallel.py `world_size`, mooncake_connector.py), and pd-dsl derives device lists and kv port spans for TP, PCP and DP only",
+                            size.as_deref().unwrap_or("(no value)")
+                        ),
+                    },
+                );
+            }
+        }
+        if !flags.insert(name) {
+            cx.report(
+                Rule::DuplicateSetting,
+                f.name.site,
+                field.clone(),
+                format!("found flag `{name}` twice in `{scope}`, expected once: the later one would silently win"),
+            );
+        }
+        if let Some(v) = &f.value
+            && let Json::String(s) = &v.value
+            && has_control(s)
+        {
+            cx.report(
+                Rule::TextFormat,
+                v.site,
+                field,
+                format!("found {s:?}, expected a flag value without control characters: generated scripts must show exactly what was written"),
+            );
+        }
+    }
+    let mut names: BTreeSet<&str> = BTreeSet::new();
+    for (i, e) in block.env.iter().enumerate() {
+        let field = format!("{scope}.env[{i}]");
+        let name = e.name.value.as_str();
+        if !is_env_name(name) {
+            cx.report(
+                Rule::EnvNameFormat,
+                e.name.site,
+                field.clone(),
+                format!("found env name {name:?}, expected `[A-Za-z_][A-Za-z0-9_]*`: it becomes a shell `export`"),
+            );
+            continue;
+        }
+        if DERIVED_ENV.contains(&name) {
+            cx.report(
+                Rule::DerivedSetting,
+                e.name.site,
+                field.clone(),
+                format!("found env `{name}`, expected it left out: the spine derives it per node or rank"),
+            );
+        }
+        if !names.insert(name) {
+            cx.report(
+                Rule::DuplicateSetting,
+                e.name.site,
+                field.clone(),
+                format!("found env `{name}` twice in `{scope}`, expected once: the later one would silently win"),
+            );
+        }
+        if has_control(e.value.value.text()) {
+            cx.report(
+                Rule::TextFormat,
+                e.value.site,
+                field.clone(),
+                format!(
+                    "found {:?}, expected an env value without control characters: generated scripts must show exactly what was written",
+                    e.value.value.text()
+                ),
+            );
+        }
+        if let EnvValue::Prepend { prepend } = &e.value.value
+            && !is_safe_path(prepend)
+        {
+            cx.report(
+                Rule::PathFormat,
+                e.value.site,
+                field,
+                format!("found {prepend:?}, expected an absolute path of `[A-Za-z0-9/._+@=,:-]` to put in front of `{name}`: it is spliced into a path list in every role template"),
+            );
+        }
+    }
+    for (k, v) in &block.additional_config {
+        if let Some(t) = json_control_text(k, &v.value) {
+            cx.report(
+                Rule::TextFormat,
+                v.site,
+                format!("{scope}.additional_config.{k}"),
+                format!("found {t:?} in `additional_config`, expected text without control characters: generated docs and scripts must show exactly what was written"),
+            );
+        }
+    }
+    check_capture_sizes(block, scope, cx);
+    if let Some(g) = &block.gpu_memory_utilization {
+        let ok = g.value.parse::<f64>().is_ok_and(|x| x > 0.0 && x <= 1.0);
+        if !ok {
+            cx.report(
+                Rule::GpuMemoryUtilization,
+                g.site,
+                format!("{scope}.gpu_memory_utilization"),
+                format!("found {}, expected a number in (0, 1]: it is the fraction of NPU memory vLLM may use", g.value),
+            );
+        }
+    }
+}
+
+/// Capture sizes as written in one block: with the cudagraph mode they
+/// belong to, each at least 1 and listed once.
+pub(crate) fn check_capture_sizes(block: &ServeSpec, scope: &str, cx: &mut Cx) {
+    let Some(first) = block.capture_sizes.first() else {
+        return;
+    };
+    let field = format!("{scope}.graph.capture_sizes");
+    match block.graph.as_ref().map(|g| g.value) {
+        Some(GraphMode::Eager) | None => cx.report(
+            Rule::GraphCaptureSizes,
+            first.site,
+            field.clone(),
+            format!(
+                "found capture sizes with {} in `{scope}`, expected them with a cudagraph mode like `graph: full_decode_only {{ capture_sizes: [...] }}`: without graphs they would be silently unused",
+                if block.graph.is_some() { "`graph: eager`" } else { "no `graph`" }
+            ),
+        ),
+        Some(_) => {}
+    }
+    let mut seen = BTreeSet::new();
+    for c in &block.capture_sizes {
+        if c.value == 0 {
+            cx.report(
+                Rule::GraphCaptureSizes,
+                c.site,
+                field.clone(),
+                "found capture size 0, expected sizes of at least 1: each is the token count of one captured graph",
+            );
+        } else if !seen.insert(c.value) {
+            cx.report(
+                Rule::GraphCaptureSizes,
+                c.site,
+                field.clone(),
+                format!("found capture size {} twice, expected each size once: a graph is captured once per size", c.value),
+            );
+        }
+    }
+}
+
+/// Where in the spec a role's setting was written: the role block if it sets
+/// it, else the common block.
+pub(crate) fn site_in<'a, T: 'a>(
+    spec: &'a LayoutSpec,
+    role: Role,
+    get: impl Fn(&'a ServeSpec) -> Option<&'a Spanned<T>>,
+) -> Site {
+    spec.roles
+        .get(&role)
+        .and_then(&get)
+        .or_else(|| get(&spec.serve))
+        .map_or(Site::NONE, |s| s.site)
+}
+
+pub(crate) fn config_site(spec: &LayoutSpec, role: Role, key: &str) -> Site {
+    site_in(spec, role, |b| b.additional_config.get(key))
+}
+
+/// Where a nested `additional_config` value (`top.inner`) was written, in
+/// the block its top-level key comes from; its top key when not known.
+pub(crate) fn config_value_site(spec: &LayoutSpec, role: Role, path: &str) -> Site {
+    let top = path.split('.').next().unwrap_or(path);
+    let block = spec
+        .roles
+        .get(&role)
+        .filter(|b| b.additional_config.contains_key(top))
+        .unwrap_or(&spec.serve);
+    block
+        .additional_config_sites
+        .get(path)
+        .copied()
+        .filter(|s| s.is_known())
+        .unwrap_or_else(|| config_site(spec, role, top))
+}
+
+pub(crate) fn env_site(spec: &LayoutSpec, role: Role, name: &str) -> Site {
+    let find = |b: &ServeSpec| {
+        b.env
+            .iter()
+            .find(|e| e.name.value == name)
+            .map(|e| e.name.site)
+    };
+    spec.roles
+        .get(&role)
+        .and_then(find)
+        .or_else(|| find(&spec.serve))
+        .unwrap_or(Site::NONE)
+}
+
+/// Settings for node `node` name a node of the layout; returns the node's
+/// plan when they do.
+pub(crate) fn node_block_exists<'p>(
+    placement: &'p Placement,
+    node: u32,
+    block: &ServeSpec,
+    cx: &mut Cx,
+) -> Option<&'p NodePlan> {
+    let plan = placement.nodes.get(node as usize);
+    if plan.is_none() {
+        cx.report(
+            Rule::NodeSettingsExist,
+            block.site,
+            format!("nodes.{node}"),
+            format!(
+                "found settings for node {node}, expected a node of the layout (0 to {}): they would be silently unused",
+                placement.nodes.len().saturating_sub(1)
+            ),
+        );
+    }
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::UNEXPRESSED_GROUPS;
+
+    /// The parallel-group flags the rule refuses are real `vllm serve`
+    /// flags at every vLLM of the embedded tables, so the rule cannot
+    /// silently match nothing after an upstream rename.
+    #[test]
+    fn unexpressed_groups_are_vllm_flags_everywhere() {
+        for v in crate::upstream::vllm_versions() {
+            let Ok(t) = crate::upstream::vllm(v) else {
+                unreachable!("vllm {v} table parses")
+            };
+            for (flag, _, _) in UNEXPRESSED_GROUPS {
+                let name = flag.trim_start_matches("--");
+                assert!(t.flag(name).is_some(), "vllm {v} has no `{flag}`");
+            }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! Speculative decoding: the method the image's vLLM accepts, the MTP layer, token limits per role, graph capture sizes and the decode batch budget it needs.
+
+use super::names::list;
+use super::serve::Facts;
+use super::settings::site_in;
+use crate::check::Cx;
+use crate::layout::Serve;
+use crate::rules::{Rule, did_you_mean};
+use crate::site::{Site, Spanned};
+use crate::spec::{GraphMode, Role};
+use crate::tables::{self};
+
+declare_rules! {
+    /// Speculative method not known (`SpeculativeMethod` in vLLM's
+    /// vllm/config/speculative.py).
+    SpeculativeMethodUnknown = "speculative_method_unknown", Hard, "the speculative method is known to vLLM";
+    /// Deprecated speculative method name (`deepseek_mtp`, rewritten to
+    /// `mtp` in vllm/config/speculative.py; vllm-ascend keeps the alias,
+    /// patch_speculative_config.py from v0.20.2rc1).
+    SpeculativeMethodDeprecated = "speculative_method_deprecated", Convention, "use `mtp`, not the deprecated `deepseek_mtp`";
+    /// MTP on weights without an MTP layer (vLLM's vllm/config/speculative.py
+    /// `MTPModelTypes`; the model table's `mtp`).
+    SpeculativeNeedsMtp = "speculative_needs_mtp", Hard, "MTP needs weights with an MTP layer";
+    /// Too many speculative tokens: the FIA operator runs at most 16 tokens
+    /// per decode round (documented from v0.25.1rc1, docs/source/user_guide/
+    /// feature_guide/speculative_decoding.md @v0.25.1rc1 L63, @v0.30.0rc2
+    /// L64; the operator limit holds at every image).
+    SpeculativeTokenLimit = "speculative_token_limit", Hard, "`num_speculative_tokens` is at least 1 and `+ 1 <= 16`";
+    /// Prefill with more than one speculative token: prefill emits one token
+    /// per request (the multi-node PD tutorial, every release).
+    SpeculativePrefillTokens = "speculative_prefill_tokens", Convention, "prefill runs `num_speculative_tokens = 1`";
+    /// Full graph with several speculative tokens and capture sizes that are
+    /// not multiples of tokens + 1 (speculative_decoding.md @v0.21.0rc1 L175,
+    /// @v0.26.0rc1 L176, @v0.30.0rc2 L220).
+    CaptureSizesSpeculative = "capture_sizes_speculative", Convention, "full-graph capture sizes are multiples of `num_speculative_tokens + 1` when speculating more than one token";
+    /// Decode batch budget below seqs x (1 + spec).
+    DecodeBatchBudget = "decode_batch_budget", Convention, "decode `max_num_batched_tokens >= max_num_seqs x (1 + num_speculative_tokens)`";
+    /// Draft-model speculative method without a draft for the weights.
+    SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "a speculative method that runs a draft model (eagle, eagle3, dflash, medusa, draft_model, mlp_speculator, custom_class) needs one the model table names";
+}
+
+pub(crate) fn check_method(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+    let Facts {
+        spec, model, image, ..
+    } = *facts;
+    let scope = role.as_str();
+    if let Some(s) = &serve.speculative {
+        let sp = spec
+            .roles
+            .get(&role)
+            .and_then(|b| b.speculative.as_ref())
+            .or(spec.serve.speculative.as_ref());
+        let (msite, tsite) = sp.map_or((Site::NONE, Site::NONE), |sp| {
+            (sp.method.site, sp.tokens.site)
+        });
+        // `SpeculativeMethod` of vllm/config/speculative.py at the image's vLLM.
+        let methods = tables::speculative_methods(image);
+        if !methods.contains(&s.method.as_str()) {
+            let hint = did_you_mean(&s.method, methods.iter().copied());
+            let on = image.map_or(String::new(), |img| {
+                format!(" on image `{}` (vLLM {})", img.tag, img.vllm())
+            });
+            let named = methods.iter().copied().filter(|m| !m.ends_with("_mtp"));
+            cx.report(
+                Rule::SpeculativeMethodUnknown,
+                msite,
+                format!("{scope}.speculative.method"),
+                format!("found speculative method `{}`{on}, expected one of {} or an MTP model type (`deepseek_mtp`, ...): that vLLM's `SpeculativeConfig` rejects other methods (vllm/config/speculative.py `SpeculativeMethod`){hint}", s.method, list(named)),
+            );
+        } else if s.method != "mtp" && s.method.ends_with("_mtp") {
+            cx.report(
+                Rule::SpeculativeMethodDeprecated,
+                msite,
+                format!("{scope}.speculative.method"),
+                format!("found speculative method `{}`, expected `mtp`: vLLM rewrites `*_mtp` to `mtp` with a deprecation warning (vllm/config/speculative.py)", s.method),
+            );
+        }
+        // Every `*_mtp` model type is rewritten to `mtp` (vllm/config/
+        // speculative.py), so each needs the MTP layer.
+        if (s.method == "mtp" || s.method.ends_with("_mtp")) && model.is_some_and(|m| !m.mtp) {
+            cx.report(
+                Rule::SpeculativeNeedsMtp,
+                msite,
+                format!("{scope}.speculative.method"),
+                format!("found `{}` with weights `{}`, expected weights with an MTP layer: the draft model is the MTP layer", s.method, model.map_or("", |m| m.weights)),
+            );
+        }
+        if s.tokens == 0 || s.tokens > 15 {
+            cx.report(
+                Rule::SpeculativeTokenLimit,
+                tsite,
+                format!("{scope}.speculative.tokens"),
+                format!("found {} speculative tokens, expected 1 to 15: the FIA operator needs `num_speculative_tokens + 1 <= 16` (speculative_decoding.md L63-64)", s.tokens),
+            );
+        } else if role == Role::Prefill && s.tokens != 1 {
+            cx.report(
+                Rule::SpeculativePrefillTokens,
+                tsite,
+                format!("{scope}.speculative.tokens"),
+                format!("found {} speculative tokens on prefill, expected 1: prefill emits one token per request (multi-node doc L258-260)", s.tokens),
+            );
+        }
+    }
+}
+
+pub(crate) fn check_batches(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+    let spec = facts.spec;
+    let scope = role.as_str();
+    // Full graphs with several speculative tokens: each capture size must be
+    // a multiple of `num_speculative_tokens + 1`
+    // (docs/source/user_guide/feature_guide/speculative_decoding.md
+    // @182b75ea84 L220; the V3.2 decode example uses [3, 6, 9, 12] with 2).
+    if let (Some(g @ (GraphMode::Full | GraphMode::FullDecodeOnly)), Some(s)) =
+        (serve.graph, &serve.speculative)
+        && s.tokens > 1
+    {
+        let step = s.tokens.saturating_add(1);
+        let block = match spec.roles.get(&role) {
+            Some(b) if b.graph.is_some() => b,
+            _ => &spec.serve,
+        };
+        let off: Vec<&Spanned<u64>> = block
+            .capture_sizes
+            .iter()
+            .filter(|c| c.value % step != 0)
+            .collect();
+        if let Some(first) = off.first() {
+            let sizes: Vec<String> = off.iter().map(|c| c.value.to_string()).collect();
+            cx.report(
+                Rule::CaptureSizesSpeculative,
+                first.site,
+                format!("{scope}.graph.capture_sizes"),
+                format!(
+                    "found capture size{} {} with `{}` graphs and {} speculative tokens on {role}, expected multiples of {step} (`num_speculative_tokens + 1`): in full-graph mode every captured graph holds whole decode steps of {step} tokens per sequence (speculative_decoding.md L220)",
+                    if off.len() > 1 { "s" } else { "" },
+                    sizes.join(", "),
+                    g.as_str(),
+                    s.tokens
+                ),
+            );
+        }
+    }
+    if role == Role::Decode
+        && let (Some(mbt), Some(seqs)) = (serve.max_num_batched_tokens, serve.max_num_seqs)
+    {
+        let spec_tokens = serve.speculative.as_ref().map_or(0, |s| s.tokens);
+        let need = seqs.saturating_mul(spec_tokens.saturating_add(1));
+        if mbt < need {
+            cx.report(
+                    Rule::DecodeBatchBudget,
+                    site_in(spec, role, |b| b.max_num_batched_tokens.as_ref()),
+                    "decode.max_num_batched_tokens",
+                    format!(
+                        "found decode `max_num_batched_tokens` {mbt}, expected at least {need} = {seqs} seqs x (1 + {spec_tokens}): every running sequence schedules its speculative tokens each step"
+                    ),
+                );
+        }
+    }
+}
+
+/// A speculative method that needs a draft model the model table does not
+/// name for these weights.
+pub(crate) fn check_draft(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+    let Facts {
+        spec, model, image, ..
+    } = *facts;
+    let scope = role.as_str();
+    // A method vLLM runs only with a draft `model` (generated facts: the
+    // image's vLLM, vllm/config/speculative.py `__post_init__`), which
+    // pd-dsl renders from the model table's drafts alone.
+    let needs_model = |method: &str| {
+        image
+            .and_then(|img| crate::upstream::vllm_of(img).ok())
+            .and_then(|r| r.speculative_methods.iter().find(|x| x.name == method))
+            .map_or(tables::DRAFT_METHODS.contains(&method), |x| x.needs_model)
+    };
+    if let (Some(s), Some(m)) = (&serve.speculative, model)
+        && needs_model(&s.method)
+        && !(tables::DRAFT_METHODS.contains(&s.method.as_str()) && m.draft(&s.method).is_some())
+    {
+        let site = spec
+            .roles
+            .get(&role)
+            .and_then(|b| b.speculative.as_ref())
+            .or(spec.serve.speculative.as_ref())
+            .map_or(Site::NONE, |sp| sp.method.site);
+        let known: Vec<&str> = m.drafts.iter().map(|d| d.method).collect();
+        let expected = if known.is_empty() && m.mtp {
+            "`mtp` (these weights carry an MTP layer)".to_owned()
+        } else if known.is_empty() {
+            "a method without a draft model (`ngram`, `suffix`)".to_owned()
+        } else {
+            format!("one of {}", list(known.into_iter()))
+        };
+        let why = if tables::DRAFT_METHODS.contains(&s.method.as_str()) {
+            format!(
+                "`{}` runs a separate draft model and the model table names none for these weights",
+                s.method
+            )
+        } else {
+            format!(
+                "vLLM refuses `{}` without a draft `model` (vllm/config/speculative.py `SpeculativeConfig.__post_init__`), and a layout renders `model` only for the table's drafts ({})",
+                s.method,
+                tables::DRAFT_METHODS.join(", ")
+            )
+        };
+        cx.report(
+            Rule::SpeculativeNeedsDraft,
+            site,
+            format!("{scope}.speculative.method"),
+            format!(
+                "found speculative method `{}` with `{}`, expected {expected}: {why}",
+                s.method, m.weights
+            ),
+        );
+    }
+}
