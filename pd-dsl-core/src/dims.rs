@@ -16,7 +16,7 @@
 //! checks the totals against the published sizes.
 //!
 //! Models are looked up by model-table id ([`dims_for`]), so this module adds
-//! nothing to `tables.rs`; a test requires every model-table entry to be
+//! nothing to the model table (`tables/`); a test requires every model-table entry to be
 //! covered or listed in [`UNSIZED`] with the reason.
 
 use serde::Serialize;
