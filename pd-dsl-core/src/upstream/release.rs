@@ -1,0 +1,398 @@
+//! The vllm-ascend release facts' types (`upstream/facts/vllm-ascend/<version>.json`) and the verdicts read from them.
+
+use super::*;
+
+/// One release's facts.
+#[derive(Debug, Deserialize)]
+pub struct Release {
+    /// `vllm-ascend`.
+    pub package: String,
+    /// The release version without `v` (`0.21.0rc1`).
+    pub version: String,
+    /// The vLLM the release's images install.
+    pub vllm: VllmFact,
+    /// Every top-level `additional_config` key the package reads, by key.
+    pub additional_config: Vec<ConfigKeyFact>,
+    /// Every environment variable the package reads, by name.
+    pub env: Vec<Named>,
+    /// Every KV connector the package registers, by name.
+    pub kv_connectors: Vec<Named>,
+    /// The example scripts pd-dsl runs, by file name.
+    pub scripts: BTreeMap<String, ScriptFact>,
+    /// Where the package keeps its version.
+    pub version_module: VersionModule,
+    /// The image contract per hardware (`a2`, `a3`, `950dt`); `None` when the
+    /// release has no Dockerfile for it.
+    pub images: BTreeMap<String, Option<ImageFact>>,
+    /// The tag suffix of each image the release's image workflow pushes.
+    pub image_suffixes: ImageSuffixes,
+    /// The format of the release's multi-node e2e configs.
+    pub e2e: E2eFact,
+    /// The platform's start-up refusals of prefill context parallelism.
+    pub pcp_refusals: Vec<PcpRefusal>,
+    /// The V2-runner refusals of vLLM the package's patch takes out again.
+    pub v2_runner_allows: Vec<V2Allow>,
+    /// What `FinegrainedTPConfig` requires of each fine-grained TP size;
+    /// `None` before the class exists.
+    pub finegrained_tp: Option<FinegrainedTp>,
+    /// The platform's refusal of a PD engine with context parallelism whose
+    /// interleave size differs from its block size; `None` when it has none.
+    pub cp_interleave_refusal: Option<CpInterleave>,
+    /// What `_validate_eplb_config` allows per model runner; `None` before
+    /// it tells the runners apart.
+    pub eplb_runner: Option<EplbRunner>,
+    /// What `KVPPConfig.validate` refuses; `None` before KVPP.
+    #[serde(default)]
+    pub kvpp: Option<KvppFact>,
+    /// The stores `AscendStoreConnector` keeps a KV pool in, with the env
+    /// variable each reads its per-node config path from.
+    pub kv_pool_backends: Vec<PoolBackendFact>,
+    /// How the release's e2e runner starts a KV pool's service; `None`
+    /// before its runner has a pool.
+    pub kv_pool_runner: Option<PoolRunner>,
+}
+
+/// KV layer parallelism's preconditions (vllm_ascend/ascend_config.py
+/// `KVPPConfig.validate`), in force when `enable_kvpp` and TP x PCP above 1.
+#[derive(Debug, Deserialize)]
+pub struct KvppFact {
+    /// The PD connector KVPP needs (`MooncakeConnectorV2`).
+    pub connector: String,
+    /// A `kv_consumer` (decode) engine is refused.
+    pub decode_refused: bool,
+    /// Graph modes it runs under (`eager`, `piecewise`).
+    pub graphs: Vec<String>,
+    /// Only (non-hybrid) MLA models.
+    pub mla_only: bool,
+    /// DCP above 1 is refused.
+    pub dcp_refused: bool,
+    /// Speculative methods allowed (after MTP types become `mtp`).
+    pub methods: Vec<String>,
+    /// Where it is checked.
+    pub source: String,
+}
+
+/// A KV pool's service as upstream's e2e runner starts it on node 0
+/// (tests/e2e/.../external_dp/.../runtime.py `_start_service`).
+#[derive(Debug, Deserialize)]
+pub struct PoolRunner {
+    /// memcache's MetaService: `python3 -c PROGRAM`.
+    pub memcache_argv: Vec<serde_json::Value>,
+    /// The env variables naming the MetaService's config file.
+    pub memcache_env: Vec<String>,
+    /// `mooncake_master` and its flags; `null` where the pool's port goes.
+    #[serde(default)]
+    pub mooncake_argv: Vec<serde_json::Value>,
+    /// Directories prepended to `LD_LIBRARY_PATH` for `mooncake_master`.
+    #[serde(default)]
+    pub mooncake_library_paths: Vec<String>,
+    /// The runner file.
+    pub source: String,
+}
+
+/// The pool service of `img`'s release, else of the newest release whose
+/// runner has one (the service belongs to the store's library, which
+/// upstream installs the same way in every image), with that release.
+pub fn pool_runner(img: &Image) -> Option<(&'static str, &'static PoolRunner)> {
+    if let Some(r) = release(img).and_then(|r| r.kv_pool_runner.as_ref().map(|p| (r, p))) {
+        return Some((r.0.version.as_str(), r.1));
+    }
+    RELEASES
+        .iter()
+        .rev()
+        .filter_map(|r| r.as_ref().ok())
+        .find_map(|r| r.kv_pool_runner.as_ref().map(|p| (r.version.as_str(), p)))
+}
+
+/// One `AscendStoreConnector` backend (vllm_ascend/distributed/kv_transfer/
+/// kv_pool/ascend_store/backend/<name>_backend.py).
+#[derive(Debug, Deserialize)]
+pub struct PoolBackendFact {
+    /// `backend` value: `memcache`, `mooncake`, `yuanrong`.
+    pub name: String,
+    /// The env variable holding the per-node config file's path, when the
+    /// backend reads one (`MMC_LOCAL_CONFIG_PATH`).
+    pub config_env: Option<String>,
+    /// Where it is defined.
+    pub source: String,
+}
+
+/// `additional_config.eplb_config` per model runner (vllm_ascend/platform.py
+/// `_validate_eplb_config`).
+#[derive(Debug, Deserialize)]
+pub struct EplbRunner {
+    /// The fields the V2 runner accepts; any other is refused there.
+    pub v2_fields: Vec<String>,
+    /// Env switches refused (set true) on the V2 runner.
+    pub v2_refused_env: Vec<String>,
+    /// The fields refused on the V1 runner.
+    pub v1_refused_fields: Vec<String>,
+    /// `path:line` in the sdist.
+    pub source: String,
+}
+
+/// `cp_kv_cache_interleave_size != block_size` refused on a PD engine with
+/// context parallelism (vllm_ascend/platform.py `check_and_update_config`).
+#[derive(Debug, Deserialize)]
+pub struct CpInterleave {
+    /// Which CP sizes above 1 turn it on: `prefill_context_parallel_size`,
+    /// `decode_context_parallel_size`.
+    pub reads: Vec<String>,
+    /// `path:line` in the sdist.
+    pub source: String,
+}
+
+/// `additional_config.finegrained_tp_config`'s start-up checks
+/// (`FinegrainedTPConfig` of vllm_ascend/ascend_config.py).
+#[derive(Debug, Deserialize)]
+pub struct FinegrainedTp {
+    /// Per size key (`oproj_tensor_parallel_size`), what a value above
+    /// `above` requires.
+    pub sizes: BTreeMap<String, FinegrainedNeeds>,
+    /// The sizes that must divide `data_parallel_size` when above 0.
+    pub divide_dp: Vec<String>,
+    /// The sizes turned off with a warning when the largest graph capture
+    /// size does not cover the largest step.
+    pub disabled_below_capture: Vec<String>,
+    /// The module, in the sdist.
+    pub source: String,
+}
+
+/// What one fine-grained TP size above `above` requires: `tp1`
+/// (`tensor_parallel_size == 1`), `graph` (not eager), `decode` (a
+/// kv_consumer engine), `no_pcp` (PCP 1).
+#[derive(Debug, Deserialize)]
+pub struct FinegrainedNeeds {
+    /// The bound the size's block tests (`> 0`, from v0.30 `> 1`).
+    pub above: u64,
+    /// The requirements.
+    pub needs: Vec<String>,
+    /// `path:line` of the block.
+    pub source: String,
+}
+
+/// A raising `if` of `_validate_parallel_config` that tests
+/// `prefill_context_parallel_size > ...`.
+#[derive(Debug, Deserialize)]
+pub struct PcpRefusal {
+    /// What else the condition reads: `data_parallel_size` (refused with
+    /// DP), `use_v2_model_runner` (refused on the V1 model runner).
+    pub with: Vec<String>,
+    /// The condition as written.
+    pub condition: String,
+    /// `path:line` in the sdist.
+    pub source: String,
+}
+
+/// A feature of vLLM's V2-runner refusals the package allows again.
+#[derive(Debug, Deserialize)]
+pub struct V2Allow {
+    /// The feature string (`prefill context parallelism`).
+    pub name: String,
+    /// Only under this vLLM version (`vllm_version_is(...)`), if guarded.
+    pub only_vllm: Option<String>,
+    /// `path:line` in the sdist.
+    pub source: String,
+}
+
+/// Why an image refuses prefill context parallelism at start-up, if it
+/// does: the one verdict the rule `prefill_context_parallel_supported` and
+/// the rehearsal's stand-in `vllm` both read.
+#[derive(Debug)]
+pub enum PcpVerdict<'a> {
+    /// vllm-ascend refuses PCP together with DP > 1.
+    WithDp(&'a PcpRefusal),
+    /// vllm-ascend refuses PCP on the V1 model runner, which runs unless
+    /// `VLLM_USE_V2_MODEL_RUNNER` is set true.
+    V1Runner(&'a PcpRefusal),
+    /// The V2 runner is on, and vLLM's V2 runner refuses PCP (vllm-ascend
+    /// does not take that out): no PCP starts on the image.
+    V2Runner {
+        /// vllm-ascend's V1-runner refusal.
+        v1: &'a PcpRefusal,
+        /// vLLM's V2-runner refusals.
+        runner: &'a V2Runner,
+    },
+}
+
+/// The feature string vLLM's V2 runner refuses PCP under.
+pub const PCP_FEATURE: &str = "prefill context parallelism";
+
+/// The verdict of release `rel` (shipping vLLM `vllm`) on a rank of PCP
+/// `pcp` in an engine of DP `dp`, with the V2 model runner on or off.
+pub fn pcp_verdict<'a>(
+    rel: &'a Release,
+    vllm: &str,
+    dp: u32,
+    pcp: u32,
+    v2_runner: bool,
+) -> Option<PcpVerdict<'a>> {
+    if pcp <= 1 {
+        return None;
+    }
+    if dp > 1
+        && let Some(r) = rel.pcp_refusal("data_parallel_size")
+    {
+        return Some(PcpVerdict::WithDp(r));
+    }
+    let v1 = rel.pcp_refusal("use_v2_model_runner")?;
+    if !v2_runner {
+        return Some(PcpVerdict::V1Runner(v1));
+    }
+    let runner = self::vllm(vllm).ok()?.v2_model_runner.as_ref()?;
+    (runner.unsupported.iter().any(|u| u == PCP_FEATURE)
+        && rel.v2_allows(PCP_FEATURE, vllm).is_none())
+    .then_some(PcpVerdict::V2Runner { v1, runner })
+}
+
+impl Release {
+    /// The refusal of PCP whose condition also reads `what`.
+    pub fn pcp_refusal(&self, what: &str) -> Option<&PcpRefusal> {
+        self.pcp_refusals
+            .iter()
+            .find(|r| r.with.iter().any(|w| w == what))
+    }
+
+    /// Whether the package takes `feature` out of vLLM `vllm`'s V2-runner
+    /// refusals.
+    pub fn v2_allows(&self, feature: &str, vllm: &str) -> Option<&V2Allow> {
+        self.v2_runner_allows
+            .iter()
+            .find(|a| a.name == feature && a.only_vllm.as_deref().is_none_or(|v| v == vllm))
+    }
+}
+
+/// `version_module` of a release.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct VersionModule {
+    /// `vllm_ascend._version`.
+    pub module: String,
+    /// `__version__`.
+    pub attribute: String,
+    /// Whether the package's `__init__.py` defines the attribute itself.
+    pub init_defines_version: bool,
+    /// The module's path in the sdist.
+    pub source: String,
+}
+
+/// `image_suffixes` of a release: per hardware key, the suffix of the pushed
+/// image's tag (`""`, `"-a3"`, `"-a5"`), `None` when the workflow pushes no
+/// image for it.
+#[derive(Debug, Deserialize)]
+pub struct ImageSuffixes {
+    /// The workflow (`.github/workflows/schedule_image_build_and_push.yaml`).
+    pub source: String,
+    /// Atlas 800 A2.
+    pub a2: Option<String>,
+    /// Atlas 800 A3.
+    pub a3: Option<String>,
+    /// Ascend 950DT.
+    #[serde(rename = "950dt")]
+    pub a950dt: Option<String>,
+}
+
+impl ImageSuffixes {
+    /// The suffix of hardware key `key` (`a2`, `a3`, `950dt`).
+    pub fn get(&self, key: &str) -> Option<&str> {
+        match key {
+            "a2" => self.a2.as_deref(),
+            "a3" => self.a3.as_deref(),
+            "950dt" => self.a950dt.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// `e2e` of a release.
+#[derive(Debug, Deserialize)]
+pub struct E2eFact {
+    /// Directories holding multi-node configs.
+    pub config_dirs: Vec<String>,
+    /// How many multi-node configs.
+    pub configs: u64,
+    /// Every top-level key of those configs.
+    pub root_keys: Vec<String>,
+    /// The runner's files.
+    pub runner: Vec<String>,
+}
+
+/// The vLLM version an image installs and where that is stated.
+#[derive(Debug, Deserialize)]
+pub struct VllmFact {
+    /// `0.22.1`.
+    pub version: String,
+    /// Path inside the sdist (`Dockerfile.a3`).
+    pub source: String,
+}
+
+/// A top-level `additional_config` key.
+#[derive(Debug, Deserialize)]
+pub struct ConfigKeyFact {
+    /// The key.
+    pub key: String,
+    /// Where it is read.
+    pub source: String,
+    /// Keys read from it when it is a nested mapping.
+    pub sub_keys: Option<Vec<String>>,
+    /// An unknown sub-key raises.
+    pub strict: bool,
+}
+
+/// A name and where upstream defines or reads it.
+#[derive(Debug, Deserialize)]
+pub struct Named {
+    /// The name.
+    pub name: String,
+    /// Path inside the sdist.
+    pub source: String,
+}
+
+/// An example script.
+#[derive(Debug, Deserialize)]
+pub struct ScriptFact {
+    /// Path inside the sdist.
+    pub source: String,
+    /// Its command-line flags.
+    pub flags: Vec<FlagFact>,
+}
+
+/// One flag of a script.
+#[derive(Debug, Deserialize, Serialize, PartialEq)]
+pub struct FlagFact {
+    /// `--port`.
+    pub name: String,
+    /// Its default, as written (`"8000"`), if any.
+    pub default: Option<String>,
+    /// argparse `nargs`, if any.
+    pub nargs: Option<String>,
+    /// argparse `type` (`int`), if any.
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
+}
+
+/// One Dockerfile of the release.
+#[derive(Debug, Deserialize)]
+pub struct ImageFact {
+    /// `Dockerfile.a3`.
+    pub dockerfile: String,
+    /// The base image of the final stage.
+    pub from: String,
+    /// Packages its `apt-get install` lines install.
+    pub apt_packages: Vec<String>,
+    /// Tool name → found on a non-interactive shell's `PATH` (`None`: not
+    /// decided by the image; `npu-smi` and `hccn_tool` come from the host's
+    /// driver, mounted at run time).
+    pub tools: BTreeMap<String, Option<bool>>,
+    /// `ENV` of the final stage.
+    pub env: BTreeMap<String, String>,
+    /// Lines appended to `~/.bashrc` (a non-interactive shell reads none).
+    pub bashrc: Vec<String>,
+    /// The `set_env.sh` files its RUN steps source.
+    pub set_env_scripts: Vec<String>,
+    /// `WORKDIR`.
+    pub workdir: Option<String>,
+    /// `CMD`.
+    pub cmd: Option<Vec<String>>,
+    /// The Mooncake its `ARG MOONCAKE_TAG` names, without `v`.
+    pub mooncake: Option<String>,
+}

@@ -1,0 +1,170 @@
+//! vLLM's facts (`upstream/facts/vllm/<version>.json`, every file embedded by build.rs): `vllm serve`'s flags and speculative methods.
+
+use super::*;
+
+// ---------------------------------------------------------------------------
+// vLLM: `upstream/facts/vllm/<version>.json`, every file embedded by build.rs
+// ---------------------------------------------------------------------------
+
+mod files {
+    include!(concat!(env!("OUT_DIR"), "/facts_files.rs"));
+}
+
+/// How a `vllm serve` option consumes argv (the table's `kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlagKind {
+    /// Takes one value.
+    Value,
+    /// Takes one or more values (`nargs='+'`/`'*'`).
+    Many,
+    /// Takes a JSON value; dotted sub-keys allowed.
+    Json,
+    /// Takes no value (`store_true`, `store_false`, `BooleanOptionalAction`).
+    Switch,
+}
+
+/// One `vllm serve` option.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct ServeFlag {
+    /// The long flag without `--`, with `-`.
+    pub name: String,
+    /// How it consumes argv.
+    pub kind: FlagKind,
+    /// Other spellings (`-tp`, or a second long name), sorted.
+    pub aliases: Vec<String>,
+    /// `--no-NAME` is accepted.
+    pub negatable: bool,
+    /// Where vLLM defines it (path inside the sdist).
+    pub source: String,
+}
+
+/// One vLLM release's facts.
+#[derive(Debug, Deserialize)]
+pub struct VllmRelease {
+    /// `vllm`.
+    pub package: String,
+    /// The vLLM version.
+    pub version: String,
+    /// Every option `vllm serve` accepts at that version, sorted by name.
+    pub serve_flags: Vec<ServeFlag>,
+    /// Every `speculative_config.method` `SpeculativeConfig` accepts, sorted.
+    pub speculative_methods: Vec<SpeculativeMethodFact>,
+    /// What the V2 model runner refuses; `None` before it.
+    pub v2_model_runner: Option<V2Runner>,
+}
+
+/// One `speculative_config.method` of a vLLM table.
+#[derive(Debug, Deserialize)]
+pub struct SpeculativeMethodFact {
+    /// The method.
+    pub name: String,
+    /// Whether `SpeculativeConfig.__post_init__` refuses it without a draft
+    /// `model` (vllm/config/speculative.py: only `mtp` and the MTP model
+    /// types, `dspark`, `ngram`, `ngram_gpu`, `suffix` and
+    /// `extract_hidden_states` get one of their own).
+    pub needs_model: bool,
+    /// Path in the sdist.
+    pub source: String,
+}
+
+/// `v2_model_runner` of a vLLM table.
+#[derive(Debug, Deserialize)]
+pub struct V2Runner {
+    /// The features `_get_v2_model_runner_unsupported_features` appends.
+    pub unsupported: Vec<String>,
+    /// `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`.
+    pub default_architectures: Vec<String>,
+    /// Path in the sdist.
+    pub source: String,
+}
+
+impl VllmRelease {
+    /// The option spelled `--name` (without `--`; `_` read as `-`), by its
+    /// long name or a long alias.
+    pub fn flag(&self, name: &str) -> Option<&ServeFlag> {
+        let name = name.replace('_', "-");
+        self.serve_flags.iter().find(|f| {
+            f.name == name
+                || f.aliases
+                    .iter()
+                    .any(|a| a.strip_prefix("--") == Some(name.as_str()))
+        })
+    }
+
+    /// Whether `SpeculativeConfig` accepts method `m`.
+    pub fn accepts_speculative_method(&self, m: &str) -> bool {
+        self.speculative_methods.iter().any(|x| x.name == m)
+    }
+}
+
+static VLLM: LazyLock<BTreeMap<&'static str, Result<VllmRelease, String>>> = LazyLock::new(|| {
+    files::VLLM
+        .iter()
+        .map(|(stem, text)| {
+            let parsed = serde_json::from_str::<VllmRelease>(text)
+                .map_err(|e| format!("upstream/facts/vllm/{stem}.json does not parse: {e}"))
+                .and_then(|t| {
+                    if t.package == "vllm" && t.version == *stem {
+                        Ok(t)
+                    } else {
+                        Err(format!(
+                            "upstream/facts/vllm/{stem}.json: found {} {}, expected vllm {stem} (the file name)",
+                            t.package, t.version
+                        ))
+                    }
+                });
+            (*stem, parsed)
+        })
+        .collect()
+});
+
+/// Every vLLM version with an embedded table, in file-name order.
+pub fn vllm_versions() -> Vec<&'static str> {
+    VLLM.keys().copied().collect()
+}
+
+/// The facts of vLLM `version`.
+pub fn vllm(version: &str) -> Result<&'static VllmRelease, String> {
+    match VLLM.get(version) {
+        Some(Ok(f)) => Ok(f),
+        Some(Err(e)) => Err(e.clone()),
+        None => Err(format!(
+            "no `upstream/facts/vllm/{version}.json` in this build (tables for: {}); pin it with \
+             `scripts/upstream/corpus.py pin vllm=={version}`, run `python3 scripts/upstream/facts.py write` and rebuild",
+            vllm_versions().join(", ")
+        )),
+    }
+}
+
+/// The long name (without `--`) of a short `vllm serve` alias such as
+/// `-tp` or `-pcp`, from the newest vLLM table that has it (vLLM's own
+/// argument definitions, vllm/engine/arg_utils.py).
+pub fn long_name_of_alias(alias: &str) -> Option<&'static str> {
+    VLLM.values()
+        .rev()
+        .filter_map(|r| r.as_ref().ok())
+        .find_map(|r| {
+            r.serve_flags
+                .iter()
+                .find(|f| f.aliases.iter().any(|a| a == alias))
+                .map(|f| f.name.as_str())
+        })
+}
+
+/// The vLLM facts of the vLLM an image ships.
+pub fn vllm_of(img: &Image) -> Result<&'static VllmRelease, String> {
+    let v = img.vllm();
+    vllm(v).map_err(|e| format!("image `{}` ships vLLM {v}: {e}", img.tag))
+}
+
+/// The image key of a hardware (`a2`, `a3`, `950dt`), as the release tables
+/// name them.
+pub fn image_key(hw: &crate::tables::Hardware) -> &'static str {
+    use crate::tables::HardwareFamily;
+    match hw.family {
+        HardwareFamily::Ascend950 => "950dt",
+        HardwareFamily::Atlas800 if hw.npus_per_node == 16 => "a3",
+        HardwareFamily::Atlas800 => "a2",
+    }
+}
