@@ -1,0 +1,246 @@
+//! The budget of one role's ranks and of a whole layout, and GiB formatting.
+
+use super::*;
+
+/// The budget of one role's ranks, or `None` for a model without
+/// dimensions ([`dims::UNSIZED`]).
+pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
+    let ModelDims { arch, format, .. } = dims::dims_for(input.model.id)?;
+    let serve = input.serve;
+    // Routed experts are split over every rank of the DP group with or
+    // without `--enable-expert-parallel`: without it vLLM flattens TP across
+    // DP (`FusedMoEParallelConfig.make` -> `flatten_tp_across_dp_and_pcp`,
+    // vllm/model_executor/layers/fused_moe/config.py, every vLLM of the
+    // image table) and shards each expert dp x tp ways; with it each rank
+    // holds whole experts. The bytes per rank are the same. PCP multiplies
+    // in like DP (`flatten_tp_across_dp_and_pcp`: tp x dp x pcp).
+    let ep = if arch.routed_experts > 0 {
+        input
+            .dp
+            .saturating_mul(input.tp)
+            .saturating_mul(input.pcp.max(1))
+    } else {
+        input.tp
+    };
+    let redundant = redundant_experts(serve);
+    let mtp = serve
+        .speculative
+        .as_ref()
+        .is_some_and(|s| s.method == "mtp" || s.method == "deepseek_mtp");
+    let w = weights(arch, format, input.tp, ep, redundant, mtp);
+    let (default_mbt, default_seqs) = default_batching(input.hardware);
+    let mbt = serve.max_num_batched_tokens.unwrap_or(default_mbt);
+    let seqs = serve.max_num_seqs.unwrap_or(default_seqs);
+    let r = reserves(arch, input, ep, mbt, seqs);
+    let total = total_bytes(input.hardware);
+    let util = utilization_milli(serve);
+    let kv_override = flag_u64(serve, "--kv-cache-memory-bytes");
+    let non_kv = w.total() + r.total();
+    let requested = match kv_override {
+        Some(kv) => kv.saturating_add(non_kv),
+        None => (total as u128 * util as u128 / 1000) as u64,
+    };
+    let kv_bytes = match kv_override {
+        Some(kv) => kv as i64,
+        None => requested as i64 - non_kv as i64,
+    };
+    let (per_layer_token, per_layer_request) =
+        kv_per_token(arch, format, serve, input.hardware, input.tp);
+    // The MTP draft layer caches KV like a decoder layer.
+    let layers = arch.layers + arch.mtp_layers * u64::from(mtp);
+    // A block size of 0 is refused by its own rule; here it reads as 1.
+    let block_size = serve.block_size.unwrap_or(DEFAULT_BLOCK_SIZE).max(1);
+    let page = per_layer_token.saturating_mul(block_size);
+    let kv_per_token_all = per_layer_token.saturating_mul(layers);
+    let kv_per_request = per_layer_request.saturating_mul(layers);
+    let available = kv_bytes.max(0) as u64;
+    let blocks = kv_blocks(available, page, layers);
+    let kv_tokens = blocks.saturating_mul(block_size);
+    let model_max_len = arch.max_model_len;
+    let max_model_len = serve.max_model_len.unwrap_or(model_max_len);
+    // Decode context parallelism shards each request's tokens over the DCP
+    // ranks of its TP group, and PCP over its PCP ranks: a rank keeps
+    // cdiv(len, dcp x pcp) of them (`AttentionSpec.max_memory_usage_bytes`,
+    // vllm/v1/kv_cache_interface.py).
+    let dcp = flag_u64(serve, "--decode-context-parallel-size")
+        .unwrap_or(1)
+        .max(1)
+        * u64::from(input.pcp.max(1));
+    let local = |len: u64| len.div_ceil(dcp);
+    // One request needs cdiv(len, block) blocks of every layer.
+    // Saturating: a length or block size far past any real one must read
+    // as "does not fit", never overflow.
+    let fits = |len: u64| {
+        local(len)
+            .div_ceil(block_size)
+            .saturating_mul(page)
+            .saturating_mul(layers)
+            .saturating_add(kv_per_request)
+            <= available
+    };
+    let max_len_fits = if fits(1) {
+        let (mut lo, mut hi) = (1u64, max_model_len.max(model_max_len).max(1));
+        if fits(hi) {
+            lo = hi;
+        }
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        lo
+    } else {
+        0
+    };
+    let per_request = |len: u64| local(len).div_ceil(block_size).saturating_mul(block_size);
+    let requests_at = |len: u64| {
+        let need = per_request(len)
+            .saturating_mul(kv_per_token_all)
+            .saturating_add(kv_per_request);
+        available.checked_div(need).unwrap_or(0)
+    };
+    let ranks = u64::from(input.dp) * u64::from(input.engines);
+    let workload = input.workload.map(|(tokens, concurrency)| {
+        let fit_per_rank = requests_at(tokens.min(max_model_len));
+        WorkloadFit {
+            tokens_per_request: tokens,
+            concurrency,
+            fit_per_rank,
+            fit_total: fit_per_rank.saturating_mul(ranks),
+            seqs_total: seqs.saturating_mul(ranks),
+            ranks,
+        }
+    });
+    Some(RoleBudget {
+        role: input.role,
+        dp: input.dp,
+        tp: input.tp,
+        pcp: input.pcp.max(1),
+        ep,
+        redundant_experts: redundant,
+        total_bytes: total,
+        utilization_milli: util,
+        requested_bytes: requested,
+        kv_cache_memory_bytes: kv_override,
+        weights: w,
+        reserves: r,
+        kv_bytes,
+        kv_bytes_per_token: kv_per_token_all,
+        kv_bytes_per_request: kv_per_request,
+        block_size,
+        block_bytes: page.saturating_mul(layers),
+        kv_blocks: blocks,
+        kv_tokens,
+        max_model_len,
+        model_max_len,
+        max_len_fits,
+        requests_at_max_len: requests_at(max_model_len),
+        max_num_batched_tokens: mbt,
+        max_num_seqs: seqs,
+        workload,
+        estimate: matches!(arch.attention, AttentionDims::V4 { .. }),
+    })
+}
+
+/// The layout's declared workload: tokens per request (input + output) and,
+/// when the benchmark runs them together, how many at once: its
+/// `max_concurrency`, else all `num_prompts` when it sends them without a
+/// rate (`--request-rate inf`, vLLM bench's default); `None` for a paced
+/// workload, whose concurrency depends on latency.
+pub fn workload(layout: &Layout) -> Option<(u64, Option<u64>)> {
+    layout.spec.bench.as_ref().map(|b| {
+        let paced = b
+            .request_rate
+            .as_ref()
+            .is_some_and(|r| r.value.trim() != "inf");
+        let concurrency = match &b.max_concurrency {
+            Some(c) => Some(c.value),
+            None if paced => None,
+            None => Some(b.num_prompts.value),
+        };
+        (
+            b.input_len.value.saturating_add(b.output_len.value),
+            concurrency,
+        )
+    })
+}
+
+/// The budget of every role of a checked layout, in node order; empty for
+/// a model without dimensions.
+pub fn budget(layout: &Layout) -> Vec<RoleBudget> {
+    let mut out = Vec::new();
+    for (role, serve) in &layout.serve {
+        let engines: Vec<_> = layout
+            .placement
+            .engines
+            .iter()
+            .filter(|e| e.role == *role)
+            .collect();
+        let Some(first) = engines.first() else {
+            continue;
+        };
+        let input = RoleInput {
+            model: layout.model,
+            hardware: layout.hardware,
+            image: layout.image,
+            role: *role,
+            serve,
+            dp: first.dp,
+            tp: first.tp,
+            pcp: first.pcp,
+            engines: engines.len() as u32,
+            workload: workload(layout),
+        };
+        if let Some(b) = role_budget(&input) {
+            out.push(b);
+        }
+    }
+    out
+}
+
+/// Bytes as GiB with two decimals (`45.67`), for messages and tables.
+pub fn gib(bytes: u64) -> String {
+    let hundredths = (bytes as u128 * 100 + u128::from(GIB) / 2) / u128::from(GIB);
+    format!("{}.{:02}", hundredths / 100, hundredths % 100)
+}
+
+/// Signed [`gib`].
+pub fn gib_signed(bytes: i64) -> String {
+    if bytes < 0 {
+        format!("-{}", gib(bytes.unsigned_abs()))
+    } else {
+        gib(bytes as u64)
+    }
+}
+
+impl RoleBudget {
+    /// One line with the numbers, for rule messages.
+    pub fn summary(&self) -> String {
+        format!(
+            "{role} rank ({shape}, experts over {ep} ranks): {req} GiB usable = {util}‰ of {total} GiB; weights {w} GiB, reserves {r} GiB (activations {act}, sampler {smp}, HCCL {hccl}, graphs {graph}, runtime {rt}); KV {kv} GiB at {bpt} B/token = {tokens} tokens",
+            role = self.role,
+            shape = crate::spec::shape_text(
+                u64::from(self.dp),
+                u64::from(self.tp),
+                u64::from(self.pcp)
+            ),
+            ep = self.ep,
+            req = gib(self.requested_bytes),
+            util = self.utilization_milli,
+            total = gib(self.total_bytes),
+            w = gib(self.weights.total()),
+            r = gib(self.reserves.total()),
+            act = gib(self.reserves.activations),
+            smp = gib(self.reserves.sampler),
+            hccl = gib(self.reserves.hccl),
+            graph = gib(self.reserves.graph),
+            rt = gib(self.reserves.runtime),
+            kv = gib_signed(self.kv_bytes),
+            bpt = self.kv_bytes_per_token,
+            tokens = self.kv_tokens,
+        )
+    }
+}
