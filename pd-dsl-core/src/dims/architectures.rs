@@ -1,0 +1,162 @@
+//! One architecture per model family, each number with its source.
+
+use super::*;
+
+/// DeepSeek-V3 / V3.1 / R1. Dimensions: `DeepseekV3Config` defaults
+/// (transformers 4.57.1 sdist, configuration_deepseek_v3.py), which are V3's;
+/// `max_position_embeddings` 163840 (= YaRN factor 40 x original 4096) and
+/// `num_nextn_predict_layers` 1 are cfg-copy (two copies of the R1/V3
+/// `config.json` agree).
+pub const DEEPSEEK_V3: Architecture = Architecture {
+    name: "DeepSeek-V3",
+    source: "transformers configuration_deepseek_v3.py defaults; cfg-copy for max_position_embeddings and num_nextn_predict_layers",
+    hidden: 7168,
+    vocab: 129280,
+    layers: 61,
+    dense_layers: 3,
+    dense_intermediate: 18432,
+    routed_experts: 256,
+    shared_experts: 1,
+    experts_per_token: 8,
+    moe_intermediate: 2048,
+    mtp_layers: 1,
+    max_model_len: 163840,
+    attention: AttentionDims::Mla {
+        heads: 128,
+        q_lora_rank: 1536,
+        kv_lora_rank: 512,
+        qk_nope_head_dim: 128,
+        qk_rope_head_dim: 64,
+        v_head_dim: 128,
+        indexer: None,
+    },
+};
+
+/// DeepSeek-V3.2: the V3 shape plus the DSA indexer (`index_n_heads` 64,
+/// `index_head_dim` 128; cfg-copy, two copies agree).
+pub const DEEPSEEK_V3_2: Architecture = Architecture {
+    name: "DeepSeek-V3.2",
+    source: "DeepSeek-V3 dimensions; cfg-copy for the indexer",
+    attention: AttentionDims::Mla {
+        heads: 128,
+        q_lora_rank: 1536,
+        kv_lora_rank: 512,
+        qk_nope_head_dim: 128,
+        qk_rope_head_dim: 64,
+        v_head_dim: 128,
+        indexer: Some((64, 128)),
+    },
+    ..DEEPSEEK_V3
+};
+
+/// DeepSeek-V4-Flash (cfg-copy of `deepseek-ai/DeepSeek-V4-Flash`
+/// `config.json`, two copies agree; `max_position_embeddings` 1048576 is also
+/// vLLM's `DeepseekV4Config` default). 43 MoE layers; `compress_ratios`
+/// counts {4: 21, 128: 20, 0: 2} over the 43 layers (the 44th entry is the
+/// MTP layer).
+pub const DEEPSEEK_V4_FLASH: Architecture = Architecture {
+    name: "DeepSeek-V4-Flash",
+    source: "cfg-copy of config.json; vllm/transformers_utils/configs/deepseek_v4.py for max_position_embeddings",
+    hidden: 4096,
+    vocab: 129280,
+    layers: 43,
+    dense_layers: 0,
+    dense_intermediate: 0,
+    routed_experts: 256,
+    shared_experts: 1,
+    experts_per_token: 6,
+    moe_intermediate: 2048,
+    mtp_layers: 1,
+    max_model_len: 1048576,
+    attention: AttentionDims::V4 {
+        heads: 64,
+        head_dim: 512,
+        q_lora_rank: 1024,
+        o_lora_rank: 1024,
+        o_groups: 8,
+        sliding_window: 128,
+        index_head_dim: 128,
+        compress: &[(4, 21), (128, 20), (0, 2)],
+    },
+};
+
+/// Kimi-K2.x text decoder (the `text_config` of `KimiK25ForConditionalGeneration`,
+/// DeepSeek-V3 shape; cfg-copy, two copies agree; `vocab_size` 163840 and
+/// `intermediate_size` 18432 from a report of `moonshotai/Kimi-K2-Instruct-0905`'s
+/// config, the vocabulary also in a second copy): 64 heads, 384 experts,
+/// one dense layer, no MTP layer, `max_position_embeddings` 262144. The
+/// vision tower is not counted (its size is unknown).
+pub const KIMI_K2: Architecture = Architecture {
+    name: "Kimi-K2",
+    source: "cfg-copy of the K2.7-Code config.json text_config",
+    hidden: 7168,
+    vocab: 163840,
+    layers: 61,
+    dense_layers: 1,
+    dense_intermediate: 18432,
+    routed_experts: 384,
+    shared_experts: 1,
+    experts_per_token: 8,
+    moe_intermediate: 2048,
+    mtp_layers: 0,
+    max_model_len: 262144,
+    attention: AttentionDims::Mla {
+        heads: 64,
+        q_lora_rank: 1536,
+        kv_lora_rank: 512,
+        qk_nope_head_dim: 128,
+        qk_rope_head_dim: 64,
+        v_head_dim: 128,
+        indexer: None,
+    },
+};
+
+/// Qwen3-235B-A22B (`qwen3_moe`; cfg-copy of `Qwen/Qwen3-235B-A22B`
+/// `config.json`, two copies agree; the `Qwen3MoeConfig` class is in the
+/// transformers sdist): 94 MoE layers, GQA 64/4 heads of 128, 128 experts, no
+/// shared expert, no MTP layer.
+pub const QWEN3_235B: Architecture = Architecture {
+    name: "Qwen3-235B-A22B",
+    source: "cfg-copy of config.json (qwen3_moe)",
+    hidden: 4096,
+    vocab: 151936,
+    layers: 94,
+    dense_layers: 0,
+    dense_intermediate: 0,
+    routed_experts: 128,
+    shared_experts: 0,
+    experts_per_token: 8,
+    moe_intermediate: 1536,
+    mtp_layers: 0,
+    max_model_len: 40960,
+    attention: AttentionDims::Gqa {
+        heads: 64,
+        kv_heads: 4,
+        head_dim: 128,
+    },
+};
+
+/// MiniMax-M2.x (`MiniMaxM2ForCausalLM`; cfg-copy of `MiniMaxAI/MiniMax-M2.7`
+/// `config.json`, M2.1 has the same dimensions): 62 MoE layers, GQA 48/8
+/// heads of 128, 256 experts (`intermediate_size` 1536 per expert), no shared
+/// expert, no MTP layer.
+pub const MINIMAX_M2: Architecture = Architecture {
+    name: "MiniMax-M2",
+    source: "cfg-copy of config.json (minimax_m2)",
+    hidden: 3072,
+    vocab: 200064,
+    layers: 62,
+    dense_layers: 0,
+    dense_intermediate: 0,
+    routed_experts: 256,
+    shared_experts: 0,
+    experts_per_token: 8,
+    moe_intermediate: 1536,
+    mtp_layers: 0,
+    max_model_len: 204800,
+    attention: AttentionDims::Gqa {
+        heads: 48,
+        kv_heads: 8,
+        head_dim: 128,
+    },
+};

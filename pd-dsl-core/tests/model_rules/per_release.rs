@@ -1,0 +1,152 @@
+//! Rules whose answer follows the release: MLAPO's backends, DSA CP's SP check, the sparse C8 keys, env read outside vllm-ascend.
+
+use super::*;
+
+/// `mlapo_decode_only` is about the MLA backend: the SFA backend of DSA
+/// models takes MLAPO on every role at every image (sfa_v1.py), and 950DT
+/// is decode-only only at v0.18.0 (no A5 branch in `enabling_mlapo`).
+#[test]
+fn mlapo_decode_only_is_for_mla_models() {
+    let prefill_mlapo = |model: &str, image: &str| {
+        broken(&with_role(
+            pd(model, image),
+            "prefill",
+            json!({"additional_config": {"enable_mlapo": true}}),
+        ))
+    };
+    assert_eq!(
+        prefill_mlapo("deepseek_r1_0528_w8a8", "v0.23.0"),
+        only("mlapo_decode_only")
+    );
+    assert_eq!(
+        prefill_mlapo("deepseek_r1_0528_w8a8", "v0.30.0rc2"),
+        only("mlapo_decode_only")
+    );
+    for image in ["v0.20.2rc1", "v0.23.0", "v0.26.0rc1", "v0.30.0rc2"] {
+        assert_eq!(
+            prefill_mlapo("deepseek_v3_2_w8a8", image),
+            BTreeSet::new(),
+            "{image}"
+        );
+        assert_eq!(
+            prefill_mlapo("glm_5_1_w8a8", image),
+            BTreeSet::new(),
+            "{image}"
+        );
+    }
+    // The key is not read before v0.20.2rc1: ignored there, not decode-only.
+    assert_eq!(
+        prefill_mlapo("deepseek_r1_0528_w8a8", "v0.19.1rc1"),
+        only("unknown_additional_config_key")
+    );
+    // The env switch counts only where vllm-ascend reads it (to v0.26.0rc1).
+    let env_mlapo = |image: &str| {
+        broken(&with_role(
+            pd("deepseek_r1_0528_w8a8", image),
+            "prefill",
+            json!({"env": [{"name": "VLLM_ASCEND_ENABLE_MLAPO", "value": "1"}]}),
+        ))
+    };
+    assert_eq!(env_mlapo("v0.26.0rc1"), only("mlapo_decode_only"));
+    assert_eq!(env_mlapo("v0.27.1rc1"), only("dead_env_toggle"));
+}
+
+/// `dsa_cp_needs_sp` holds where utils.py raises: v0.20.2rc1 to v0.26.0rc1.
+#[test]
+fn dsa_cp_needs_sp_follows_the_releases_that_raise() {
+    let dsa_cp = |image: &str| {
+        broken(&with_role(
+            pd("deepseek_v3_2_w8a8", image),
+            "prefill",
+            json!({"additional_config": {"enable_dsa_cp": true},
+                   "env": [{"name": "VLLM_ASCEND_ENABLE_FLASHCOMM1", "value": "0"}]}),
+        ))
+    };
+    for image in ["v0.20.2rc1", "v0.23.0", "v0.25.1rc1", "v0.26.0rc1"] {
+        assert_eq!(dsa_cp(image), only("dsa_cp_needs_sp"), "{image}");
+    }
+    for image in [
+        "v0.27.1rc1",
+        "v0.28.0rc1",
+        "v0.29.0rc1",
+        "v0.30.0rc1",
+        "v0.30.0rc2",
+    ] {
+        assert_eq!(dsa_cp(image), BTreeSet::new(), "{image}");
+    }
+}
+
+/// The sparse C8 keys: `enable_sparse_sfa_c8` / `enable_sparse_li_c8` where
+/// the release reads them (the v0.23.0 branch and from v0.26.0rc1), and
+/// `enable_sparse_c8` elsewhere; the generated key tables decide.
+#[test]
+fn sparse_c8_keys_follow_the_generated_tables() {
+    let keys = |image: &str, cfg: Value| {
+        broken(&with_role(
+            pd("glm_5_2_w8a8c8", image),
+            "decode",
+            json!({ "additional_config": cfg }),
+        ))
+    };
+    let split = json!({"enable_sparse_sfa_c8": true, "enable_sparse_li_c8": true});
+    let joint = json!({"enable_sparse_c8": true});
+    for image in ["v0.23.0rc1", "v0.23.0", "v0.26.0rc1", "v0.30.0rc2"] {
+        assert_eq!(keys(image, split.clone()), BTreeSet::new(), "{image}");
+        assert_eq!(
+            keys(image, joint.clone()),
+            only("unknown_additional_config_key"),
+            "{image}"
+        );
+    }
+    for image in ["v0.22.1rc1", "v0.24.0rc1", "v0.25.1rc1"] {
+        assert_eq!(keys(image, joint.clone()), BTreeSet::new(), "{image}");
+        assert_eq!(
+            keys(image, split.clone()),
+            only("unknown_additional_config_key"),
+            "{image}"
+        );
+    }
+    let m = messages(
+        &with_role(
+            pd("glm_5_2_w8a8c8", "v0.25.1rc1"),
+            "decode",
+            json!({"additional_config": {"enable_sparse_li_c8": true}}),
+        ),
+        "unknown_additional_config_key",
+    );
+    assert_eq!(
+        m,
+        [
+            "found `additional_config.enable_sparse_li_c8` on image `v0.25.1rc1`, expected a key that image reads: it is read by v0.23.0rc1, v0.23.0 and v0.26.0rc1 to v0.30.0rc2; this image reads `enable_sparse_c8` instead; it is silently ignored; acknowledge it with `allow(unknown_additional_config_key, \"reason\")` if intended"
+        ]
+    );
+}
+
+/// Variables read outside vllm-ascend are not dead toggles.
+#[test]
+fn env_read_by_torch_npu_or_mooncake_is_not_dead() {
+    let env = |image: &str, name: &str| {
+        broken(&with_role(
+            pd("deepseek_r1_0528_w8a8", image),
+            "decode",
+            json!({"env": [{"name": name, "value": "1"}]}),
+        ))
+    };
+    for image in ["v0.18.0", "v0.21.0rc1", "v0.23.0", "v0.30.0rc2"] {
+        assert_eq!(env(image, "ACL_OP_INIT_MODE"), BTreeSet::new(), "{image}");
+        assert_eq!(env(image, "ASCEND_BUFFER_POOL"), BTreeSet::new(), "{image}");
+        assert_eq!(
+            env(image, "ASCEND_A3_ENABLE"),
+            only("dead_env_toggle"),
+            "{image}"
+        );
+    }
+    assert_eq!(
+        env("v0.20.2rc1", "VLLM_ASCEND_ENABLE_CONTEXT_PARALLEL"),
+        BTreeSet::new()
+    );
+    assert_eq!(
+        env("v0.21.0rc1", "VLLM_ASCEND_ENABLE_CONTEXT_PARALLEL"),
+        only("dead_env_toggle")
+    );
+}
