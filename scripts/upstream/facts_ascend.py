@@ -1486,6 +1486,118 @@ def eplb_runner(pkg: Package) -> dict | None:
     return None
 
 
+def _device_capabilities(pkg: Package) -> dict[str, str]:
+    """Each `AscendDeviceType.X: HardwareProfile(...)` entry of
+    vllm_ascend/device/hardware_profile.py: X -> the unparsed `capabilities=`
+    expression, module-level names in it expanded one level (`_A3_CAPABILITIES
+    | {...}`). Empty before hardware profiles exist."""
+    out: dict[str, str] = {}
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("device/hardware_profile.py"):
+            continue
+        names = {
+            t.id: ast.unparse(n.value)
+            for n in mod.tree.body
+            if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Name)
+        }
+        for d in ast.walk(mod.tree):
+            if not isinstance(d, ast.Dict):
+                continue
+            for k, v in zip(d.keys, d.values):
+                if not (k is not None and ast.unparse(k).startswith("AscendDeviceType.") and isinstance(v, ast.Call)):
+                    continue
+                caps = next((kw.value for kw in v.keywords if kw.arg == "capabilities"), None)
+                if caps is None:
+                    continue
+                text = ast.unparse(caps)
+                for n in ast.walk(caps):
+                    if isinstance(n, ast.Name) and n.id in names:
+                        text += " " + names[n.id]
+                out[ast.unparse(k).split(".", 1)[1].lstrip("_")] = text
+    return out
+
+
+def v2_runner_required(pkg: Package) -> list[dict]:
+    """The models the platform refuses on the V1 model runner: each raising
+    `if` of `_validate_model_runner_config` (vllm_ascend/platform.py) that
+    tests `model_config.architecture in (...)`, a hardware capability
+    (`supports(HardwareCapability.X)`) and `not ....use_v2_model_runner`:
+    the architectures, the capability and the device types whose profile
+    has it (`A2`, `A3`, `A5`, ...). Empty before the check exists."""
+    caps = None
+    out = []
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("platform.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "_validate_model_runner_config"):
+                continue
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.If) and any(isinstance(r, ast.Raise) for b in node.body for r in ast.walk(b))):
+                    continue
+                test = ast.unparse(node.test)
+                if "use_v2_model_runner" not in test:
+                    continue
+                archs: list[str] = []
+                cap = None
+                for c in ast.walk(node.test):
+                    if (
+                        isinstance(c, ast.Compare)
+                        and ast.unparse(c.left).endswith("architecture")
+                        and isinstance(c.ops[0], ast.In)
+                    ):
+                        archs += _strs(c.comparators[0])
+                    if isinstance(c, ast.Attribute) and ast.unparse(c).startswith("HardwareCapability."):
+                        cap = c.attr
+                if not archs or cap is None:
+                    continue
+                if caps is None:
+                    caps = _device_capabilities(pkg)
+                devices = sorted(d for d, text in caps.items() if f"HardwareCapability.{cap}" in text)
+                out.append(
+                    {"architectures": sorted(archs), "capability": cap, "devices": devices, "source": f"{rel}:{node.lineno}"}
+                )
+    return out
+
+
+def engram_tp(pkg: Package) -> dict | None:
+    """The tensor-parallel sizes `_validate_engram_config`
+    (vllm_ascend/platform.py) allows a model with Engram tables, and that
+    model's architecture (the `architecture != "..."` test). None before
+    Ascend Engram."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("platform.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "_validate_engram_config"):
+                continue
+            arch = None
+            for c in ast.walk(fn):
+                if (
+                    isinstance(c, ast.Compare)
+                    and ast.unparse(c.left).endswith("architecture")
+                    and isinstance(c.ops[0], ast.NotEq)
+                    and isinstance(c.comparators[0], ast.Constant)
+                ):
+                    arch = c.comparators[0].value
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.If) and any(isinstance(r, ast.Raise) for b in node.body for r in ast.walk(b))):
+                    continue
+                for c in ast.walk(node.test):
+                    if (
+                        isinstance(c, ast.Compare)
+                        and ast.unparse(c.left).endswith("tensor_parallel_size")
+                        and isinstance(c.ops[0], ast.NotIn)
+                        and isinstance(c.comparators[0], (ast.Tuple, ast.List, ast.Set))
+                    ):
+                        sizes = [e.value for e in c.comparators[0].elts if isinstance(e, ast.Constant)]
+                        if arch:
+                            return {"architecture": arch, "tp_sizes": sizes, "source": f"{rel}:{node.lineno}"}
+    return None
+
+
 # --------------------------------------------------------------------------------------
 
 
@@ -1592,6 +1704,8 @@ def ascend_facts(src: Path, version: str) -> dict:
         "cp_interleave_refusal": cp_interleave_refusal(pkg),
         "eplb_runner": eplb_runner(pkg),
         "kvpp": kvpp(pkg),
+        "v2_runner_required": v2_runner_required(pkg),
+        "engram_tp": engram_tp(pkg),
         "kv_pool_backends": kv_pool_backends(pkg),
         "kv_pool_runner": kv_pool_runner(src),
     }

@@ -43,7 +43,7 @@ import corpus  # noqa: E402
 ROOT = corpus.ROOT
 VERDICTS = ROOT / "upstream" / "startup-verdicts.json"
 DOC = ROOT / "upstream" / "startup-checks.md"
-RULES = ROOT / "pd-dsl-core" / "src" / "rules.rs"
+RULES = ROOT / "pd-dsl-core" / "src" / "rules"  # each concern module declares its rules
 KINDS = ("rule", "derived", "passthrough", "unreachable", "open")
 
 
@@ -127,7 +127,8 @@ def inventory() -> dict[str, dict]:
 
 
 def rule_names() -> set[str]:
-    return set(re.findall(r'^\s*\w+ = "([a-z0-9_]+)", (?:Hard|Convention),', RULES.read_text(), re.M))
+    text = "\n".join(p.read_text() for p in sorted(RULES.glob("*.rs")))
+    return set(re.findall(r'^\s*\w+ = "([a-z0-9_]+)", (?:Hard|Convention),', text, re.M))
 
 
 def load_verdicts() -> dict[str, dict]:
@@ -146,7 +147,7 @@ def problems(inv: dict[str, dict], verdicts: dict[str, dict]) -> list[str]:
         if v.get("verdict") not in KINDS:
             out.append(f"{i}: verdict {v.get('verdict')!r}, expected one of {', '.join(KINDS)}")
         if v.get("verdict") == "rule" and v.get("rule") not in rules:
-            out.append(f"{i}: names rule {v.get('rule')!r}, which pd-dsl-core/src/rules.rs does not define")
+            out.append(f"{i}: names rule {v.get('rule')!r}, which no module of pd-dsl-core/src/rules/ declares")
         if not str(v.get("why", "")).strip():
             out.append(f"{i}: no `why`")
     return out

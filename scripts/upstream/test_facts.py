@@ -198,6 +198,23 @@ class ByHand(unittest.TestCase):
         k30 = table("0.30.0rc2")["kvpp"]
         self.assertEqual((k30["graphs"], k30["methods"]), (["eager", "piecewise"], ["dspark", "mtp"]))
 
+    def test_v41_runner_and_engram(self):
+        # vllm_ascend/platform.py @0.30.0rc1: `_validate_model_runner_config` raises "DeepSeek V4.1 on
+        # Ascend A5 requires Model Runner V2" for architecture in ("DeepseekV41ForCausalLM",
+        # "DeepseekV41DSparkModel") on a profile with DSV41_PACKED_CACHE (device/hardware_profile.py: A5
+        # only); `_validate_engram_config` raises "Ascend Engram requires TP=1/2/4/8" for
+        # DeepseekV41ForCausalLM. Neither function exists @0.29.0rc1.
+        self.assertEqual(table("0.29.0rc1")["v2_runner_required"], [])
+        self.assertIsNone(table("0.29.0rc1")["engram_tp"])
+        for v in ("0.30.0rc1", "0.30.0rc2"):
+            [r] = table(v)["v2_runner_required"]
+            self.assertEqual(
+                (r["architectures"], r["capability"], r["devices"]),
+                (["DeepseekV41DSparkModel", "DeepseekV41ForCausalLM"], "DSV41_PACKED_CACHE", ["A5"]),
+            )
+            e = table(v)["engram_tp"]
+            self.assertEqual((e["architecture"], e["tp_sizes"]), ("DeepseekV41ForCausalLM", [1, 2, 4, 8]))
+
     def test_init_never_defines_version(self):
         # vllm_ascend/__init__.py (every release): no `__version__`; setup.py calls
         # `get_version(write_to="vllm_ascend/_version.py")` (setup.py:447 @0.18.0, :416 @0.30.0rc2)

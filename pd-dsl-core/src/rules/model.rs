@@ -2,10 +2,11 @@
 
 use super::names::list;
 use super::serve::Facts;
-use super::settings::config_site;
+use super::settings::{config_site, env_site};
 use crate::check::Cx;
 use crate::layout::Serve;
 use crate::rules::{Rule, did_you_mean};
+use crate::site::Site;
 use crate::spec::{ConnectorKind, EnvValue, Json, LayoutSpec, Role};
 use crate::tables::{self, Image};
 
@@ -36,6 +37,23 @@ declare_rules! {
     /// … @v0.26.0rc1 L884, pydantic `extra="forbid"` from v0.27.1rc1); the
     /// sub-keys are the facts' `eplb_config` entry.
     EplbConfigStrict = "eplb_config_strict", Hard, "`eplb_config` holds only the sub-keys and values the image accepts";
+    /// A model the platform starts only on the V2 model runner on this
+    /// hardware, on an engine without env `VLLM_USE_V2_MODEL_RUNNER=1`:
+    /// ValueError "DeepSeek V4.1 on Ascend A5 requires Model Runner V2"
+    /// (vllm_ascend/platform.py `_validate_model_runner_config`,
+    /// v0.30.0rc1 and v0.30.0rc2 L952). Read from the generated facts
+    /// (`v2_runner_required`: the architectures, and the devices whose
+    /// hardware profile has the capability the check tests); the model
+    /// table's `architecture` names the model.
+    ModelRunnerRequired = "model_runner_required", Hard, "a model the platform starts only on the V2 model runner on this hardware gets env `VLLM_USE_V2_MODEL_RUNNER=1`";
+    /// An engine of a model with Engram tables at a TP size Ascend Engram
+    /// refuses: ValueError "Ascend Engram requires TP=1/2/4/8 with PP=DCP=1"
+    /// (vllm_ascend/platform.py `_validate_engram_config`, v0.30.0rc1 and
+    /// v0.30.0rc2 L1615). Read from the generated facts (`engram_tp`). The
+    /// platform builds the Engram config itself when the checkpoint's config
+    /// has `engram_layer_ids`, which the DeepSeek-V4.1 weights carry (INT8
+    /// Engram tables, DeepSeek-V4.1-Flash.md L34, L51).
+    EngramTpSupported = "engram_tp_supported", Hard, "a model with Engram tables runs at a TP size Ascend Engram takes (1, 2, 4 or 8)";
 }
 
 /// Model-fact rules on one role's settings that are not about limits:
@@ -113,6 +131,7 @@ pub(crate) fn check_model_settings(
             ),
         );
     }
+    check_model_runner(facts, role, serve, dp_tp, cx);
     // ascend_config.py `_check_mooncake_c8_kv_cache_quant` (@v0.23.0rc1 L35,
     // @v0.26.0rc1 L64, @v0.30.0rc2 L715; from v0.23.0rc1): the producer keeps bf16 KV while the consumer
     // allocates int8, and V1 moves raw bytes. Earlier images have no check
@@ -264,5 +283,72 @@ pub(crate) fn check_eplb_config(
                 format!("found `eplb_config.{k}: {v}`, expected {expected}: `EplbConfig` checks its values at start-up (ascend_config.py L1028-1056)"),
             );
         }
+    }
+}
+
+/// The platform's model-specific refusals that read the architecture:
+/// the V2 model runner where the facts' `v2_runner_required` asks for it,
+/// and Engram's TP sizes (`engram_tp`).
+fn check_model_runner(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    dp_tp: Option<(u32, u32)>,
+    cx: &mut Cx,
+) {
+    let Facts {
+        spec,
+        model,
+        hw,
+        image,
+        ..
+    } = *facts;
+    let (Some(m), Some(arch), Some(img)) = (model, model.and_then(|m| m.architecture), image)
+    else {
+        return;
+    };
+    let Some(rel) = img.facts() else { return };
+    if let Some(hw) = hw
+        && !super::features::v2_runner_on(serve)
+        && let Some(r) = rel.v2_runner_required.iter().find(|r| {
+            r.architectures.iter().any(|a| a == arch)
+                && r.devices.iter().any(|d| d == hw.device_type())
+        })
+    {
+        let env = env_site(spec, role, "VLLM_USE_V2_MODEL_RUNNER");
+        let site = if env == Site::NONE {
+            spec.model.site
+        } else {
+            env
+        };
+        cx.report(
+            Rule::ModelRunnerRequired,
+            site,
+            format!("{role}.env.VLLM_USE_V2_MODEL_RUNNER"),
+            format!(
+                "found `{}` ({arch}) on a {role} engine on {} ({}) without env `VLLM_USE_V2_MODEL_RUNNER=1`, expected that env: vllm-ascend {} starts it only on the V2 model runner on hardware with `{}` ({} `_validate_model_runner_config`)",
+                m.id, hw.product, hw.device_type(), rel.version, r.capability, r.source
+            ),
+        );
+    }
+    if let Some(e) = &rel.engram_tp
+        && e.architecture == arch
+        && let Some((_, tp)) = dp_tp
+        && !e.tp_sizes.contains(&tp)
+        && let Some(g) = spec.topology.iter().find(|g| g.role.value == role)
+    {
+        cx.report(
+            Rule::EngramTpSupported,
+            g.shape_site,
+            "topology",
+            format!(
+                "found `{}` (TP{tp}) for `{}`, a model with Engram tables, expected TP {}: vllm-ascend {} refuses other sizes at start ({} `_validate_engram_config`)",
+                g.shape(),
+                m.id,
+                e.tp_sizes.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+                rel.version,
+                e.source
+            ),
+        );
     }
 }

@@ -38,6 +38,9 @@ pub static DEEPSEEK_V4_1_FLASH_W8A8: Model = Model {
     drafts: &[],
     tokenizer_mode: Some("deepseek_v41"),
     kv_c8: false,
+    // vllm_ascend/models/__init__.py L39 @v0.30.0rc1 registers it; the
+    // tutorial (DeepSeek-V4.1-Flash.md L379-381) maps it.
+    architecture: Some("DeepseekV41ForCausalLM"),
 };
 
 /// DeepSeek-V3.1 w8a8 with hybrid MTP, QuaRot (DeepSeek-V3.1.md §3.1).

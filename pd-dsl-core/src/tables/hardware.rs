@@ -136,6 +136,17 @@ pub static A950DT: Hardware = Hardware {
 };
 
 impl Hardware {
+    /// vllm-ascend's name for the device (`AscendDeviceType`,
+    /// vllm_ascend/device/hardware.py @v0.30.0rc1: A2, A3, A5), the key of
+    /// its hardware profile, which the generated facts name.
+    pub const fn device_type(&self) -> &'static str {
+        match self.family {
+            HardwareFamily::Ascend950 => "A5",
+            HardwareFamily::Atlas800 if self.npus_per_node == 16 => "A3",
+            HardwareFamily::Atlas800 => "A2",
+        }
+    }
+
     /// Host paths the node's container mounts (same path inside): the
     /// upstream docker command's mounts, then every path preflight requires
     /// (`required_host_paths`) that none of them covers, so a check preflight

@@ -46,6 +46,12 @@ pub struct Model {
     /// description sets `enable_c8_quant`); upstream names every such build
     /// `...c8...`.
     pub kv_c8: bool,
+    /// The Hugging Face architecture (`architectures[0]` of the checkpoint's
+    /// `config.json`), typed only where a rule reads it: vllm-ascend's
+    /// start-up checks name architectures (`_validate_model_runner_config`,
+    /// `_validate_engram_config`, vllm_ascend/platform.py @v0.30.0rc1), and
+    /// the generated facts carry the names they test.
+    pub architecture: Option<&'static str>,
 }
 
 /// How a model attends, as vllm-ascend tells the kinds apart.
@@ -146,6 +152,7 @@ pub(super) const DEEPSEEK_V3: Model = Model {
     drafts: &[],
     tokenizer_mode: None,
     kv_c8: false,
+    architecture: None,
 };
 
 /// DeepSeek-V3.2: MLA plus the DSA indexer, one MTP layer (docs/source/
@@ -168,6 +175,7 @@ pub(super) const DEEPSEEK_V3_2: Model = Model {
     drafts: &[],
     tokenizer_mode: Some("deepseek_v32"),
     kv_c8: false,
+    architecture: None,
 };
 
 /// DeepSeek-V4: hybrid (sliding-window plus compressed) KV cache, one MTP
@@ -189,6 +197,7 @@ pub(super) const DEEPSEEK_V4: Model = Model {
     drafts: &[],
     tokenizer_mode: Some("deepseek_v4"),
     kv_c8: false,
+    architecture: None,
 };
 
 /// GLM-5 and GLM-5.1 (docs/source/tutorials/models/GLM5.md L23-26:
@@ -212,6 +221,7 @@ pub(super) const GLM_5_FAMILY: Model = Model {
     drafts: &[],
     tokenizer_mode: None,
     kv_c8: false,
+    architecture: None,
 };
 
 /// GLM-5.2 (docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization
@@ -266,6 +276,7 @@ pub(super) const KIMI_K2: Model = Model {
     drafts: &[],
     tokenizer_mode: None,
     kv_c8: false,
+    architecture: None,
 };
 
 /// Qwen3-235B-A22B (docs/source/tutorials/models/Qwen3-235B-A22B.md,
@@ -289,6 +300,7 @@ pub(super) const QWEN3_235B: Model = Model {
     drafts: &[],
     tokenizer_mode: None,
     kv_c8: false,
+    architecture: None,
 };
 
 /// GLM-4.7 w8a8 with C8 KV (e2e only: tests/e2e/weekly/multi_node/
@@ -314,6 +326,7 @@ pub static GLM_4_7_W8A8C8: Model = Model {
     drafts: &[],
     tokenizer_mode: None,
     kv_c8: true,
+    architecture: None,
 };
 
 /// Qwen3.5-397B-A17B (vllm-ascend docs/source/tutorials/models/
@@ -341,6 +354,7 @@ pub(super) const QWEN3_5_FAMILY: Model = Model {
     drafts: &[],
     tokenizer_mode: None,
     kv_c8: false,
+    architecture: None,
 };
 
 /// Qwen3.5-397B-A17B w8a8 with MTP (Qwen3.5-397B-A17B.md L28; e2e:
@@ -409,6 +423,7 @@ pub(super) const MINIMAX_M2: Model = Model {
     drafts: &[],
     tokenizer_mode: None,
     kv_c8: false,
+    architecture: None,
 };
 
 /// Every model, in table order.

@@ -44,12 +44,47 @@ pub struct Release {
     /// What `KVPPConfig.validate` refuses; `None` before KVPP.
     #[serde(default)]
     pub kvpp: Option<KvppFact>,
+    /// The models the platform starts only on the V2 model runner on some
+    /// hardware (`_validate_model_runner_config`, vllm_ascend/platform.py);
+    /// empty before the check.
+    #[serde(default)]
+    pub v2_runner_required: Vec<V2RunnerRequired>,
+    /// The TP sizes Ascend Engram allows (`_validate_engram_config`,
+    /// vllm_ascend/platform.py); `None` before Ascend Engram.
+    #[serde(default)]
+    pub engram_tp: Option<EngramTp>,
     /// The stores `AscendStoreConnector` keeps a KV pool in, with the env
     /// variable each reads its per-node config path from.
     pub kv_pool_backends: Vec<PoolBackendFact>,
     /// How the release's e2e runner starts a KV pool's service; `None`
     /// before its runner has a pool.
     pub kv_pool_runner: Option<PoolRunner>,
+}
+
+/// A refusal of the V1 model runner: these architectures start only on the
+/// V2 runner on a device whose hardware profile has `capability`.
+#[derive(Debug, Deserialize)]
+pub struct V2RunnerRequired {
+    /// The architectures the `if` tests (`model_config.architecture in (...)`).
+    pub architectures: Vec<String>,
+    /// The hardware capability it tests (`HardwareCapability.X`).
+    pub capability: String,
+    /// The device types whose profile has the capability (`A2`, `A3`, `A5`;
+    /// vllm_ascend/device/hardware_profile.py).
+    pub devices: Vec<String>,
+    /// `path:line` of the `if`.
+    pub source: String,
+}
+
+/// The TP sizes Ascend Engram allows a model with Engram tables.
+#[derive(Debug, Deserialize)]
+pub struct EngramTp {
+    /// The architecture Engram requires (`DeepseekV41ForCausalLM`).
+    pub architecture: String,
+    /// The allowed tensor-parallel sizes.
+    pub tp_sizes: Vec<u32>,
+    /// `path:line` of the refusing `if`.
+    pub source: String,
 }
 
 /// KV layer parallelism's preconditions (vllm_ascend/ascend_config.py

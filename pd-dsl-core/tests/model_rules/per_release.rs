@@ -150,3 +150,66 @@ fn env_read_by_torch_npu_or_mooncake_is_not_dead() {
         only("dead_env_toggle")
     );
 }
+
+/// DeepSeek-V4.1 at v0.30.0rc1/rc2: on 950DT (A5, the only profile with the
+/// packed V4.1 cache) every engine needs the V2 model runner, on A3 it does
+/// not; and Engram takes TP 1, 2, 4 or 8 on any hardware. The releases
+/// before have neither check (the facts' `v2_runner_required` is empty and
+/// `engram_tp` null at v0.29.0rc1).
+#[test]
+fn v41_needs_the_v2_runner_on_a5_and_an_engram_tp_size() {
+    let v41 = |hardware: &str, image: &str, prefill_tp: u32| {
+        let mut v = pd("deepseek_v4_1_flash_w8a8", image);
+        v["hardware"] = json!(hardware);
+        // kv ports above the ADXL range: 20000 + 1000 x NPUs per node
+        let kv = if hardware == "a3" { 36100 } else { 30000 };
+        v["connector"] =
+            json!({"kind": "mooncake_hybrid", "kv_port": {"prefill": [kv], "decode": [kv + 100]}});
+        let (ptp, dtp) = if hardware == "a3" {
+            (prefill_tp, 4)
+        } else {
+            (prefill_tp, 2)
+        };
+        let per_node = if hardware == "a3" { 16 } else { 8 };
+        v["topology"] = json!([
+            {"role": "prefill", "count": 1, "dp": per_node / ptp, "tp": ptp},
+            {"role": "decode", "count": 1, "dp": per_node / dtp, "tp": dtp}
+        ]);
+        v
+    };
+    let a5 = v41("ascend_950dt", "v0.30.0rc2", 4);
+    assert_eq!(
+        broken(&a5),
+        only("model_runner_required"),
+        "{:?}",
+        messages(&a5, "model_runner_required")
+    );
+    let m = messages(&a5, "model_runner_required");
+    assert_eq!(m.len(), 2, "one per role: {m:?}");
+    assert!(
+        m[0].contains("DeepseekV41ForCausalLM") && m[0].contains("platform.py:952"),
+        "{m:?}"
+    );
+    let mut on = a5.clone();
+    on["serve"]["env"] = json!([{"name": "VLLM_USE_V2_MODEL_RUNNER", "value": "1"}]);
+    assert_eq!(broken(&on), BTreeSet::new());
+    let mut off = a5.clone();
+    off["serve"]["env"] = json!([{"name": "VLLM_USE_V2_MODEL_RUNNER", "value": "0"}]);
+    assert_eq!(broken(&off), only("model_runner_required"));
+    assert_eq!(broken(&v41("a3", "v0.30.0rc2", 4)), BTreeSet::new());
+    assert_eq!(
+        broken(&v41("ascend_950dt", "v0.29.0rc1", 4)),
+        BTreeSet::new()
+    );
+
+    let tp16 = v41("a3", "v0.30.0rc1", 16);
+    assert_eq!(
+        broken(&tp16),
+        only("engram_tp_supported"),
+        "{:?}",
+        messages(&tp16, "engram_tp_supported")
+    );
+    assert!(messages(&tp16, "engram_tp_supported")[0].contains("1, 2, 4, 8"));
+    assert_eq!(broken(&v41("a3", "v0.30.0rc1", 8)), BTreeSet::new());
+    assert_eq!(broken(&v41("a3", "v0.29.0rc1", 16)), BTreeSet::new());
+}
