@@ -1629,6 +1629,7 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
         "serve_flags": flags,
         "speculative_methods": speculative_methods(Source(src, overrides)),
         "v2_model_runner": v2_model_runner(Source(src, overrides)),
+        "async_speculative_methods": async_speculative_methods(Source(src, overrides)),
     }
 
 
@@ -1676,6 +1677,95 @@ def v2_model_runner(source: Source) -> dict | None:
 
 
 SPECULATIVE = "vllm/config/speculative.py"
+
+
+def _read(source: Source, rel: str) -> str | None:
+    text = source.overrides.get(rel)
+    if text is None:
+        path = source.root / rel
+        if not path.is_file():
+            return None
+        text = path.read_text(encoding="utf-8")
+    return text
+
+
+def _literal_aliases(source: Source) -> dict[str, list[str]]:
+    """Module-level `X = Literal[...]` aliases of vllm/config/speculative.py,
+    nested aliases flattened: name -> its strings."""
+    text = _read(source, SPECULATIVE)
+    if text is None:
+        return {}
+    tree = ast.parse(text, SPECULATIVE)
+    raw: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            raw[node.targets[0].id] = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            raw[node.target.id] = node.value
+
+    def flat(node: ast.AST, seen: tuple[str, ...]) -> list[str] | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        if isinstance(node, ast.Name) and node.id in raw and node.id not in seen:
+            return flat(raw[node.id], seen + (node.id,))
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Literal":
+            out: list[str] = []
+            for i in node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]:
+                f = flat(i, seen)
+                if f is None:
+                    return None
+                out += f
+            return out
+        return None
+
+    return {k: v for k in raw if (v := flat(raw[k], (k,))) is not None}
+
+
+def async_speculative_methods(source: Source) -> dict | None:
+    """The speculative methods `--async-scheduling` runs with: the raising
+    `if` of `VllmConfig.__post_init__` (vllm/config/vllm.py) whose message
+    says async scheduling is "only supported" with some kinds of speculative
+    decoding; its test is a conjunction of `method not in get_args(Alias)`
+    (aliases of vllm/config/speculative.py, flattened) and `method != "x"`.
+    The methods are those after vLLM's own rewriting of `*_mtp` to `mtp`.
+    `None` when no such check exists."""
+    text = _read(source, VLLM_CONFIG)
+    if text is None:
+        return None
+    tree = ast.parse(text, VLLM_CONFIG)
+    aliases = None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.If) and ".method" in ast.unparse(node.test)):
+            continue
+        msgs = [
+            c.value
+            for b in node.body
+            for r in ast.walk(b)
+            if isinstance(r, ast.Raise)
+            for c in ast.walk(r)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str)
+        ]
+        if not any("async scheduling is only supported" in m for m in msgs):
+            continue
+        if aliases is None:
+            aliases = _literal_aliases(source)
+        methods: set[str] = set()
+        for c in ast.walk(node.test):
+            if not (isinstance(c, ast.Compare) and ast.unparse(c.left).endswith(".method")):
+                continue
+            op, right = c.ops[0], c.comparators[0]
+            if isinstance(op, ast.NotEq) and isinstance(right, ast.Constant):
+                methods.add(right.value)
+            elif isinstance(op, ast.NotIn):
+                if isinstance(right, ast.Call) and ast.unparse(right.func).endswith("get_args") and right.args:
+                    name = ast.unparse(right.args[0])
+                    if name not in aliases:
+                        raise FactsError(f"`{VLLM_CONFIG}`:{c.lineno}: async scheduling names `{name}`, expected a Literal alias of `{SPECULATIVE}`")
+                    methods.update(aliases[name])
+                else:
+                    raise FactsError(f"`{VLLM_CONFIG}`:{c.lineno}: cannot read `{ast.unparse(c)}`")
+        return {"methods": sorted(methods), "source": f"{VLLM_CONFIG}:{node.lineno}"}
+    return None
 
 
 def speculative_methods(source: Source) -> list[dict]:

@@ -67,7 +67,10 @@ class WellFormed(unittest.TestCase):
         for v in PINNED:
             with self.subTest(vllm=v):
                 f = facts(v)
-                self.assertEqual(list(f), ["package", "version", "serve_flags", "speculative_methods", "v2_model_runner"])
+                self.assertEqual(
+                    list(f),
+                    ["package", "version", "serve_flags", "speculative_methods", "v2_model_runner", "async_speculative_methods"],
+                )
                 runner = f["v2_model_runner"]
                 if runner is not None:
                     self.assertEqual(list(runner), ["unsupported", "default_architectures", "source"])
@@ -259,6 +262,26 @@ class HandRead(unittest.TestCase):
         ov = mutate(v, "vllm/config/vllm.py", 'unsupported.append("sequence parallelism")',
                     'unsupported.append("sequence parallelism")\n            unsupported.append("lookahead")')
         self.assertIn("lookahead", fv.v2_model_runner(fv.Source(corpus("vllm", v), ov))["unsupported"])
+
+    def test_async_scheduling_methods(self):
+        # vllm/config/vllm.py `VllmConfig.__post_init__`: with async scheduling on, a method outside
+        # get_args(EagleModelTypes), get_args(NgramGPUTypes), "draft_model" raises "Currently, async
+        # scheduling is only supported with EAGLE/MTP/..." (@0.18.0 L697); "dspark" joins @0.25.1 (L972);
+        # dflash is in EagleModelTypes (DFlashModelTypes) from 0.20.2. ngram never is.
+        for v in PINNED:
+            with self.subTest(vllm=v):
+                got = facts(v)["async_speculative_methods"]
+                m = set(got["methods"])
+                self.assertTrue({"eagle", "eagle3", "mtp", "deepseek_mtp", "draft_model", "ngram_gpu"} <= m, got)
+                self.assertNotIn("ngram", m)
+                self.assertEqual("dspark" in m, version_key(v) >= version_key("0.25.1"))
+                self.assertEqual("dflash" in m, version_key(v) >= version_key("0.20.2"))
+                self.assertTrue(got["source"].startswith("vllm/config/vllm.py:"))
+        v = PINNED[-1]
+        old = '                    and self.speculative_config.method != "dspark"\n                ):\n                    raise'
+        ov = mutate(v, "vllm/config/vllm.py", old,
+                    old.replace("                ):", '                    and self.speculative_config.method != "ngram"\n                ):'))
+        self.assertIn("ngram", fv.async_speculative_methods(fv.Source(corpus("vllm", v), ov))["methods"])
 
     def test_a_changed_method_literal_is_read(self):
         v = PINNED[-1]

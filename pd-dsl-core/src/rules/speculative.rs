@@ -35,6 +35,14 @@ declare_rules! {
     CaptureSizesSpeculative = "capture_sizes_speculative", Convention, "full-graph capture sizes are multiples of `num_speculative_tokens + 1` when speculating more than one token";
     /// Decode batch budget below seqs x (1 + spec).
     DecodeBatchBudget = "decode_batch_budget", Convention, "decode `max_num_batched_tokens >= max_num_seqs x (1 + num_speculative_tokens)`";
+    /// `async_scheduling: true` with a speculative method async scheduling
+    /// does not run: ValueError "Currently, async scheduling is only
+    /// supported with EAGLE/MTP/..." (`VllmConfig.__post_init__`,
+    /// vllm/config/vllm.py @0.18.0 L697 … @0.30.0 L1418, every vLLM the
+    /// images ship). The methods are the generated vLLM facts'
+    /// `async_speculative_methods` (`dspark` from vLLM 0.25.1, `dflash` from
+    /// 0.20.2); in practice `ngram` is refused.
+    AsyncSchedulingSpeculativeMethod = "async_scheduling_speculative_method", Hard, "`async_scheduling` runs only with the speculative methods vLLM supports it with (EAGLE, MTP, draft model, ...)";
     /// Draft-model speculative method without a draft for the weights.
     SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "a speculative method that runs a draft model (eagle, eagle3, dflash, medusa, draft_model, mlp_speculator, custom_class) needs one the model table names";
 }
@@ -83,6 +91,24 @@ pub(crate) fn check_method(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mu
                 msite,
                 format!("{scope}.speculative.method"),
                 format!("found `{}` with weights `{}`, expected weights with an MTP layer: the draft model is the MTP layer", s.method, model.map_or("", |m| m.weights)),
+            );
+        }
+        if serve.async_scheduling
+            && let Some(img) = image
+            && let Ok(v) = crate::upstream::vllm_of(img)
+            && let Some(a) = &v.async_speculative_methods
+            && !a.methods.contains(&s.method)
+        {
+            let named = a
+                .methods
+                .iter()
+                .map(String::as_str)
+                .filter(|m| !m.ends_with("_mtp"));
+            cx.report(
+                Rule::AsyncSchedulingSpeculativeMethod,
+                msite,
+                format!("{scope}.speculative.method"),
+                format!("found speculative method `{}` with `async_scheduling: true` on image `{}`, expected one of {} or an MTP model type, or async scheduling off: vLLM {} refuses other methods with async scheduling at start ({} `VllmConfig.__post_init__`)", s.method, img.tag, list(named), v.version, a.source),
             );
         }
         if s.tokens == 0 || s.tokens > 15 {

@@ -52,6 +52,22 @@ pub struct VllmRelease {
     pub speculative_methods: Vec<SpeculativeMethodFact>,
     /// What the V2 model runner refuses; `None` before it.
     pub v2_model_runner: Option<V2Runner>,
+    /// The speculative methods `--async-scheduling` starts with; `None`
+    /// where vLLM has no such check.
+    #[serde(default)]
+    pub async_speculative_methods: Option<AsyncSpeculative>,
+}
+
+/// The speculative methods vLLM runs with async scheduling
+/// (`VllmConfig.__post_init__`, vllm/config/vllm.py); any other refuses to
+/// start.
+#[derive(Debug, Deserialize)]
+pub struct AsyncSpeculative {
+    /// The methods, after vLLM rewrites `*_mtp` to `mtp` (the MTP model
+    /// types are listed too).
+    pub methods: Vec<String>,
+    /// `path:line` of the refusing `if`.
+    pub source: String,
 }
 
 /// One `speculative_config.method` of a vLLM table.

@@ -213,3 +213,32 @@ fn v41_needs_the_v2_runner_on_a5_and_an_engram_tp_size() {
     assert_eq!(broken(&v41("a3", "v0.30.0rc1", 8)), BTreeSet::new());
     assert_eq!(broken(&v41("a3", "v0.29.0rc1", 16)), BTreeSet::new());
 }
+
+/// `async_scheduling` runs only with the methods vLLM's
+/// `VllmConfig.__post_init__` lists (the generated `async_speculative_methods`):
+/// `ngram` is refused at every image, MTP accepted, and `ngram` without
+/// async scheduling is accepted.
+#[test]
+fn async_scheduling_takes_only_the_methods_vllm_lists() {
+    for image in ["v0.18.0", "v0.23.0", "v0.30.0rc2"] {
+        let with = |method: &str, on: bool| {
+            let mut v = pd("deepseek_v3_1_w8a8_mtp_quarot", image);
+            v["serve"]["speculative"] = json!({"method": method, "tokens": 1});
+            v["serve"]["async_scheduling"] = json!(on);
+            v
+        };
+        let ngram = with("ngram", true);
+        assert_eq!(
+            broken(&ngram),
+            only("async_scheduling_speculative_method"),
+            "{image}"
+        );
+        let m = messages(&ngram, "async_scheduling_speculative_method");
+        assert!(
+            m.len() == 2 && m[0].contains("vllm/config/vllm.py:") && m[0].contains("`eagle3`"),
+            "{m:?}"
+        );
+        assert_eq!(broken(&with("ngram", false)), BTreeSet::new(), "{image}");
+        assert_eq!(broken(&with("mtp", true)), BTreeSet::new(), "{image}");
+    }
+}
