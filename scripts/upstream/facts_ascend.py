@@ -1336,6 +1336,55 @@ def finegrained_tp(pkg: Package) -> dict | None:
 _CP_SIZES = ("prefill_context_parallel_size", "decode_context_parallel_size")
 
 
+def finegrained_tp_connector(pkg: Package) -> dict | None:
+    """The kv connector the platform requires when a fine-grained TP size is
+    split: a raising `if` of vllm_ascend/platform.py that tests a name
+    assigned from `...has_connector("X")` together with
+    `<cfg>.<size> > 1` comparisons. The connector, the sizes (their
+    `finegrained_tp_config` keys) and the `if`'s line; None before the
+    check."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("platform.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            missing: dict[str, str] = {}
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    for c in ast.walk(node.value):
+                        if (
+                            isinstance(c, ast.Call)
+                            and isinstance(c.func, ast.Attribute)
+                            and c.func.attr == "has_connector"
+                            and c.args
+                            and isinstance(c.args[0], ast.Constant)
+                        ):
+                            missing[node.targets[0].id] = c.args[0].value
+            if not missing:
+                continue
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.If) and any(isinstance(r, ast.Raise) for b in node.body for r in ast.walk(b))):
+                    continue
+                names = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+                conn = next((missing[n] for n in sorted(names) if n in missing), None)
+                if conn is None:
+                    continue
+                sizes = [
+                    c.left.attr
+                    for c in ast.walk(node.test)
+                    if isinstance(c, ast.Compare)
+                    and isinstance(c.left, ast.Attribute)
+                    and c.left.attr.endswith("_tensor_parallel_size")
+                    and isinstance(c.ops[0], ast.Gt)
+                    and isinstance(c.comparators[0], ast.Constant)
+                    and c.comparators[0].value == 1
+                ]
+                if sizes:
+                    return {"connector": conn, "sizes": sorted(sizes), "source": f"{rel}:{node.lineno}"}
+    return None
+
+
 def cp_interleave_refusal(pkg: Package) -> dict | None:
     """The platform's refusal of a PD engine (`kv_transfer_config` set) with
     context parallelism whose `cp_kv_cache_interleave_size` differs from its
@@ -1701,6 +1750,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "pcp_refusals": pcp_refusals(pkg),
         "v2_runner_allows": v2_runner_allows(pkg),
         "finegrained_tp": finegrained_tp(pkg),
+        "finegrained_tp_connector": finegrained_tp_connector(pkg),
         "cp_interleave_refusal": cp_interleave_refusal(pkg),
         "eplb_runner": eplb_runner(pkg),
         "kvpp": kvpp(pkg),

@@ -215,6 +215,18 @@ class ByHand(unittest.TestCase):
             e = table(v)["engram_tp"]
             self.assertEqual((e["architecture"], e["tp_sizes"]), ("DeepseekV41ForCausalLM", [1, 2, 4, 8]))
 
+    def test_finegrained_tp_connector(self):
+        # vllm_ascend/platform.py @0.30.0rc1 L1146: `offload_missing = ... not
+        # kv_transfer_config.has_connector("PreemptOffloadConnector")`, then AssertionError when
+        # `ftpc.oproj_tensor_parallel_size > 1 or ftpc.mlp_tensor_parallel_size > 1`; absent @0.29.0rc1.
+        self.assertIsNone(table("0.29.0rc1")["finegrained_tp_connector"])
+        for v in ("0.30.0rc1", "0.30.0rc2"):
+            f = table(v)["finegrained_tp_connector"]
+            self.assertEqual(
+                (f["connector"], f["sizes"]),
+                ("PreemptOffloadConnector", ["mlp_tensor_parallel_size", "oproj_tensor_parallel_size"]),
+            )
+
     def test_init_never_defines_version(self):
         # vllm_ascend/__init__.py (every release): no `__version__`; setup.py calls
         # `get_version(write_to="vllm_ascend/_version.py")` (setup.py:447 @0.18.0, :416 @0.30.0rc2)

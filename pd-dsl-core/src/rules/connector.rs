@@ -36,6 +36,15 @@ declare_rules! {
     /// (`ascend_local_comm_res_path`, vllm_ascend/utils.py @v0.21.0rc1 L532,
     /// @v0.23.0 L584, @v0.30.0rc2 L700; not read before v0.21.0rc1).
     CommResPathHardware = "comm_res_path_hardware", Hard, "`ascend_local_comm_res_path` is for 950DT only";
+    /// A fine-grained TP size split (above 1) where the platform requires a
+    /// kv connector pd-dsl does not derive: AssertionError
+    /// "oproj_tensor_parallel_size / mlp_tensor_parallel_size require
+    /// PreemptOffloadConnector (via MultiConnector)" (vllm_ascend/platform.py
+    /// @v0.30.0rc1 and @v0.30.0rc2 L1146, on PD and mixed engines alike).
+    /// Read from the generated facts (`finegrained_tp_connector`); the
+    /// derived `kv_transfer_config` holds the layout's Mooncake connector and
+    /// a KV pool's `AscendStoreConnector`, never that one.
+    FinegrainedTpConnector = "finegrained_tp_connector", Hard, "fine-grained TP sizes that need a kv connector pd-dsl does not derive stay at 1";
     /// A connector extra key that is derived.
     ConnectorExtraDerived = "connector_extra_derived", Hard, "the `prefill`/`decode` shapes of `kv_connector_extra_config` are derived";
     /// Wrong number of kv ports.
@@ -351,4 +360,63 @@ pub(crate) fn check_wiring(
         proxy,
         dp_rpc,
     })
+}
+
+/// A split fine-grained TP size against the connector the platform then
+/// requires (rule `finegrained_tp_connector`, from the facts'
+/// `finegrained_tp_connector`).
+pub(crate) fn check_finegrained_tp_connector(
+    spec: &LayoutSpec,
+    image: Option<&Image>,
+    role: Role,
+    serve: &crate::layout::Serve,
+    cx: &mut Cx,
+) {
+    let Some(img) = image else { return };
+    let Some(need) = img
+        .facts()
+        .and_then(|r| r.finegrained_tp_connector.as_ref())
+    else {
+        return;
+    };
+    let Some(cfg) = serve.additional_config.get("finegrained_tp_config") else {
+        return;
+    };
+    // What the derived kv_transfer_config holds (layout.rs `kv_transfer_config`).
+    let mut derived: Vec<&str> = Vec::new();
+    if let Some(c) = &spec.connector {
+        derived.push(c.kind.value.kv_connector());
+        if c.pool.is_some() {
+            derived.push("AscendStoreConnector");
+        }
+    }
+    if derived.contains(&need.connector.as_str()) {
+        return;
+    }
+    for key in &need.sizes {
+        let Some(size) = cfg.get(key).and_then(Json::as_u64).filter(|s| *s > 1) else {
+            continue;
+        };
+        let held = if derived.is_empty() {
+            "no kv connector (a mixed engine)".to_owned()
+        } else {
+            format!(
+                "only {}",
+                derived
+                    .iter()
+                    .map(|d| format!("`{d}`"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )
+        };
+        cx.report(
+            Rule::FinegrainedTpConnector,
+            super::settings::config_value_site(spec, role, &format!("finegrained_tp_config.{key}")),
+            format!("{role}.additional_config.finegrained_tp_config.{key}"),
+            format!(
+                "found `{key}` {size} on a {role} engine on image `{}`, expected 1 (or the key left out): vllm-ascend requires `{}` in the kv_transfer_config for it ({}), and the derived kv_transfer_config holds {held}",
+                img.tag, need.connector, need.source
+            ),
+        );
+    }
 }

@@ -210,6 +210,7 @@ pub(crate) fn check_serve(
             );
     }
     check_finegrained_tp(facts, role, serve, dp_tp, pcp, cx);
+    super::connector::check_finegrained_tp_connector(facts.spec, facts.image, role, serve, cx);
     check_cp_interleave(facts, role, serve, pcp, cx);
     // ascend_config.py `AscendConfig` @v0.30.0rc1 L703-714 (also rc2).
     if serve.config_flag("enable_dsa_cp")

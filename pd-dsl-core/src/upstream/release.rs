@@ -35,6 +35,10 @@ pub struct Release {
     /// What `FinegrainedTPConfig` requires of each fine-grained TP size;
     /// `None` before the class exists.
     pub finegrained_tp: Option<FinegrainedTp>,
+    /// The kv connector the platform requires when a fine-grained TP size
+    /// is split; `None` before the check.
+    #[serde(default)]
+    pub finegrained_tp_connector: Option<FinegrainedTpConnector>,
     /// The platform's refusal of a PD engine with context parallelism whose
     /// interleave size differs from its block size; `None` when it has none.
     pub cp_interleave_refusal: Option<CpInterleave>,
@@ -83,6 +87,18 @@ pub struct EngramTp {
     pub architecture: String,
     /// The allowed tensor-parallel sizes.
     pub tp_sizes: Vec<u32>,
+    /// `path:line` of the refusing `if`.
+    pub source: String,
+}
+
+/// The platform's refusal of a split fine-grained TP size without a kv
+/// connector (`PreemptOffloadConnector`, via `MultiConnector`).
+#[derive(Debug, Deserialize)]
+pub struct FinegrainedTpConnector {
+    /// The connector class the `kv_transfer_config` must hold.
+    pub connector: String,
+    /// The `finegrained_tp_config` keys whose size above 1 needs it.
+    pub sizes: Vec<String>,
     /// `path:line` of the refusing `if`.
     pub source: String,
 }

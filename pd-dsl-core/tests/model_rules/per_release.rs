@@ -242,3 +242,29 @@ fn async_scheduling_takes_only_the_methods_vllm_lists() {
         assert_eq!(broken(&with("mtp", true)), BTreeSet::new(), "{image}");
     }
 }
+
+/// A split oproj TP (size above 1) on v0.30.0rc1/rc2 needs
+/// `PreemptOffloadConnector` in the kv_transfer_config, which pd-dsl never
+/// derives: refused on a decode engine that meets every
+/// `FinegrainedTPConfig` precondition; accepted at v0.29.0rc1 and at size 1.
+#[test]
+fn split_finegrained_tp_needs_a_connector_pd_dsl_does_not_derive() {
+    let oproj = |image: &str, size: u32| {
+        let mut v = with_role(
+            pd("deepseek_v4_flash_w8a8_mtp", image),
+            "decode",
+            json!({"additional_config": {"finegrained_tp_config": {"oproj_tensor_parallel_size": size}}}),
+        );
+        v["topology"][1] = json!({"role": "decode", "count": 1, "dp": 16, "tp": 1});
+        v
+    };
+    let split = oproj("v0.30.0rc2", 2);
+    assert_eq!(broken(&split), only("finegrained_tp_connector"));
+    let m = messages(&split, "finegrained_tp_connector");
+    assert!(
+        m[0].contains("PreemptOffloadConnector") && m[0].contains("`MooncakeConnectorV1`"),
+        "{m:?}"
+    );
+    assert_eq!(broken(&oproj("v0.30.0rc2", 1)), BTreeSet::new());
+    assert_eq!(broken(&oproj("v0.29.0rc1", 2)), BTreeSet::new());
+}
