@@ -1,0 +1,16 @@
+//! `max_num_batched_tokens` raised to 32768 so a whole prompt of `max_model_len` fits one batch without chunked prefill
+use pd_dsl::layout;
+
+fn main() {
+    let _spec = layout! {
+        name: "demo/a3-mixed",
+        model: minimax_m2_7_w8a8_quarot,
+        hardware: a3,
+        image: "v0.23.0",
+        topology: <mixed 1 x dp4tp4>,
+        ports: { api: 8000 },
+        provenance: { recorded: "2026-08-20" },
+        serve: { expert_parallel: true },
+        mixed: { max_model_len: 32768, max_num_batched_tokens: 32768, flags: ["--no-enable-chunked-prefill"] },
+    };
+}

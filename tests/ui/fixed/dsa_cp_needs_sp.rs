@@ -1,0 +1,20 @@
+//! FlashComm1 turned on (`VLLM_ASCEND_ENABLE_FLASHCOMM1: 1`), the sequence parallelism DSA context parallel needs
+use pd_dsl::layout;
+
+fn main() {
+    let _spec = layout! {
+        name: "demo/a3-1p1d",
+        model: deepseek_v3_2_w8a8,
+        hardware: a3,
+        image: "v0.23.0",
+        topology: <prefill 1 x dp2tp8; decode 1 x dp4tp4;>,
+        connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36200 } },
+        ports: { api: 7100, dp_rpc: 12321 },
+        proxy: { port: 1999 },
+        provenance: { recorded: "2026-08-20" }, serve: { expert_parallel: true, max_model_len: 32768 },
+        prefill: {
+            additional_config: { "enable_dsa_cp": true },
+            env: { VLLM_ASCEND_ENABLE_FLASHCOMM1: 1 },
+        },
+    };
+}

@@ -1,0 +1,17 @@
+//! reduce sampling moved from prefill to the decode engine
+use pd_dsl::layout;
+
+fn main() {
+    let _spec = layout! {
+        name: "demo/a3-1p1d",
+        model: glm_5_1_w8a8c8,
+        hardware: a3,
+        image: "v0.23.0",
+        topology: <prefill 1 x dp2tp8; decode 1 x dp4tp4;>,
+        connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36200 } },
+        ports: { api: 7100, dp_rpc: 12321 },
+        proxy: { port: 1999 },
+        provenance: { recorded: "2026-08-20" }, serve: { expert_parallel: true },
+        decode: { additional_config: { "enable_reduce_sample": true } },
+    };
+}

@@ -1,0 +1,17 @@
+//! `max_num_seqs` raised to 32, so the 4 ranks run 128 sequences: all 100 concurrent requests
+use pd_dsl::layout;
+
+fn main() {
+    let _spec = layout! {
+        name: "demo/a3-mixed",
+        model: minimax_m2_7_w8a8_quarot,
+        hardware: a3,
+        image: "v0.23.0",
+        topology: <mixed 1 x dp4tp4>,
+        ports: { api: 8000 },
+        provenance: { recorded: "2026-08-20" },
+        serve: { expert_parallel: true },
+        mixed: { max_num_seqs: 32, max_model_len: 32768 },
+        bench: { input_len: 1000, output_len: 1000, num_prompts: 100, max_concurrency: 100 },
+    };
+}
