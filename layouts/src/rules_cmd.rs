@@ -1,52 +1,15 @@
 //! `catalog rules` and `catalog explain RULE`: every rule the checker runs,
 //! from its one declaration (`pd_dsl::rules`: name, severity, summary, and
 //! its doc comment with the upstream source and releases), with the layout
-//! of its compile-fail case and the error the compiler prints for it (the
-//! files `tests/ui/fail/` the `ui` test compiles, embedded at build time).
+//! of its compile-fail case, the error the compiler prints for it and its
+//! fix (the files `tests/ui/fail/` and `tests/ui/fixed/` the `ui` test
+//! compiles, embedded at build time: `pd_dsl::render::rules_doc`).
 
 use pd_dsl::rules::{Rule, Severity};
 use serde::Serialize;
 use std::fmt::Write as _;
 
-include!(concat!(env!("OUT_DIR"), "/ui_cases.rs"));
-
-/// One compile-fail case of a rule.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct Case {
-    /// `tests/ui/fail/<file>.rs`.
-    pub file: &'static str,
-    /// The layout that breaks the rule.
-    pub source: &'static str,
-    /// What the compiler prints for it.
-    pub error: &'static str,
-}
-
-/// The compile-fail cases whose expected error names `rule`: the rule's
-/// own case first, then those that break it alone, at most [`MAX_CASES`].
-pub fn cases(rule: Rule) -> Vec<Case> {
-    let tag = format!("[rule `{}`]", rule.name());
-    let mut found: Vec<Case> = UI_CASES
-        .iter()
-        .filter(|(_, _, err)| err.contains(&tag))
-        .map(|&(file, source, error)| Case {
-            file,
-            source,
-            error,
-        })
-        .collect();
-    found.sort_by_key(|c| {
-        (
-            c.file != rule.name(),
-            c.error.matches("error:").count(),
-            c.file,
-        )
-    });
-    found.truncate(MAX_CASES);
-    found
-}
-
-/// Cases `catalog explain` shows per rule.
-pub const MAX_CASES: usize = 2;
+pub use pd_dsl::render::rules_doc::{Case, Fix, MAX_CASES, cases, fix};
 
 /// A rule as `catalog rules --format json` lists it.
 #[derive(Debug, Serialize)]
@@ -61,6 +24,8 @@ pub struct RuleDoc {
     pub explanation: String,
     /// Its compile-fail cases.
     pub cases: Vec<Case>,
+    /// The fix of its own compile-fail case.
+    pub fix: Option<Fix>,
 }
 
 /// Every rule, in table order.
@@ -73,6 +38,7 @@ pub fn docs() -> Vec<RuleDoc> {
             summary: r.summary(),
             explanation: r.explanation(),
             cases: cases(r),
+            fix: fix(r),
         })
         .collect()
 }
@@ -146,6 +112,17 @@ pub fn explain(name: &str) -> Result<String, String> {
             indent(case.error)
         );
     }
+    if let Some(f) = fix(rule) {
+        let _ = writeln!(
+            out,
+            "\n{}\n\n{}",
+            wrap(
+                &format!("The fix (tests/ui/fixed/{}.rs): {}.", f.file, f.why),
+                78
+            ),
+            indent(&f.diff)
+        );
+    }
     Ok(out)
 }
 
@@ -201,6 +178,17 @@ mod tests {
                     "{text}"
                 );
             }
+            // Each case has its fix (the `ui` test holds them), shown
+            // after the failing layout and its error.
+            let fix = fix(r).expect("a fixed case");
+            let at = text
+                .find(&format!("The fix (tests/ui/fixed/{}.rs):", r.name()))
+                .expect("the fix is shown");
+            assert!(
+                at > text.find("what the compiler says:").unwrap_or(usize::MAX),
+                "{text}"
+            );
+            assert!(text[at..].contains(&indent(&fix.diff)), "{text}");
         }
     }
 
