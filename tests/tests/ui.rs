@@ -1,5 +1,6 @@
 //! `layout!` compile-fail and pass cases (trybuild), and the guards that every
-//! rule has its compile-fail case and, beside it, the minimal fix of it.
+//! rule has its compile-fail case and, beside it, the minimal fix of it
+//! (compiled by `fixed.rs`).
 
 use std::path::Path;
 
@@ -12,7 +13,7 @@ fn ui() {
     let t = trybuild::TestCases::new();
     t.compile_fail("ui/fail/*.rs");
     t.pass("ui/pass/*.rs");
-    t.pass("ui/fixed/*.rs");
+    // The fixed cases compile in one binary: tests/fixed.rs.
 }
 
 #[test]
@@ -77,7 +78,7 @@ fn changed_lines(a: &str, b: &str) -> usize {
 }
 
 /// Every rule's compile-fail case `ui/fail/<rule>.rs` has its fix
-/// `ui/fixed/<rule>.rs` (compiled by `ui` above): the same layout with at
+/// `ui/fixed/<rule>.rs` (compiled by `tests/fixed.rs`): the same layout with at
 /// most [`MAX_FIX_LINES`] lines changed, its first line `//! ` and the one
 /// sentence saying what changed and why. Every fixed case fixes a rule's
 /// compile-fail case.
