@@ -627,8 +627,10 @@ PD_RUN_ID="$LAYOUT/node$NODE_INDEX/$$-$RANDOM$RANDOM"
 export PD_RUN_ID
 printf '%s\n' "$$" >"$LOG_DIR/run.pid"
 printf '%s\n' "$PD_RUN_ID" >"$LOG_DIR/run.id"
+# stop.sh waits this drain (and the launcher's grace) before it SIGKILLs.
+printf '%s\n' "$DRAIN_SECONDS" >"$LOG_DIR/run.drain"
 cleanup() {
-    rm -f "$LOG_DIR/run.pid" "$LOG_DIR/run.id"
+    rm -f "$LOG_DIR/run.pid" "$LOG_DIR/run.id" "$LOG_DIR/run.drain"
     if [[ -n $TAIL_PID ]]; then kill "$TAIL_PID" 2>/dev/null || true; fi
     # Node 0 no longer serves: verify.sh must not trust the old URL.
     if ((NODE_INDEX == 0)); then rm -f "$LOG_BASE/endpoint.url"; fi

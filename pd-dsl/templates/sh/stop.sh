@@ -1,7 +1,8 @@
 {% include "sh/header.sh" %}
 # Stops this node of the layout: run.sh, every rank (by its process group) and the proxy; idempotent.
 # Usage: stop.sh [NODE_INDEX]  (default PD_NODE_INDEX, else the one node with records under PD_LOG_DIR)
-# Overrides: PD_LOG_DIR (as run.sh), PD_STOP_GRACE (seconds before SIGKILL, default 30).
+# Overrides: PD_LOG_DIR (as run.sh), PD_STOP_GRACE (seconds before SIGKILL; default 30, plus the
+# run's PD_DRAIN_SECONDS and the launcher's {{ m.launcher_grace }} s grace when the run drains).
 set -euo pipefail
 
 LAYOUT={{ m.view.name }}
@@ -25,7 +26,13 @@ if ! is_uint "$NODE_INDEX" || ((NODE_INDEX >= NODE_COUNT)); then
     die "node index '$NODE_INDEX' is not in [0, $NODE_COUNT)"
 fi
 DIR="$LOG_BASE/node$NODE_INDEX"
-GRACE=${PD_STOP_GRACE:-30}
+# The run's drain (run.sh records PD_DRAIN_SECONDS): its ranks may answer
+# in-flight requests that long, and the launcher waits {{ m.launcher_grace }} s more before
+# it SIGKILLs them; stop.sh must not cut that short.
+DRAIN=0
+if [[ -s $DIR/run.drain ]]; then DRAIN=$(<"$DIR/run.drain"); fi
+is_uint "$DRAIN" || DRAIN=0
+GRACE=${PD_STOP_GRACE:-$((30 + (DRAIN > 0 ? DRAIN + {{ m.launcher_grace }} : 0)))}
 is_uint "$GRACE" || die "PD_STOP_GRACE must be a number of seconds, got '$GRACE'"
 
 # This node's ports, derived from the layout's placement.
@@ -71,12 +78,12 @@ for f in "$DIR"/rank*.pgid; do
     fi
 done
 if ((${#stopped[@]} == 0)) && ! alive; then
-    rm -f "$DIR/run.pid" "$DIR/run.id" "$DIR"/rank*.pgid
+    rm -f "$DIR/run.pid" "$DIR/run.id" "$DIR/run.drain" "$DIR"/rank*.pgid
     echo "stop.sh: node $NODE_INDEX: nothing running (records in $DIR)"
     exit 0
 fi
 if ((${#stopped[@]})); then
-    log "node $NODE_INDEX: SIGTERM to ${stopped[*]:0:3}$( ((${#stopped[@]} > 3)) && echo " and $((${#stopped[@]} - 3)) more")"
+    log "node $NODE_INDEX: SIGTERM to ${stopped[*]:0:3}$( ((${#stopped[@]} > 3)) && echo " and $((${#stopped[@]} - 3)) more"); SIGKILL after ${GRACE}s$( ((DRAIN > 0)) && echo " (drain ${DRAIN}s)")"
 fi
 # 3. Wait, then SIGKILL whatever of this run is left.
 deadline=$((SECONDS + GRACE))
@@ -89,7 +96,7 @@ if ((${#left[@]})); then
 fi
 mapfile -t left < <(of_run)
 ((${#left[@]} == 0)) || die "node $NODE_INDEX: cannot stop pid(s) ${left[*]} (run stop.sh as the user that started run.sh)"
-rm -f "$DIR/run.pid" "$DIR/run.id" "$DIR"/rank*.pgid
+rm -f "$DIR/run.pid" "$DIR/run.id" "$DIR/run.drain" "$DIR"/rank*.pgid
 if ((NODE_INDEX == 0)); then rm -f "$LOG_BASE/endpoint.url"; fi
 # 4. The node's ports must be free again.
 read -r -a PORTS <<<"$PORT_LIST"
