@@ -73,7 +73,7 @@ pub struct K8sReadmeView {
     pub scheduler: Option<String>,
     /// Hardware device nodes mounted from the host (950DT).
     pub devices: Vec<&'static str>,
-    /// The sizing and probe constants the text explains (sizing.rs, pods.rs).
+    /// The sizing and probe constants the text explains (sizing.rs, pods/probes.rs).
     pub k: Constants,
     /// The flags that reproduce these files.
     pub flags: String,
