@@ -1,0 +1,193 @@
+//! Operator actions (`--signal`, `--stop`): run one and check that its node
+//! stopped cleanly.
+
+use super::cluster::{Cluster, run_bounded};
+use super::diagnose::describe_exit;
+use super::options::{Action, Sig};
+use super::processes::{pids_text, signal_pid, wait_node_empty};
+use super::{LATENCY_MS, node_ip};
+use crate::http;
+use pd_dsl::{Layout, Role, render};
+use serde_json::json;
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// After a signal or stop.sh, `run.sh` of a node must exit within this.
+const STOP_BOUND: Duration = Duration::from_secs(40);
+
+/// Runs an operator [`Action`] and checks that node stopped cleanly.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn act(
+    layout: &Layout,
+    action: Action,
+    drain: Option<u64>,
+    bash: &Path,
+    cluster: &mut Cluster,
+    scripts: &Path,
+    logs: &Path,
+    marker: &str,
+    env: impl Fn(&mut Command),
+    out: &mut dyn Write,
+    failures: &mut Vec<String>,
+) {
+    let (i, what) = match action {
+        Action::Signal(i, sig) => (i, format!("SIG{} to node {i}'s run.sh", sig.name())),
+        Action::Stop(i) => (i, format!("stop.sh {i} on node {i}")),
+    };
+    // A pod that promises a drain gets SIGTERM with requests in flight on
+    // each of its ranks' API ports (a decode rank takes requests only from
+    // the proxy, with a prefill's KV): each must still be answered.
+    let in_flight: Vec<(u32, thread::JoinHandle<Result<u16, String>>)> = match (action, drain) {
+        (Action::Signal(_, Sig::Term), Some(_)) => layout
+            .placement
+            .nodes
+            .get(i)
+            .filter(|n| n.role != Role::Decode)
+            .map(|n| n.ranks.iter().filter_map(|r| r.api_port).collect::<Vec<u32>>())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|port| {
+                let p = u16::try_from(port).ok()?;
+                let host = node_ip(i);
+                let body = json!({"model": layout.served_model_name.clone(), "prompt": "drain", "max_tokens": 4});
+                Some((
+                    port,
+                    thread::spawn(move || {
+                        http::post_json(&host, p, "/v1/completions", &body, Duration::from_secs(20))
+                            .map(|r| r.status)
+                            .map_err(|e| e.to_string())
+                    }),
+                ))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    if !in_flight.is_empty() {
+        // Well inside each completion's LATENCY_MS.
+        thread::sleep(Duration::from_millis(LATENCY_MS / 3));
+    }
+    let t0 = Instant::now();
+    match action {
+        Action::Signal(_, sig) => {
+            if let Some(Some(child)) = cluster.runs.get(i) {
+                signal_pid(child.id(), sig.raw());
+            }
+        }
+        Action::Stop(_) => {
+            let mut cmd = Command::new(bash);
+            cmd.arg(scripts.join("stop.sh"));
+            env(&mut cmd);
+            cmd.arg(i.to_string());
+            match run_bounded(cmd, STOP_BOUND) {
+                Ok((st, text)) if st.success() => {
+                    for l in text.lines().filter(|l| l.starts_with("stop.sh:")) {
+                        let _ = writeln!(out, "  {l}");
+                    }
+                }
+                Ok((st, text)) => failures.push(format!(
+                    "{what} {}:\n    {}",
+                    describe_exit(Some(st)),
+                    text.trim().replace('\n', "\n    ")
+                )),
+                Err(e) => failures.push(format!("{what} {e}")),
+            }
+        }
+    }
+    let bound = t0 + STOP_BOUND;
+    let requests = in_flight.len();
+    let mut cut = Vec::new();
+    for (port, h) in in_flight {
+        match h.join() {
+            Ok(Ok(200)) => {}
+            Ok(Ok(status)) => cut.push(format!("{}:{port} answered {status}", node_ip(i))),
+            Ok(Err(e)) => cut.push(format!("{}:{port}: {e}", node_ip(i))),
+            Err(_) => cut.push(format!("{}:{port}: the client thread panicked", node_ip(i))),
+        }
+    }
+    if !cut.is_empty() {
+        failures.push(format!(
+            "{what}: the pod promises a drain of {}s (PD_DRAIN_SECONDS in its manifest), but {} of {requests} in-flight request(s) were cut: {}",
+            drain.unwrap_or(0),
+            cut.len(),
+            cut.join("; ")
+        ));
+    } else if requests > 0 {
+        let _ = writeln!(
+            out,
+            "{what}: node {i} drained {requests} in-flight request(s) before stopping"
+        );
+    }
+    while cluster.exits[i].is_none() && Instant::now() < bound {
+        cluster.poll();
+        thread::sleep(Duration::from_millis(50));
+    }
+    let Some(st) = cluster.exits[i] else {
+        failures.push(format!(
+            "{what}: run.sh did not exit within {}s",
+            STOP_BOUND.as_secs()
+        ));
+        return;
+    };
+    let left = wait_node_empty(marker, i, Duration::from_secs(5));
+    if !left.is_empty() {
+        failures.push(format!(
+            "{what}: run.sh {}, but {} process(es) of node {i} are left running (holding NPUs and ports): {}",
+            describe_exit(Some(st)),
+            left.len(),
+            pids_text(&left)
+        ));
+        return;
+    }
+    let busy: Vec<String> = render::scripts::node_ports(layout, i)
+        .into_iter()
+        .flat_map(|(a, b)| a..=b)
+        .filter(|p| {
+            u16::try_from(*p).is_ok_and(|p| TcpListener::bind((node_ip(i).as_str(), p)).is_err())
+        })
+        .map(|p| p.to_string())
+        .collect();
+    if !busy.is_empty() {
+        failures.push(format!(
+            "{what}: ports of node {i} still in use: {}",
+            busy.join(" ")
+        ));
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{what}: run.sh {} after {:.1}s; no process of node {i} left, its ports are free",
+        describe_exit(Some(st)),
+        t0.elapsed().as_secs_f64()
+    );
+    if i == 0 && logs.join("endpoint.url").exists() {
+        failures.push(format!(
+            "{what}: node 0 stopped, but endpoint.url still names its old URL (verify.sh would trust it)"
+        ));
+    }
+    if let Action::Stop(_) = action {
+        // Idempotent: a second stop finds nothing and succeeds.
+        let mut cmd = Command::new(bash);
+        cmd.arg(scripts.join("stop.sh"));
+        env(&mut cmd);
+        cmd.arg(i.to_string());
+        match run_bounded(cmd, STOP_BOUND) {
+            Ok((st, text)) if st.success() => {
+                let line = text
+                    .lines()
+                    .find(|l| l.starts_with("stop.sh:"))
+                    .unwrap_or("stop.sh: ok");
+                let _ = writeln!(out, "{what} again: {line}");
+            }
+            Ok((st, text)) => failures.push(format!(
+                "{what} again {} (stop.sh must be idempotent):\n    {}",
+                describe_exit(Some(st)),
+                text.trim().replace('\n', "\n    ")
+            )),
+            Err(e) => failures.push(format!("{what} again {e}")),
+        }
+    }
+}

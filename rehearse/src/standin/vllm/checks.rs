@@ -1,0 +1,334 @@
+//! The start-up checks the real `vllm` would fail: the KV pool's service,
+//! the CANN libraries, the image's PCP refusals, and the process against
+//! the expectation file (devices, node, ports).
+
+use super::plan::Plan;
+use super::{Fail, env_nonempty, env_u64, fail};
+use crate::expect::{Expectation, id_text};
+use std::env;
+use std::time::Duration;
+
+/// The KV pool as the store connector finds it at start: a backend the
+/// image's vllm-ascend has (generated facts `kv_pool_backends`), its config
+/// where the backend's env variable says (memcache: the file named by
+/// `MMC_LOCAL_CONFIG_PATH`, memcache_backend.py; Mooncake's store:
+/// `MOONCAKE_MASTER`), and the pool's service answering there.
+pub(super) fn check_pool(plan: &Plan, image: &str) -> Result<(), Fail> {
+    let Some(store) = &plan.pool else {
+        return Ok(());
+    };
+    let release = pd_dsl::tables::image(image).and_then(pd_dsl::upstream::release);
+    let Some(fact) = release
+        .into_iter()
+        .flat_map(|r| r.kv_pool_backends.iter())
+        .find(|b| b.name == store.backend)
+    else {
+        return fail(
+            1,
+            format!(
+                "AscendStoreConnector backend {:?} is not one vllm-ascend of {image} has",
+                store.backend
+            ),
+        );
+    };
+    let (env, key) = match store.backend.as_str() {
+        "memcache" => (
+            fact.config_env
+                .as_deref()
+                .unwrap_or("MMC_LOCAL_CONFIG_PATH"),
+            Some(pd_dsl::check::pool::MEMCACHE_DERIVED[0]),
+        ),
+        _ => ("MOONCAKE_MASTER", None),
+    };
+    let Some(value) = env_nonempty(env) else {
+        return fail(
+            1,
+            format!(
+                "{env} is not set: the {} pool's client cannot find its config",
+                store.backend
+            ),
+        );
+    };
+    let addr = match key {
+        Some(key) => {
+            let text = std::fs::read_to_string(&value)
+                .or_else(|e| fail(1, format!("{env}={value}: {e}")))?;
+            let Some(url) = text
+                .lines()
+                .filter_map(|l| l.split_once('='))
+                .find(|(k, _)| k.trim() == key)
+                .map(|(_, v)| v.trim().to_owned())
+            else {
+                return fail(1, format!("{env}={value} has no `{key}`"));
+            };
+            let Some(addr) = url.strip_prefix("tcp://") else {
+                return fail(
+                    1,
+                    format!("{value}: `{key} = {url}` is not tcp://HOST:PORT"),
+                );
+            };
+            addr.to_owned()
+        }
+        None => value,
+    };
+    let reachable = std::net::ToSocketAddrs::to_socket_addrs(addr.as_str())
+        .ok()
+        .and_then(|mut a| a.next())
+        .is_some_and(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_secs(2)).is_ok());
+    if !reachable {
+        return fail(
+            1,
+            format!(
+                "the {} pool's service does not answer at {addr} ({env})",
+                store.backend
+            ),
+        );
+    }
+    Ok(())
+}
+
+pub(super) fn devices(plan: &Plan) -> Result<Vec<u32>, Fail> {
+    let npus = env_u64("PD_STANDIN_NPUS", 16);
+    let need = plan.world as usize * plan.ranks.len();
+    let Some(raw) = env::var("ASCEND_RT_VISIBLE_DEVICES").ok() else {
+        if need as u64 > npus {
+            return fail(
+                6,
+                format!("this process needs {need} NPUs but the node has {npus}"),
+            );
+        }
+        return Ok((0..need as u32).collect());
+    };
+    let mut list = Vec::new();
+    for part in raw.split(',') {
+        let part = part.trim();
+        let d: u32 = part.parse().map_or_else(
+            |_| {
+                fail(
+                    6,
+                    format!("ASCEND_RT_VISIBLE_DEVICES={raw:?}: {part:?} is not a device id"),
+                )
+            },
+            Ok,
+        )?;
+        if u64::from(d) >= npus {
+            return fail(
+                6,
+                format!(
+                    "ASCEND_RT_VISIBLE_DEVICES={raw}: device {d} does not exist (node has {npus} NPUs)"
+                ),
+            );
+        }
+        if list.contains(&d) {
+            return fail(
+                6,
+                format!("ASCEND_RT_VISIBLE_DEVICES={raw}: device {d} listed twice"),
+            );
+        }
+        list.push(d);
+    }
+    if list.len() != need {
+        return fail(
+            6,
+            format!(
+                "ASCEND_RT_VISIBLE_DEVICES={raw} has {} devices but TP {} x {} local rank(s) needs {need}",
+                list.len(),
+                plan.world,
+                plan.ranks.len()
+            ),
+        );
+    }
+    Ok(list)
+}
+
+pub(super) fn join(v: &[u32]) -> String {
+    v.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// Checks the process against the expectation file; returns the node index.
+pub(super) fn check_expectation(
+    plan: &Plan,
+    devs: &[u32],
+    ip: &str,
+    exp: &Expectation,
+) -> Result<usize, Fail> {
+    let mut expected_devs = Vec::new();
+    let mut node = None;
+    for (k, &rank) in plan.ranks.iter().enumerate() {
+        let Some(e) = exp.find(ip, rank) else {
+            let here: Vec<String> = exp
+                .ranks
+                .iter()
+                .filter(|r| r.node_ip == ip)
+                .map(|r| format!("{} rank {}", r.role, r.dp_rank))
+                .collect();
+            return fail(
+                3,
+                format!(
+                    "node {ip} rank {rank}: the layout places no such rank on this node (it places: {})",
+                    if here.is_empty() {
+                        "nothing".into()
+                    } else {
+                        here.join(", ")
+                    }
+                ),
+            );
+        };
+        node = Some(e.node);
+        let at = format!("node {} ({ip}) rank {rank}", e.node);
+        let mismatch = |what: &str, found: String, want: String| -> Result<(), Fail> {
+            fail(
+                3,
+                format!("{at}: {what} is {found} but the layout says {want}"),
+            )
+        };
+        if e.role != plan.role.as_str() {
+            mismatch("role", plan.role.as_str().into(), e.role.clone())?;
+        }
+        if e.dp_size != plan.dp {
+            mismatch(
+                "--data-parallel-size",
+                plan.dp.to_string(),
+                e.dp_size.to_string(),
+            )?;
+        }
+        if e.tp != plan.tp {
+            mismatch(
+                "--tensor-parallel-size",
+                plan.tp.to_string(),
+                e.tp.to_string(),
+            )?;
+        }
+        // Without --data-parallel-address vLLM uses the local host, which is
+        // right when this one process holds every rank (single-node native DP).
+        let all_local = !plan.external && plan.ranks.len() == plan.dp as usize;
+        if (plan.dp > 1 && !(all_local && plan.dp_address.is_none())) || plan.dp_address.is_some() {
+            let found = plan.dp_address.clone().unwrap_or_else(|| "unset".into());
+            if found != e.dp_master_ip {
+                mismatch("--data-parallel-address", found, e.dp_master_ip.clone())?;
+            }
+        }
+        if let Some(want) = e.rpc_port
+            && (plan.dp > 1 || plan.rpc_port.is_some())
+            && plan.rpc_port != Some(want)
+        {
+            mismatch(
+                "--data-parallel-rpc-port",
+                plan.rpc_port.map_or("unset".into(), |p| p.to_string()),
+                want.to_string(),
+            )?;
+        }
+        if e.kv_port != plan.kv_port {
+            let show = |p: Option<u16>| p.map_or("none".into(), |p| p.to_string());
+            mismatch("kv_port", show(plan.kv_port), show(e.kv_port))?;
+        }
+        if let Some(want) = e.engine_id.as_ref().filter(|v| !v.is_null()) {
+            let want = id_text(want);
+            if plan.engine_id.as_deref() != Some(want.as_str()) {
+                mismatch(
+                    "engine_id",
+                    plan.engine_id.clone().unwrap_or_else(|| "unset".into()),
+                    want,
+                )?;
+            }
+        }
+        if k == 0 {
+            let found = (!plan.headless).then_some(plan.api_port);
+            if found != e.api_port {
+                let show = |p: Option<u16>| p.map_or("none (headless)".into(), |p| p.to_string());
+                mismatch("API port", show(found), show(e.api_port))?;
+            }
+        }
+        expected_devs.extend(e.devices.iter().copied());
+    }
+    if expected_devs != devs {
+        let first = plan.ranks.first().copied().unwrap_or(0);
+        return fail(
+            3,
+            format!(
+                "node {} ({ip}) rank {first}: ASCEND_RT_VISIBLE_DEVICES is {} but the layout says {}",
+                node.unwrap_or(0),
+                join(devs),
+                join(&expected_devs)
+            ),
+        );
+    }
+    Ok(node.unwrap_or(0))
+}
+
+/// The CANN runtime libraries must be loadable, as the real `vllm` loads
+/// `libascendcl.so` (through `torch_npu` and the vllm-ascend platform
+/// plugin) before it reads its arguments: each of `PD_STANDIN_CANN_LIBS`
+/// (comma separated; unset: `libascendcl.so`) must be a file in a directory
+/// of `LD_LIBRARY_PATH`, which only the image's `set_env.sh` puts there.
+pub(super) fn check_cann() -> Result<(), Fail> {
+    let wanted = env::var(crate::image::CANN_LIBS_ENV).unwrap_or_else(|_| "libascendcl.so".into());
+    let ld = env::var("LD_LIBRARY_PATH").unwrap_or_default();
+    for lib in wanted.split(',').map(str::trim).filter(|l| !l.is_empty()) {
+        let found = ld
+            .split(':')
+            .filter(|d| !d.is_empty())
+            .any(|d| std::path::Path::new(d).join(lib).is_file());
+        if !found {
+            return fail(
+                7,
+                format!(
+                    "ImportError: {lib}: cannot open shared object file: No such file or directory (LD_LIBRARY_PATH={ld:?} has no {lib}; the CANN environment exists only after sourcing the image's set_env.sh)"
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The image's start-up refusals of PCP, as its platform raises them
+/// (`_validate_parallel_config`, vllm_ascend/platform.py; the facts'
+/// `pcp_refusals`), and vLLM's V2-runner refusal where vllm-ascend does
+/// not take it out (`v2_model_runner`, `v2_runner_allows`).
+pub(super) fn pcp_refusals(plan: &Plan, image: &str) -> Result<(), Fail> {
+    if plan.pcp <= 1 {
+        return Ok(());
+    }
+    let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
+    // `bool(int(value))` (vllm/envs.py `maybe_convert_bool`).
+    let v2 = match env::var("VLLM_USE_V2_MODEL_RUNNER")
+        .ok()
+        .as_deref()
+        .map(str::trim)
+    {
+        None => false,
+        Some(v) => match v.parse::<i64>() {
+            Ok(n) => n != 0,
+            Err(_) => {
+                return fail(
+                    1,
+                    format!(
+                        "ValueError: invalid literal for int() with base 10: {v:?} (VLLM_USE_V2_MODEL_RUNNER)"
+                    ),
+                );
+            }
+        },
+    };
+    use pd_dsl::upstream::{PCP_FEATURE, PcpVerdict, pcp_verdict};
+    match pcp_verdict(rel, &rel.vllm.version, plan.dp, plan.pcp, v2) {
+        None => Ok(()),
+        Some(PcpVerdict::WithDp(_)) => fail(
+            1,
+            format!(
+                "ValueError: PCP (Prefill Context Parallelism) and DP (Data Parallelism) cannot be enabled simultaneously in the current version of vLLM Ascend. Got data_parallel_size={} and prefill_context_parallel_size={}.",
+                plan.dp, plan.pcp
+            ),
+        ),
+        Some(PcpVerdict::V1Runner(_)) => fail(
+            1,
+            format!(
+                "ValueError: PCP (Prefill Context Parallelism) is not supported by vLLM Ascend. Please set --prefill-context-parallel-size to 1. Got prefill_context_parallel_size={}.",
+                plan.pcp
+            ),
+        ),
+        Some(PcpVerdict::V2Runner { .. }) => fail(
+            1,
+            format!("ValueError: Model Runner V2 does not yet support: {PCP_FEATURE}"),
+        ),
+    }
+}
