@@ -1,5 +1,6 @@
 //! The command line as clap parses it: the subcommands, their options and
 //! the value enums, and the `k8s/` manifest settings.
+
 use super::{EXIT_CODES, EXIT_USAGE};
 use clap::{Parser, Subcommand, ValueEnum};
 use pd_dsl::Layout;

@@ -1,5 +1,6 @@
 //! Commands that write or check the catalog: the whole catalog, `--check`
 //! and `render`, and finding a layout by name.
+
 use super::views::table;
 use super::{CliResult, EXIT_OK, EXIT_RENDER, EXIT_STALE, EXIT_USAGE};
 use pd_dsl::render::k8s::K8sSettings;

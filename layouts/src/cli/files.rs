@@ -1,5 +1,6 @@
 //! Commands that read files: a layout from a file (`render FILE`),
 //! `import`, `upstream diff` and `lint`.
+
 use super::args::{ImportFormat, LintFormat};
 use super::catalog::render_failed;
 use super::{CliResult, EXIT_OK, EXIT_RENDER, EXIT_STALE, EXIT_USAGE};

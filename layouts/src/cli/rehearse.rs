@@ -1,4 +1,5 @@
 //! `catalog rehearse`: its `--kill` and `--signal` values and the run.
+
 use super::{CliResult, EXIT_OK, EXIT_REHEARSAL, EXIT_USAGE};
 use pd_dsl::Layout;
 use pd_rehearse::rehearsal;

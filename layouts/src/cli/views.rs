@@ -1,5 +1,6 @@
 //! Commands that print layouts: `list`, `diff` and `show`, and their
 //! tables.
+
 use super::args::{Format, ListFilter};
 use super::catalog::{find, render_failed};
 use super::{CliResult, EXIT_OK, EXIT_STALE, EXIT_USAGE};

@@ -1,5 +1,6 @@
 //! `vllm serve` flags as the build reads them: the spellings it normalises,
 //! the flags and env pd-dsl derives per rank, and literal numbers.
+
 use super::{Fail, P, p};
 
 /// The PCP option; a size above 1 becomes the topology's `pcp<N>`.

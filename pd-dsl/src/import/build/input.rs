@@ -1,5 +1,6 @@
 //! What the front ends hand the build: nodes with their serve options and
 //! env, the proxy, pool, figures and bench, each value with where it was read.
+
 use crate::import::{InputProxy, Loc, Note};
 use crate::spec::{Json, ProxyScript, Role};
 use std::collections::BTreeMap;

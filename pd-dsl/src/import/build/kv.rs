@@ -1,5 +1,6 @@
 //! The KV connector a node's `--kv-transfer-config` names: the PD connector,
 //! a MultiConnector chaining `AscendStoreConnector`, and the KV pool.
+
 use super::{Engine, Fail, KvIn, NodeIn, P, PoolIn, number, p};
 use crate::Spanned;
 use crate::import::{Loc, Note};

@@ -1,5 +1,6 @@
 //! The input's ranks as the launcher would start them, and the first proxy
 //! list entry that is out of pd-dsl's rank order.
+
 use super::{DERIVED_ENV, NodeIn};
 use crate::import::InputRank;
 use std::collections::BTreeMap;

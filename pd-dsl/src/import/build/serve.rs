@@ -1,5 +1,6 @@
 //! Per-role serve settings: options and env from a role's first node, env
 //! values, the proxy variables, and the common block every role shares.
+
 use super::{DERIVED_ENV, Fail, NodeIn, P, number};
 use crate::import::{Loc, Note};
 use crate::spec::{EnvEntry, EnvValue, FlagEntry, GraphMode, Json, ServeSpec, SpeculativeSpec};

@@ -1,5 +1,6 @@
 //! The `launch_online_dp.py` lines: each node's DP slice, address and ports,
 //! and the role of the template a line starts.
+
 use super::serve::{Tok, split_args};
 use super::{Fail, TemplateIn};
 use crate::import::Loc;

@@ -1,5 +1,6 @@
 //! One script file interpreted: its variables, `vllm serve` commands,
 //! launcher lines and proxy lines.
+
 use super::Fail;
 use super::serve::Tok;
 use crate::import::build::{P, p};

@@ -1,5 +1,6 @@
 //! A `vllm serve` command as read: its words, options and run-time values,
 //! the per-rank flags pd-dsl derives (node facts), its role and its node.
+
 use super::Fail;
 use crate::import::build::{Arg, NodeIn, P, RANK_FLAGS, is_switch, normalise_flag, number, p};
 use crate::import::shell::Word;

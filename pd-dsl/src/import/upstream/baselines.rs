@@ -1,5 +1,6 @@
 //! The performance baselines of an e2e config's `benchmarks`, and the input
 //! length and prefix rate a dataset's name carries.
+
 use crate::import::Loc;
 use crate::import::build::{BenchIn, FigureIn};
 

@@ -1,5 +1,6 @@
 //! Positions inside a folded YAML scalar: a `server_cmd`'s words with the
 //! line and column each was written at.
+
 use super::Fail;
 use crate::import::Loc;
 use crate::import::scripts::Tok;

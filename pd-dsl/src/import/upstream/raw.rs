@@ -1,6 +1,7 @@
 //! The e2e config's YAML as serde reads it: the root and its known keys,
 //! node, template and deployment entries, scalars and env maps with their
 //! positions, and `kv_pool:` as a pool.
+
 use super::Fail;
 use crate::import::Loc;
 use crate::import::build::{PoolIn, p};

@@ -1,5 +1,6 @@
 //! What upstream's e2e runners derive: the proxy commands they start and
 //! the internal-DP runner's `$NAME` substitution.
+
 use crate::import::InputProxy;
 use crate::import::build::{NodeIn, P};
 use crate::import::scripts::Tok;

@@ -1,6 +1,7 @@
 //! Object metadata: the image, labels, annotations and selectors every
 //! object carries, and the objects several layouts share (the namespace,
 //! the claims).
+
 use crate::Layout;
 use crate::render::k8s::settings::K8sSettings;
 use k8s_openapi::api::core::v1::{

@@ -1,4 +1,5 @@
 //! The pods: engine LeaderWorkerSets, the proxy Deployment, Services.
+
 use crate::render::RenderError;
 use crate::render::k8s::lws::{
     LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, RestartPolicy,

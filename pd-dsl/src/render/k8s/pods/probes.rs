@@ -1,5 +1,6 @@
 //! An engine pod's health probes, its pre-stop hook and the env `run.sh`
 //! reads for draining, logs and waiting.
+
 use crate::render::k8s::{PRESTOP_SECONDS, SCRIPTS_DIR, STARTUP_MARGIN_SECONDS};
 use crate::render::model::DEFAULT_WAIT_SECONDS;
 use k8s_openapi::api::core::v1::{ExecAction, Lifecycle, LifecycleHandler, Probe};

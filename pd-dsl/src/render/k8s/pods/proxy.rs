@@ -1,4 +1,5 @@
 //! The proxy: its Deployment and Service, and the proxy pod's resources.
+
 use super::meta::{ENGINE_LABEL, annotations, image, meta, object_labels, selector_labels};
 use super::probes::pre_stop;
 use super::volumes::scripts_volume;

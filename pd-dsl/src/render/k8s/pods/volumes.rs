@@ -1,5 +1,6 @@
 //! An engine pod's volumes and mounts: scripts, `/dev/shm`, driver tools,
 //! host paths, device nodes, weights and logs.
+
 use crate::Layout;
 use crate::render::k8s::settings::{K8sSettings, LogsVolume, WeightsVolume};
 use crate::render::k8s::{DRIVER_TOOLS, SCRIPTS_DIR};
