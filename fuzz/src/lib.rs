@@ -11,7 +11,7 @@
 
 #[path = "../../pd-dsl-macros/src/expand.rs"]
 pub mod expand;
-#[path = "../../pd-dsl-macros/src/lower.rs"]
+#[path = "../../pd-dsl-macros/src/lower/mod.rs"]
 mod lower;
 #[path = "../../pd-dsl-macros/src/parse.rs"]
 mod parse;
