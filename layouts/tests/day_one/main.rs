@@ -1,0 +1,70 @@
+//! Day-one shell behaviour of a rendered layout, run for real in a temp dir:
+//! node discovery (trimmed and validated `PD_NODE_IPS`, a node index that
+//! must name this host), and the scripts that run in a fresh shell
+//! (verify.sh's target, stop.sh with nothing running, docker.sh with a
+//! container of the same name). Everything runs with `PD_DRY_RUN=1` or
+//! against stand-in commands; nothing is started.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod nodes;
+mod preflight;
+mod proxies;
+mod scripts;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PD: &str = "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d";
+const A950: &str = "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d";
+
+fn render(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let layout = layouts::catalog()
+        .unwrap()
+        .iter()
+        .find(|l| l.name() == name)
+        .unwrap();
+    for a in pd_dsl::render::render_layout(layout).unwrap() {
+        let path = tmp.path().join(&a.path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &a.contents).unwrap();
+        let mode = if a.executable { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let dir = tmp.path().join(name);
+    (tmp, dir)
+}
+
+/// Runs `script` in `dir` with a clean `PD_*` environment plus `env`.
+fn run(dir: &Path, script: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+    let mut cmd = Command::new(dir.join(script));
+    cmd.current_dir(dir).args(args);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("PD_") {
+            cmd.env_remove(k);
+        }
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn dry_run(dir: &Path, ips: &str, index: &str, extra: &[(&str, &str)]) -> (i32, String) {
+    let mut env = vec![
+        ("PD_DRY_RUN", "1"),
+        ("PD_NODE_IPS", ips),
+        ("PD_NODE_INDEX", index),
+        ("PD_LOCAL_IP", "127.0.0.3"),
+        ("PD_NIC", "lo"),
+    ];
+    env.extend_from_slice(extra);
+    run(dir, "run.sh", &[], &env)
+}
