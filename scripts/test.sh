@@ -24,7 +24,7 @@ need_pkg curl curl   # run.sh polls /health with it; the rehearsal tests run run
 # the scripts' PATH (upstream/facts/vllm-ascend/<release>.json `tools`).
 need_pkg numactl numactl
 need_pkg ifconfig net-tools
-# tests/tests/k8s.rs: `kubectl kustomize` builds every layout's k8s/ (Debian's
+# tests/tests/k8s/: `kubectl kustomize` builds every layout's k8s/ (Debian's
 # kubectl is the `kubernetes-client` package), and tests/k8s/validate.py checks
 # the manifests against the schemas shipped by PyPI's kubernetes-validate.
 need_pkg kubectl kubernetes-client
