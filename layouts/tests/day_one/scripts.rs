@@ -6,6 +6,7 @@ use crate::preflight::bin_with;
 use crate::{A950, PD, render, run};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 pub(crate) fn which(tool: &str) -> Result<PathBuf, ()> {
     std::env::var("PATH")
@@ -273,4 +274,61 @@ fn bench_sh_passes_options_through_and_takes_host_only_as_first_word() {
     assert!(out.contains("(from the HOST argument)"), "{out}");
     assert_eq!(argv[argv.len() - 2..], ["--request-rate", "4"], "{argv:?}");
     assert!(!argv.contains(&"10.1.2.3".to_owned()), "{argv:?}");
+}
+
+/// stop.sh waits a draining run out: with the run's `PD_DRAIN_SECONDS`
+/// recorded (run.sh writes `run.drain`), the grace before SIGKILL is the
+/// usual 30 s plus the drain plus the launcher's grace; without a drain 30 s;
+/// `PD_STOP_GRACE` overrides both. The run is a process named `run.sh` that
+/// carries the run id and exits on SIGTERM; stop.sh removes the record.
+#[test]
+fn stop_sh_waits_the_runs_drain() {
+    let (_tmp, dir) = render(PD);
+    let launcher = pd_dsl::render::k8s::LAUNCHER_GRACE_SECONDS;
+    for (drain, stop_grace, want) in [
+        (
+            Some("45"),
+            None,
+            format!("SIGKILL after {}s (drain 45s)", 30 + 45 + launcher),
+        ),
+        (None, None, "SIGKILL after 30s".to_owned()),
+        (Some("0"), None, "SIGKILL after 30s".to_owned()),
+        (
+            Some("45"),
+            Some("7"),
+            "SIGKILL after 7s (drain 45s)".to_owned(),
+        ),
+    ] {
+        let logs = tempfile::tempdir().unwrap();
+        let node = logs.path().join("node0");
+        std::fs::create_dir_all(&node).unwrap();
+        let id = "test/node0/1";
+        let mut run_sh = Command::new("bash")
+            .args(["-c", "exec -a run.sh sleep 300"])
+            .env("PD_RUN_ID", id)
+            .spawn()
+            .unwrap();
+        std::fs::write(node.join("run.pid"), format!("{}\n", run_sh.id())).unwrap();
+        std::fs::write(node.join("run.id"), format!("{id}\n")).unwrap();
+        if let Some(d) = drain {
+            std::fs::write(node.join("run.drain"), format!("{d}\n")).unwrap();
+        }
+        let logs_s = logs.path().display().to_string();
+        let mut env = vec![("PD_LOG_DIR", logs_s.as_str())];
+        if let Some(g) = stop_grace {
+            env.push(("PD_STOP_GRACE", g));
+        }
+        let (code, out) = run(&dir, "stop.sh", &["0"], &env);
+        let _ = run_sh.kill();
+        let _ = run_sh.wait();
+        assert_eq!(code, 0, "{out}");
+        assert!(
+            out.contains(&format!(
+                "node 0: SIGTERM to run.sh (pid {}); {want}",
+                run_sh.id()
+            )),
+            "expected `{want}`:\n{out}"
+        );
+        assert!(!node.join("run.drain").exists(), "record left:\n{out}");
+    }
 }
