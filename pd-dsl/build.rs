@@ -2,7 +2,7 @@
 //! must print, `*.stderr`) and their fixes (`tests/ui/fixed/*.rs`), so the
 //! rules reference (`RULES.md`, `rules.html`) and `catalog explain RULE`
 //! show a layout that breaks the rule, the compiler's message for it and
-//! the fix: the same files the `ui` test compiles, not copies.
+//! the fix: the same files the `ui` and `fixed` tests compile, not copies.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -2,8 +2,8 @@
 //! from its one declaration (`pd_dsl::rules`: name, severity, summary, and
 //! its doc comment with the upstream source and releases), with the layout
 //! of its compile-fail case, the error the compiler prints for it and its
-//! fix (the files `tests/ui/fail/` and `tests/ui/fixed/` the `ui` test
-//! compiles, embedded at build time: `pd_dsl::render::rules_doc`).
+//! fix (the files `tests/ui/fail/` and `tests/ui/fixed/` the `ui` and `fixed` tests
+//! compile, embedded at build time: `pd_dsl::render::rules_doc`).
 
 use pd_dsl::rules::{Rule, Severity};
 use serde::Serialize;

@@ -476,12 +476,12 @@ impl Layout {
         // over the outer one, @0.26.0+).
         let role = engine.role.kv_role()?;
         let store = json!({
-            "kv_connector": "AscendStoreConnector",
+            "kv_connector": crate::spec::STORE_CONNECTOR,
             "kv_role": role,
             "kv_connector_extra_config": pool.store_extra(engine.role),
         });
         Some(json!({
-            "kv_connector": "MultiConnector",
+            "kv_connector": crate::spec::MULTI_CONNECTOR,
             "kv_role": role,
             "kv_connector_extra_config": { "connectors": [Json::Object(m), store] },
         }))

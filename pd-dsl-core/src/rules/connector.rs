@@ -382,14 +382,10 @@ pub(crate) fn check_finegrained_tp_connector(
     let Some(cfg) = serve.additional_config.get("finegrained_tp_config") else {
         return;
     };
-    // What the derived kv_transfer_config holds (layout.rs `kv_transfer_config`).
-    let mut derived: Vec<&str> = Vec::new();
-    if let Some(c) = &spec.connector {
-        derived.push(c.kind.value.kv_connector());
-        if c.pool.is_some() {
-            derived.push("AscendStoreConnector");
-        }
-    }
+    let derived = spec
+        .connector
+        .as_ref()
+        .map_or_else(Vec::new, |c| c.kv_connectors());
     if derived.contains(&need.connector.as_str()) {
         return;
     }

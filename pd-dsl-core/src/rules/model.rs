@@ -345,10 +345,19 @@ fn check_model_runner(
                 "found `{}` (TP{tp}) for `{}`, a model with Engram tables, expected TP {}: vllm-ascend {} refuses other sizes at start ({} `_validate_engram_config`)",
                 g.shape(),
                 m.id,
-                e.tp_sizes.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+                one_of(&e.tp_sizes),
                 rel.version,
                 e.source
             ),
         );
+    }
+}
+
+/// `1, 2, 4 or 8`.
+fn one_of(sizes: &[u32]) -> String {
+    let words: Vec<String> = sizes.iter().map(u32::to_string).collect();
+    match words.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => words.join(""),
     }
 }

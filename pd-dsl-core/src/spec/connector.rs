@@ -104,6 +104,27 @@ pub struct ConnectorSpec {
     pub site: Site,
 }
 
+/// vllm-ascend's connector that keeps a KV pool (registered in
+/// vllm_ascend/distributed/kv_transfer/__init__.py).
+pub const STORE_CONNECTOR: &str = "AscendStoreConnector";
+/// vLLM's connector chaining several (vllm/distributed/kv_transfer/
+/// kv_connector/v1/multi_connector.py).
+pub const MULTI_CONNECTOR: &str = "MultiConnector";
+
+impl ConnectorSpec {
+    /// The connector classes the derived `kv_transfer_config` holds: the
+    /// layout's Mooncake connector and, with a KV pool, the store connector
+    /// (both inside a [`MULTI_CONNECTOR`]). `Layout::kv_transfer_config`
+    /// builds it from the same parts.
+    pub fn kv_connectors(&self) -> Vec<&'static str> {
+        let mut out = vec![self.kind.value.kv_connector()];
+        if self.pool.is_some() {
+            out.push(STORE_CONNECTOR);
+        }
+        out
+    }
+}
+
 /// The store a KV pool keeps blocks in (`AscendStoreConnector`'s
 /// `backend`; vllm-ascend `distributed/kv_transfer/kv_pool/ascend_store/backend/`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

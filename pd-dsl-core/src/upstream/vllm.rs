@@ -175,12 +175,11 @@ pub fn vllm_of(img: &Image) -> Result<&'static VllmRelease, String> {
 }
 
 /// The image key of a hardware (`a2`, `a3`, `950dt`), as the release tables
-/// name them.
+/// name them: the lower-case device type, A5 being the 950DT.
 pub fn image_key(hw: &crate::tables::Hardware) -> &'static str {
-    use crate::tables::HardwareFamily;
-    match hw.family {
-        HardwareFamily::Ascend950 => "950dt",
-        HardwareFamily::Atlas800 if hw.npus_per_node == 16 => "a3",
-        HardwareFamily::Atlas800 => "a2",
+    match hw.device_type() {
+        "A5" => "950dt",
+        "A3" => "a3",
+        _ => "a2",
     }
 }

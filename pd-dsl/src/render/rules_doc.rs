@@ -2,7 +2,7 @@
 //! each rule's one declaration ([`crate::rules`]: name, severity, summary,
 //! doc comment) and its fix: the layout of its compile-fail case
 //! (`tests/ui/fail/<rule>.rs`) changed as an operator would to satisfy it
-//! (`tests/ui/fixed/<rule>.rs`), both compiled by the `ui` test and
+//! (`tests/ui/fixed/<rule>.rs`), compiled by the `ui` and `fixed` tests and
 //! embedded here at build time. Every README and page cites a rule by a
 //! link to its entry. `catalog explain RULE` prints the same text with the
 //! rule's compile-fail layout, the compiler's error for it and the fix.

@@ -47,7 +47,7 @@ fn kv_of_json(n: &NodeIn, json: &Json, v: &P<String>) -> Result<Option<KvIn>, Fa
             .collect();
         // vLLM's MultiConnector chains connectors: upstream's KV-pool runs
         // chain a Mooncake PD connector and `AscendStoreConnector`.
-        if name == "MultiConnector" {
+        if name == crate::spec::MULTI_CONNECTOR {
             return multi_connector(n, obj, v);
         }
         return Err((
@@ -273,8 +273,9 @@ fn multi_connector(
         .iter()
         .map(|k| k.kv_connector())
         .collect();
-    let shape_ok =
-        names.len() == 2 && pd_names.contains(&names[0]) && names[1] == "AscendStoreConnector";
+    let shape_ok = names.len() == 2
+        && pd_names.contains(&names[0])
+        && names[1] == crate::spec::STORE_CONNECTOR;
     if !shape_ok {
         return Err((
             v.at,
