@@ -372,3 +372,55 @@ fn the_error_tail_fits_the_situation() {
         "{real}"
     );
 }
+
+/// A rank whose template refuses its dry run stops the node's dry run:
+/// run.sh exits non-zero, naming the rank, its command and its exit code.
+#[test]
+fn a_rank_that_fails_its_dry_run_fails_the_nodes() {
+    let r = render("deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d");
+    let catalog = layouts::catalog().unwrap();
+    let layout = catalog
+        .iter()
+        .find(|l| l.name() == "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d")
+        .unwrap();
+    let decode = layout
+        .placement
+        .nodes
+        .iter()
+        .find(|n| n.role == pd_dsl::Role::Decode)
+        .expect("a decode node");
+    std::fs::write(
+        r.root.join("run_dp_template_decode.sh"),
+        "echo 'the template refuses' >&2\nexit 3\n",
+    )
+    .unwrap();
+    let ips: Vec<String> = (0..layout.node_count())
+        .map(|i| format!("10.0.0.{}", i + 1))
+        .collect();
+    let out = Command::new("bash")
+        .arg(r.root.join("run.sh"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PD_NODE_INDEX", decode.index.to_string())
+        .env("PD_NODE_IPS", ips.join(","))
+        .env("PD_LOCAL_IP", &ips[decode.index])
+        .env("PD_NIC", "eth7")
+        .env("PD_FORCE_NODE_INDEX", "1")
+        .env("PD_DRY_RUN", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let first = decode.ranks[0].dp_rank;
+    for want in [
+        "the template refuses".to_owned(),
+        format!("the dry run of rank {first} (bash "),
+        "run_dp_template_decode.sh 0".to_owned(),
+        "exited with code 3".to_owned(),
+        format!("the dry run of node {}'s ranks failed", decode.index),
+    ] {
+        assert!(stderr.contains(&want), "{want:?} not in {stderr}");
+    }
+    // The first failing rank stops it: no later rank ran.
+    assert_eq!(stderr.matches("the template refuses").count(), 1, "{stderr}");
+}

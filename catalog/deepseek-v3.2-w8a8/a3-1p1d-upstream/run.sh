@@ -620,13 +620,9 @@ if [[ ${PD_DRY_RUN:-0} == 1 ]]; then
     printf 'run.sh: node %s would run:' "$NODE_INDEX"
     printf ' %q' "${NODE_COMMAND[@]}"
     echo
-    # Each rank's template as the launcher starts it (its --dry-run lists them),
-    # printing its env and `vllm serve` command instead of running it.
-    ranks=$("${NODE_COMMAND[@]}" --dry-run) || die "the launcher refused this node's command (above)"
-    while IFS= read -r line; do
-        mapfile -d '' -t argv < <(python3 -c 'import shlex, sys; sys.stdout.write("".join(w + "\0" for w in shlex.split(sys.argv[1])))' "$line")
-        PD_DRY_RUN=1 "${argv[@]}" || die "the dry run of '$line' failed"
-    done <<<"$ranks"
+    # Each rank's template as the launcher starts it, printing its env and
+    # `vllm serve` command instead of running it.
+    "${NODE_COMMAND[@]}" --dry-run-templates || die "the dry run of node $NODE_INDEX's ranks failed (above)"
     if ((NODE_INDEX == 0 && HAS_PROXY)); then
         PD_DRY_RUN=1 "$HERE/proxy.sh"
     fi

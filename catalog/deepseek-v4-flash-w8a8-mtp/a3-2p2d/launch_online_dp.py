@@ -65,6 +65,9 @@ def parse_args(argv):
                    help="wait this long after SIGTERM before SIGKILL")
     p.add_argument("--dry-run", action="store_true",
                    help="print each rank's template command line and start nothing")
+    p.add_argument("--dry-run-templates", action="store_true",
+                   help="run each rank's template in its own dry run (PD_DRY_RUN=1), "
+                        "one after another, and stop at the first that fails")
     return p.parse_args(argv)
 
 
@@ -174,6 +177,15 @@ def describe(code):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     validate(args)
+    if args.dry_run_templates:
+        # One interpreter for the node's dry run, not one per rank.
+        env = dict(os.environ, PD_DRY_RUN="1")
+        for dp_rank, _, _, argv in rank_commands(args):
+            code = subprocess.run(argv, env=env).returncode
+            if code != 0:
+                fail(f"the dry run of rank {dp_rank} ({shlex.join(argv)}) {describe(code)[0]}",
+                     code=describe(code)[1])
+        return 0
     if args.dry_run:
         for _, _, _, argv in rank_commands(args):
             print(shlex.join(argv), flush=True)
