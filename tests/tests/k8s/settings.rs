@@ -29,6 +29,7 @@ fn settings_reach_the_manifests_and_bad_settings_are_refused() {
         kueue_queue: Some("npu-queue".into()),
         scheduler: Some("volcano".into()),
         gateway: None,
+        ..K8sSettings::default()
     };
     let artifacts = render_all(&all, &settings, &root);
     let l = &all[0];

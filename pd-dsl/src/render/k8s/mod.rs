@@ -30,6 +30,8 @@
 //! Objects are k8s-openapi's typed structs (and a typed LeaderWorkerSet,
 //! [`lws`]) serialised with serde-saphyr; nothing is assembled as text.
 
+pub mod autoscaling;
+pub mod disaggregated;
 pub mod gateway;
 pub mod lws;
 mod names;
@@ -201,6 +203,19 @@ pub fn artifacts(
         message,
     })?;
     let names = names(layout)?;
+    if settings.disaggregated_set {
+        return Err(RenderError::Layout {
+            layout: layout.name().to_owned(),
+            message: disaggregated::refusal(layout, &names),
+        });
+    }
+    // Refused before anything is built: the engine pods change with it.
+    let scaled = match settings.autoscale {
+        Some(autoscaling::Autoscaler::Keda) => {
+            Some(autoscaling::objects(layout, &names, settings)?)
+        }
+        None => None,
+    };
     let dir = PathBuf::from(layout.name()).join(DIR);
     let mut files: Vec<(String, String)> = Vec::new();
 
@@ -321,6 +336,26 @@ pub fn artifacts(
         };
         inference.push(("kustomization.yaml".into(), yaml(layout, &k)?));
     }
+    // autoscaling/: with an autoscaler, one ScaledObject per engine's set.
+    let mut autoscaling: Vec<(String, String)> = Vec::new();
+    if let Some(objects) = &scaled {
+        for (set, object) in names.sets.iter().zip(objects) {
+            autoscaling.push((
+                format!(
+                    "{}.yaml",
+                    set.name.trim_start_matches(&format!("{}-", names.base))
+                ),
+                yaml(layout, object)?,
+            ));
+        }
+        let k = Kustomization {
+            api_version: "kustomize.config.k8s.io/v1beta1".into(),
+            kind: "Kustomization".into(),
+            namespace: settings.namespace.clone(),
+            resources: autoscaling.iter().map(|(f, _)| f.clone()).collect(),
+        };
+        autoscaling.push(("kustomization.yaml".into(), yaml(layout, &k)?));
+    }
     let view = readme::view(layout, &names, settings, claim_gib);
     let mut out: Vec<Artifact> = files
         .into_iter()
@@ -339,6 +374,11 @@ pub fn artifacts(
         inference
             .into_iter()
             .map(|(f, c)| Artifact::new(dir.join("inference").join(f), c)),
+    );
+    out.extend(
+        autoscaling
+            .into_iter()
+            .map(|(f, c)| Artifact::new(dir.join("autoscaling").join(f), c)),
     );
     Ok(out)
 }

@@ -2,6 +2,7 @@
 //! settings the manifests were rendered with, so the commands it prints are
 //! the ones that work for these files.
 
+use super::autoscaling::{self, ScalingPlan};
 use super::names::Names;
 use super::settings::{K8sSettings, LogsVolume, WeightsVolume};
 use super::sizing::{PodSizing, pod_sizing};
@@ -77,6 +78,31 @@ pub struct K8sReadmeView {
     pub k: Constants,
     /// The flags that reproduce these files.
     pub flags: String,
+    /// Engines in the layout.
+    pub engines: usize,
+    /// `app.kubernetes.io/instance` of every object.
+    pub instance: String,
+    /// With `--k8s-autoscale`: what `autoscaling/` holds.
+    pub autoscaling: Option<AutoscalingView>,
+    /// The LeaderWorkerSet release whose `DisaggregatedSet` the text means.
+    pub ds_version: &'static str,
+}
+
+/// What `k8s/README.md` says of `autoscaling/`.
+#[derive(Clone, Debug)]
+pub struct AutoscalingView {
+    /// One line per ScaledObject.
+    pub plans: Vec<ScalingPlan>,
+    /// The Prometheus server queried.
+    pub prometheus: String,
+    /// The metric.
+    pub metric: &'static str,
+    /// Most groups per engine, as a multiple of the layout's.
+    pub factor: u32,
+    /// Seconds per added or removed group.
+    pub period: i64,
+    /// Scale-down stabilization window, seconds.
+    pub window: i64,
 }
 
 /// The constants `k8s/README.md` explains, from where they are defined.
@@ -155,6 +181,27 @@ pub fn view(
             flags.push(format!("{flag} {v}"));
         }
     }
+    if let Some(a) = settings.autoscale {
+        flags.push(format!("--k8s-autoscale {a}"));
+        flags.push(format!("--k8s-prometheus {}", settings.prometheus));
+        flags.push(format!(
+            "--k8s-autoscale-factor {}",
+            settings.autoscale_factor
+        ));
+    }
+    let (period, window) = autoscaling::pace_seconds();
+    let autoscaling = settings.autoscale.and_then(|_| {
+        autoscaling::plans(layout, names, settings)
+            .ok()
+            .map(|plans| AutoscalingView {
+                plans,
+                prometheus: settings.prometheus.clone(),
+                metric: autoscaling::WAITING_METRIC,
+                factor: settings.autoscale_factor,
+                period,
+                window,
+            })
+    });
     K8sReadmeView {
         layout: layout.name().to_owned(),
         pd: layout.proxy.is_some(),
@@ -212,5 +259,9 @@ pub fn view(
             release: super::RELEASE_SECONDS,
         },
         flags: flags.join(" "),
+        engines: layout.placement.engines.len(),
+        instance: names.base.clone(),
+        autoscaling,
+        ds_version: super::disaggregated::LWS_VERSION,
     }
 }

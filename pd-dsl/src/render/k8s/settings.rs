@@ -1,6 +1,7 @@
 //! Where the cluster differs from another: namespace, NPU resource name,
 //! weights and logs volumes, image registry, resources, drain, scheduling.
 
+use super::autoscaling::{Autoscaler, DEFAULT_FACTOR, DEFAULT_PROMETHEUS, MAX_FACTOR};
 use super::names::{is_dns_label, is_dns_subdomain};
 use crate::Layout;
 use crate::tables::HardwareFamily;
@@ -166,6 +167,19 @@ pub struct K8sSettings {
     /// holds an `InferencePool` and an `HTTPRoute` from that Gateway
     /// (Gateway API Inference Extension).
     pub gateway: Option<String>,
+    /// An autoscaler (`--k8s-autoscale keda`): with it, `k8s/autoscaling/`
+    /// holds a KEDA `ScaledObject` per engine's set, where adding groups
+    /// serves more ([`super::autoscaling`] says where and why).
+    pub autoscale: Option<Autoscaler>,
+    /// The Prometheus server the ScaledObjects query (default
+    /// [`DEFAULT_PROMETHEUS`]).
+    pub prometheus: String,
+    /// The most groups per engine, as a multiple of the layout's (default
+    /// [`DEFAULT_FACTOR`]).
+    pub autoscale_factor: u32,
+    /// Write the engines as one LeaderWorkerSet `DisaggregatedSet`: refused,
+    /// naming why ([`super::disaggregated`]).
+    pub disaggregated_set: bool,
 }
 
 /// Default [`K8sSettings::drain_seconds`].
@@ -186,6 +200,10 @@ impl Default for K8sSettings {
             kueue_queue: None,
             scheduler: None,
             gateway: None,
+            autoscale: None,
+            prometheus: DEFAULT_PROMETHEUS.to_owned(),
+            autoscale_factor: DEFAULT_FACTOR,
+            disaggregated_set: false,
         }
     }
 }
@@ -295,6 +313,23 @@ impl K8sSettings {
                     "found gateway `{g}`, expected `NAME` or `NAMESPACE/NAME` of a Gateway (DNS-1123 names): the HTTPRoute's parentRef names it so"
                 ));
             }
+        }
+        let p = &self.prometheus;
+        let rest = p
+            .strip_prefix("http://")
+            .or_else(|| p.strip_prefix("https://"));
+        if rest.is_none_or(|r| r.is_empty() || r.starts_with('/'))
+            || p.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Err(format!(
+                "found Prometheus server `{p}`, expected an `http://` or `https://` URL such as `{DEFAULT_PROMETHEUS}`: KEDA's prometheus scaler queries it over HTTP"
+            ));
+        }
+        if !(2..=MAX_FACTOR).contains(&self.autoscale_factor) {
+            return Err(format!(
+                "found autoscale factor {}, expected 2 to {MAX_FACTOR}: the most groups per engine is this multiple of the layout's, and at 1 nothing scales",
+                self.autoscale_factor
+            ));
         }
         if let Some(r) = &self.image_registry
             && (r.is_empty() || r.ends_with('/') || r.chars().any(char::is_whitespace))

@@ -70,6 +70,24 @@ fn quantity(s: &str) -> Quantity {
     Quantity(s.to_owned())
 }
 
+/// Where `run.sh` finds its node: every node's pod name, its engine's first
+/// node and node count. Autoscaled, none: a group added to the set is a
+/// whole copy of a one-engine layout, which `run.sh` takes from
+/// LeaderWorkerSet's own `LWS_*` variables (`autoscaling.rs` says why).
+fn placement_env(names: &Names, set: &EngineSet, settings: &K8sSettings) -> Vec<EnvVar> {
+    if settings.autoscale.is_some() {
+        return Vec::new();
+    }
+    vec![
+        env(ENV_NODE_HOSTS, names.node_hosts.join(",")),
+        env(
+            ENV_FIRST_NODE,
+            set.nodes.first().copied().unwrap_or(0).to_string(),
+        ),
+        env(ENV_ENGINE_NODES, set.nodes.len().to_string()),
+    ]
+}
+
 fn engine_pod(
     layout: &Layout,
     names: &Names,
@@ -115,21 +133,20 @@ fn engine_pod(
         name: "vllm".to_owned(),
         image: Some(image(layout, settings)),
         command: Some(vec!["bash".to_owned(), format!("{SCRIPTS_DIR}/run.sh")]),
-        env: Some(vec![
-            env(ENV_NODE_HOSTS, names.node_hosts.join(",")),
-            env(
-                ENV_FIRST_NODE,
-                set.nodes.first().copied().unwrap_or(0).to_string(),
-            ),
-            env(ENV_ENGINE_NODES, set.nodes.len().to_string()),
-            // run.sh's local IP (HCCL_IF_IP, and the NIC holding it): the pod
-            // IP from the downward API, not a route lookup.
-            field_env(ENV_LOCAL_IP, POD_IP_FIELD),
-            env(ENV_DRAIN_SECONDS, settings.drain_seconds.to_string()),
-            env(ENV_LOG_STDOUT, "1"),
-            // The startup probe's window is derived from it.
-            env(ENV_WAIT_SECONDS, DEFAULT_WAIT_SECONDS.to_string()),
-        ]),
+        env: Some(
+            placement_env(names, set, settings)
+                .into_iter()
+                .chain([
+                    // run.sh's local IP (HCCL_IF_IP, and the NIC holding it): the pod
+                    // IP from the downward API, not a route lookup.
+                    field_env(ENV_LOCAL_IP, POD_IP_FIELD),
+                    env(ENV_DRAIN_SECONDS, settings.drain_seconds.to_string()),
+                    env(ENV_LOG_STDOUT, "1"),
+                    // The startup probe's window is derived from it.
+                    env(ENV_WAIT_SECONDS, DEFAULT_WAIT_SECONDS.to_string()),
+                ])
+                .collect(),
+        ),
         ports: (!ports.is_empty()).then(|| {
             ports
                 .iter()
@@ -211,7 +228,9 @@ pub(super) fn engine_set(
     Ok(LeaderWorkerSet::new(
         meta(layout, &set.name, labels),
         LeaderWorkerSetSpec {
-            replicas: Some(1),
+            // Autoscaled, the autoscaler owns the count (LWS defaults it
+            // to 1): a re-apply must not undo a scale-out.
+            replicas: settings.autoscale.is_none().then_some(1),
             leader_worker_template: LeaderWorkerTemplate {
                 size: i32::try_from(set.nodes.len()).unwrap_or(i32::MAX),
                 restart_policy: Some(RestartPolicy::RecreateGroupOnPodRestart),
