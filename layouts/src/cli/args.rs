@@ -4,6 +4,7 @@
 use super::{EXIT_CODES, EXIT_USAGE};
 use clap::{Parser, Subcommand, ValueEnum};
 use pd_dsl::Layout;
+use pd_dsl::render::k8s::autoscaling::Autoscaler;
 use pd_dsl::render::k8s::{K8sSettings, LogsVolume, ResourceOverrides, WeightsVolume};
 use pd_rehearse::rehearsal::{Fault, Policy};
 use std::path::PathBuf;
@@ -322,6 +323,30 @@ pub(super) struct K8sArgs {
     /// an InferencePool and an HTTPRoute from that Gateway.
     #[arg(long, value_name = "GATEWAY")]
     pub(super) k8s_gateway: Option<String>,
+    /// Also write `k8s/autoscaling/`: `keda` (the only value) writes a KEDA
+    /// ScaledObject per engine's LeaderWorkerSet on vLLM's
+    /// `vllm:num_requests_waiting`, one group per step. Mixed layouts of one
+    /// engine only: a PD layout's proxy routes to a fixed list of ranks, so
+    /// it is refused, saying why.
+    #[arg(long, value_name = "AUTOSCALER", value_parser = parse_autoscaler)]
+    pub(super) k8s_autoscale: Option<Autoscaler>,
+    /// Prometheus server the ScaledObjects query (with `--k8s-autoscale`).
+    #[arg(long, value_name = "URL", default_value = pd_dsl::render::k8s::autoscaling::DEFAULT_PROMETHEUS)]
+    pub(super) k8s_prometheus: String,
+    /// Most groups per engine under `--k8s-autoscale`, as a multiple of the
+    /// layout's (2 to 64).
+    #[arg(long, value_name = "N", default_value_t = pd_dsl::render::k8s::autoscaling::DEFAULT_FACTOR)]
+    pub(super) k8s_autoscale_factor: u32,
+    /// Write the engines as one LeaderWorkerSet DisaggregatedSet: refused for
+    /// every layout, naming why (its pods' names carry a rollout hash, while
+    /// the proxy and run.sh find nodes by pod name; a mixed layout has one
+    /// role, the CRD needs 2).
+    #[arg(long)]
+    pub(super) k8s_disaggregated_set: bool,
+}
+
+fn parse_autoscaler(s: &str) -> Result<Autoscaler, String> {
+    s.parse()
 }
 
 fn parse_logs(s: &str) -> Result<LogsVolume, String> {
@@ -350,6 +375,10 @@ impl K8sArgs {
             kueue_queue: self.k8s_kueue_queue.clone(),
             scheduler: self.k8s_scheduler.clone(),
             gateway: self.k8s_gateway.clone(),
+            autoscale: self.k8s_autoscale,
+            prometheus: self.k8s_prometheus.clone(),
+            autoscale_factor: self.k8s_autoscale_factor,
+            disaggregated_set: self.k8s_disaggregated_set,
         };
         s.validate()
             .map_err(|e| (EXIT_USAGE, format!("--k8s-*: {e}")))?;

@@ -15,6 +15,8 @@
 //! --k8s-image-registry PREFIX --k8s-logs hostpath:/DIR|pvc:CLAIM|pod --k8s-cpu Q
 //! --k8s-memory Q --k8s-ephemeral-storage Q --k8s-shm Q --k8s-drain-seconds S
 //! --k8s-kueue-queue QUEUE --k8s-scheduler NAME --k8s-gateway [NS/]NAME
+//! --k8s-autoscale keda --k8s-prometheus URL --k8s-autoscale-factor N
+//! --k8s-disaggregated-set
 //!                                settings of the `k8s/` manifests (the catalog build
 //!                                and `render`); defaults in `K8sArgs`
 //! catalog rehearse NAME [--kill NODE:RANK] [--signal NODE:SIG] [--stop NODE] [--fault FAULT] [--proxy-script PATH] [--proxy-policy P] [--keep] [--timeout S] [--k8s-env]
