@@ -9,6 +9,8 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod autoscaling;
+mod disaggregated;
 mod gateway;
 mod objects;
 mod probes;
