@@ -263,3 +263,57 @@ fn prefill_decode_layouts_and_bad_values_are_refused() {
     assert!(set.contents.contains("replicas: 1"));
     assert!(set.contents.contains(k8s::ENV_NODE_HOSTS));
 }
+
+fn cli(args: &[&str]) -> (u8, String) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let mut argv = vec!["catalog"];
+    argv.extend_from_slice(args);
+    let code = layouts::cli::run(argv, Ok(layouts()), None, &mut out, &mut err);
+    (code, String::from_utf8(err).expect("utf8"))
+}
+
+/// The command line: `--k8s-autoscale keda` writes `autoscaling/` for a
+/// mixed layout and refuses a PD one; an unknown autoscaler is a usage
+/// error; `--k8s-disaggregated-set` refuses, naming why.
+#[test]
+fn the_flags_write_autoscaling_or_refuse_on_the_command_line() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("c");
+    let out = out.to_str().unwrap();
+    let all = layouts();
+    let mixed = accepted(&all).into_iter().next().expect("a mixed layout");
+    let pd = all.iter().find(|l| l.is_pd()).expect("a PD layout");
+    let (code, err) = cli(&[
+        "render",
+        mixed.name(),
+        "--out",
+        out,
+        "--k8s-autoscale",
+        "keda",
+        "--k8s-autoscale-factor",
+        "5",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let dir = Path::new(out)
+        .join(mixed.name())
+        .join(k8s::DIR)
+        .join("autoscaling");
+    let object = std::fs::read_to_string(dir.join("mixed0.yaml")).expect("mixed0.yaml");
+    assert!(object.contains("maxReplicaCount: 5"), "{object}");
+    let (code, err) = cli(&["render", pd.name(), "--out", out, "--k8s-autoscale", "keda"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("found a prefill/decode layout"), "{err}");
+    let (code, err) = cli(&[
+        "render",
+        mixed.name(),
+        "--out",
+        out,
+        "--k8s-autoscale",
+        "hpa",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("expected `keda`"), "{err}");
+    let (code, err) = cli(&["render", pd.name(), "--out", out, "--k8s-disaggregated-set"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("revision hash"), "{err}");
+}
