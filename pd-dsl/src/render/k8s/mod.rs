@@ -11,7 +11,13 @@
 //!   so a pod runs exactly the bare-metal `run.sh`;
 //! - PD layouts: the proxy as a Deployment and a Service; mixed layouts: a
 //!   Service in front of every engine's API server;
-//! - `kustomization.yaml` listing them, with the namespace.
+//! - `kustomization.yaml` listing them, with the namespace;
+//! - opt-in, each in its own directory with its own kustomization:
+//!   `inference/` ([`gateway`], `--k8s-gateway`) and `autoscaling/`
+//!   ([`autoscaling`], `--k8s-autoscale keda`: one-engine mixed layouts
+//!   only, since a PD layout's proxy routes to a fixed list of ranks). A
+//!   LeaderWorkerSet `DisaggregatedSet` is refused for every layout
+//!   ([`disaggregated`] says why).
 //!
 //! Addresses: pods use the pod network, not the host's, as upstream CI does:
 //! HCCL and Mooncake move data over the NPUs' own RoCE ports (configured on
