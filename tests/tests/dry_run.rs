@@ -422,5 +422,9 @@ fn a_rank_that_fails_its_dry_run_fails_the_nodes() {
         assert!(stderr.contains(&want), "{want:?} not in {stderr}");
     }
     // The first failing rank stops it: no later rank ran.
-    assert_eq!(stderr.matches("the template refuses").count(), 1, "{stderr}");
+    assert_eq!(
+        stderr.matches("the template refuses").count(),
+        1,
+        "{stderr}"
+    );
 }
