@@ -1245,6 +1245,84 @@ def v2_runner_allows(pkg: Package) -> list[dict]:
     return sorted(out, key=lambda r: (r["name"], r["source"]))
 
 
+def _refuses_pcp_with_dp(fn: ast.AST) -> bool:
+    """Whether `fn` holds vLLM's raising `if pcp > 1 and dp > 1`."""
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.If) and any(isinstance(x, ast.Raise) for b in node.body for x in ast.walk(b))):
+            continue
+        reads = {ast.unparse(c.left) for c in ast.walk(node.test) if isinstance(c, ast.Compare) and isinstance(c.ops[0], ast.Gt)}
+        if reads & {"pcp", "self.prefill_context_parallel_size"} and reads & {"self.data_parallel_size", "dp"}:
+            return True
+    return False
+
+
+def parallel_config_patches(pkg: Package) -> list[dict]:
+    """Where the package replaces vLLM's `ParallelConfig._validate_parallel_config`
+    (`if vllm_version_is("V"):` at module level assigning it): under which
+    vLLM version, and whether the replacement lets PCP with DP through.
+    `lifts_pcp_with_dp`: `always` (the replacement has no `pcp > 1 and dp >
+    1` refusal and does not call the original), `when` (it calls the
+    original with PCP set aside only under an `if`, whose test is kept as
+    `when` with what it reads: `v2_runner` for `VLLM_USE_V2_MODEL_RUNNER`,
+    `dcp1` for `decode_context_parallel_size == 1`) or `never`."""
+    out = []
+    for rel, mod in pkg.modules.items():
+        if "_validate_parallel_config" not in mod.text:
+            continue
+        defs = {n.name: n for n in mod.tree.body if isinstance(n, ast.FunctionDef)}
+        for top in mod.tree.body:
+            if not isinstance(top, ast.If):
+                continue
+            only = next(
+                (
+                    c.args[0].value
+                    for c in ast.walk(top.test)
+                    if isinstance(c, ast.Call)
+                    and isinstance(c.func, ast.Name)
+                    and c.func.id == "vllm_version_is"
+                    and c.args
+                    and isinstance(c.args[0], ast.Constant)
+                ),
+                None,
+            )
+            if only is None:
+                continue
+            inner = {n.name: n for n in top.body if isinstance(n, ast.FunctionDef)}
+            for stmt in top.body:
+                if not (
+                    isinstance(stmt, ast.Assign)
+                    and any(ast.unparse(t) == "ParallelConfig._validate_parallel_config" for t in stmt.targets)
+                    and isinstance(stmt.value, ast.Name)
+                ):
+                    continue
+                fn = inner.get(stmt.value.id) or defs.get(stmt.value.id)
+                if fn is None:
+                    raise FactsError(f"{rel}:{stmt.lineno}: `{stmt.value.id}` is not defined in the module")
+                calls_original = [
+                    c for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id.startswith("_original")
+                ]
+                entry = {"only_vllm": only, "source": f"{rel}:{stmt.lineno}", "when": None, "needs": []}
+                if not calls_original:
+                    entry["lifts_pcp_with_dp"] = "never" if _refuses_pcp_with_dp(fn) else "always"
+                else:
+                    guard = next(
+                        (n for n in ast.walk(fn) if isinstance(n, ast.If) and any(isinstance(b, ast.With) for b in n.body)),
+                        None,
+                    )
+                    if guard is None:
+                        entry["lifts_pcp_with_dp"] = "never"
+                    else:
+                        test = ast.unparse(guard.test)
+                        entry["lifts_pcp_with_dp"] = "when"
+                        entry["when"] = test
+                        entry["needs"] = sorted(
+                            ({"v2_runner"} if "VLLM_USE_V2_MODEL_RUNNER" in test else set())
+                            | ({"dcp1"} if "decode_context_parallel_size == 1" in test else set())
+                        )
+                out.append(entry)
+    return sorted(out, key=lambda r: r["source"])
+
+
 def _size_tests(test: ast.expr) -> list[tuple[str, int]]:
     """`self.X_tensor_parallel_size > N` (also inside `or`): [(X..., N)]."""
     out = []
@@ -1748,6 +1826,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "image_suffixes": image_suffixes(src),
         "e2e": e2e(src),
         "pcp_refusals": pcp_refusals(pkg),
+        "parallel_config_patches": parallel_config_patches(pkg),
         "v2_runner_allows": v2_runner_allows(pkg),
         "finegrained_tp": finegrained_tp(pkg),
         "finegrained_tp_connector": finegrained_tp_connector(pkg),

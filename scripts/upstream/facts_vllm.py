@@ -1630,7 +1630,87 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
         "speculative_methods": speculative_methods(Source(src, overrides)),
         "v2_model_runner": v2_model_runner(Source(src, overrides)),
         "async_speculative_methods": async_speculative_methods(Source(src, overrides)),
+        "context_parallel": context_parallel(Source(src, overrides)),
     }
+
+
+PARALLEL_CONFIG = "vllm/config/parallel.py"
+
+
+def _names(node: ast.AST, *attrs: str) -> bool:
+    """Whether `node` is `self.<attr>` or a local spelled like one of
+    `attrs`' short names (`tp`, `dcp`, `pcp`) vLLM binds them to."""
+    short = {
+        "tensor_parallel_size": "tp",
+        "decode_context_parallel_size": "dcp",
+        "prefill_context_parallel_size": "pcp",
+        "data_parallel_size": "dp",
+    }
+    text = ast.unparse(node)
+    return any(text in (f"self.{a}", short.get(a, a)) for a in attrs)
+
+
+def _raises(node: ast.If) -> bool:
+    return any(isinstance(x, ast.Raise) for b in node.body for x in ast.walk(b))
+
+
+def context_parallel(source: Source) -> dict | None:
+    """The start-up refusals of context-parallel sizes in `ParallelConfig`
+    (vllm/config/parallel.py), each as `path:line` of its raising `if`:
+    `tp_divisible_by_dcp` (`tp % dcp != 0`; `only_without_pcp` when it sits
+    under `if pcp == 1`), `dcp_sizes_with_pcp` (`dcp not in (1, pcp, tp *
+    pcp)`), `pcp_with_dp` (`pcp > 1 and dp > 1`). `None` without the file."""
+    text = _read(source, PARALLEL_CONFIG)
+    if text is None:
+        return None
+    tree = ast.parse(text, PARALLEL_CONFIG)
+    parent: dict[ast.AST, ast.AST] = {}
+    for n in ast.walk(tree):
+        for c in ast.iter_child_nodes(n):
+            parent[c] = n
+    out: dict = {"tp_divisible_by_dcp": None, "only_without_pcp": False, "dcp_sizes_with_pcp": None, "pcp_with_dp": None}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.If) and _raises(node)):
+            continue
+        t = node.test
+        at = f"{PARALLEL_CONFIG}:{node.lineno}"
+        if (
+            isinstance(t, ast.Compare)
+            and isinstance(t.left, ast.BinOp)
+            and isinstance(t.left.op, ast.Mod)
+            and _names(t.left.left, "tensor_parallel_size")
+            and _names(t.left.right, "decode_context_parallel_size")
+            and isinstance(t.ops[0], ast.NotEq)
+        ):
+            out["tp_divisible_by_dcp"] = at
+            up = parent.get(node)
+            out["only_without_pcp"] = bool(
+                isinstance(up, ast.If) and node in up.body and ast.unparse(up.test) in ("pcp == 1", "self.prefill_context_parallel_size == 1")
+            )
+        elif (
+            isinstance(t, ast.Compare)
+            and isinstance(t.ops[0], ast.NotIn)
+            and _names(t.left, "decode_context_parallel_size")
+            and isinstance(t.comparators[0], ast.Tuple)
+            and [ast.unparse(e) for e in t.comparators[0].elts] == ["1", "pcp", "tp * pcp"]
+        ):
+            out["dcp_sizes_with_pcp"] = at
+        elif isinstance(t, ast.BoolOp) and isinstance(t.op, ast.And) and len(t.values) == 2:
+            def gt1(c: ast.AST, attr: str) -> bool:
+                return (
+                    isinstance(c, ast.Compare)
+                    and _names(c.left, attr)
+                    and isinstance(c.ops[0], ast.Gt)
+                    and ast.unparse(c.comparators[0]) == "1"
+                )
+            a, b = t.values
+            if (gt1(a, "prefill_context_parallel_size") and gt1(b, "data_parallel_size")) or (
+                gt1(b, "prefill_context_parallel_size") and gt1(a, "data_parallel_size")
+            ):
+                out["pcp_with_dp"] = at
+    if out["tp_divisible_by_dcp"] is None:
+        raise FactsError(f"`{PARALLEL_CONFIG}`: no `tp % dcp != 0` refusal found; vLLM's DCP check moved")
+    return out
 
 
 VLLM_CONFIG = "vllm/config/vllm.py"

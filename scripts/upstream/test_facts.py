@@ -367,6 +367,23 @@ class ByHand(unittest.TestCase):
             names = [a["name"] for a in table(v)["v2_runner_allows"]]
             self.assertNotIn("prefill context parallelism", names, v)
 
+    def test_parallel_config_patches(self):
+        # patch_parallel_config.py:116 @0.29.0rc1: under vllm_version_is("0.29.0") ParallelConfig's
+        # validator becomes one "with only the platform-independent PCP+DP rejection removed";
+        # patch_use_v2_model_runner.py:101 @0.29.0rc1: under vllm_version_is("0.28.0") the original
+        # runs with PCP set to 1 only when the V2 runner is on, DP > 1, PCP > 1 and DCP == 1.
+        # 0.28.0rc1 (shipping vLLM 0.28.0) has neither.
+        got = table("0.29.0rc1")["parallel_config_patches"]
+        self.assertEqual(
+            [(p["only_vllm"], p["lifts_pcp_with_dp"], p["needs"], p["source"]) for p in got],
+            [
+                ("0.29.0", "always", [], "vllm_ascend/patch/platform/patch_parallel_config.py:116"),
+                ("0.28.0", "when", ["dcp1", "v2_runner"], "vllm_ascend/patch/platform/patch_use_v2_model_runner.py:101"),
+            ],
+        )
+        for v in ("0.26.0rc1", "0.27.1rc1", "0.28.0rc1"):
+            self.assertEqual(table(v)["parallel_config_patches"], [], v)
+
     def test_sparse_c8_keys_per_release(self):
         # ascend_config.py:158 @0.18.0 `additional_config.get("enable_sparse_c8", ...)` (also 0.19.1rc1 ..
         # 0.22.1rc1, 0.24.0rc1, 0.25.1rc1: ascend_config.py:241 @0.25.1rc1);

@@ -69,7 +69,15 @@ class WellFormed(unittest.TestCase):
                 f = facts(v)
                 self.assertEqual(
                     list(f),
-                    ["package", "version", "serve_flags", "speculative_methods", "v2_model_runner", "async_speculative_methods"],
+                    [
+                        "package",
+                        "version",
+                        "serve_flags",
+                        "speculative_methods",
+                        "v2_model_runner",
+                        "async_speculative_methods",
+                        "context_parallel",
+                    ],
                 )
                 runner = f["v2_model_runner"]
                 if runner is not None:
@@ -282,6 +290,28 @@ class HandRead(unittest.TestCase):
         ov = mutate(v, "vllm/config/vllm.py", old,
                     old.replace("                ):", '                    and self.speculative_config.method != "ngram"\n                ):'))
         self.assertIn("ngram", fv.async_speculative_methods(fv.Source(corpus("vllm", v), ov))["methods"])
+
+    def test_context_parallel_refusals(self):
+        # vllm/config/parallel.py `ParallelConfig._validate_parallel_config`: `tp_size % dcp_size != 0`
+        # raises at every release (L416 @0.18.0); from 0.26.0 it sits under `if pcp == 1:` (L512),
+        # whose `elif dcp not in (1, pcp, tp * pcp)` raises (L514), and `if pcp > 1 and
+        # self.data_parallel_size > 1: raise ValueError("PCP does not support data parallelism yet.")`
+        # (L508 @0.26.0, L527 @0.28.0, L548 @0.29.0) is gone at 0.30.0.
+        for v in PINNED:
+            with self.subTest(vllm=v):
+                got = facts(v)["context_parallel"]
+                new = version_key(v) >= version_key("0.26.0")
+                self.assertTrue(got["tp_divisible_by_dcp"].startswith("vllm/config/parallel.py:"), got)
+                self.assertEqual(got["only_without_pcp"], new)
+                self.assertEqual(got["dcp_sizes_with_pcp"] is not None, new)
+                self.assertEqual(got["pcp_with_dp"] is not None, new and version_key(v) < version_key("0.30.0"))
+        self.assertEqual(facts("0.18.0")["context_parallel"]["tp_divisible_by_dcp"], "vllm/config/parallel.py:416")
+        self.assertEqual(facts("0.28.0")["context_parallel"]["pcp_with_dp"], "vllm/config/parallel.py:527")
+        self.assertEqual(facts("0.26.0")["context_parallel"]["dcp_sizes_with_pcp"], "vllm/config/parallel.py:514")
+        # Taken out, the refusal is no longer read.
+        ov = mutate("0.28.0", "vllm/config/parallel.py", "        if pcp > 1 and self.data_parallel_size > 1:\n",
+                    "        if pcp > 1 and self.data_parallel_size > 1 and False:\n")
+        self.assertIsNone(fv.context_parallel(fv.Source(corpus("vllm", "0.28.0"), ov))["pcp_with_dp"])
 
     def test_a_changed_method_literal_is_read(self):
         v = PINNED[-1]

@@ -43,9 +43,22 @@ declare_rules! {
     /// at 0.21.0rc1 to 0.24.0rc1, and on the V1 model runner from 0.25.1rc1;
     /// vLLM's V2 runner refuses PCP up to 0.28.0 (vllm/config/vllm.py
     /// `_get_v2_model_runner_unsupported_features`), except where
-    /// vllm-ascend's patch allows it (0.28.0rc1). Read from the generated
-    /// facts (`pcp_refusals`, `v2_runner_allows`, `v2_model_runner`).
+    /// vllm-ascend's patch allows it (0.28.0rc1); vLLM's `ParallelConfig`
+    /// refuses PCP with DP above 1 at 0.26.0 to 0.29.0 ("PCP does not support
+    /// data parallelism yet", vllm/config/parallel.py
+    /// `_validate_parallel_config` @v0.28.0 L527), which vllm-ascend
+    /// 0.29.0rc1 patches out for vLLM 0.29.0
+    /// (patch/platform/patch_parallel_config.py L116). Read from the
+    /// generated facts (`pcp_refusals`, `v2_runner_allows`, `v2_model_runner`,
+    /// `context_parallel`, `parallel_config_patches`).
     PrefillContextParallelSupported = "prefill_context_parallel_supported", Hard, "PCP only where the image's vllm-ascend and vLLM start it";
+    /// `--decode-context-parallel-size` that vLLM's `ParallelConfig`
+    /// refuses at start (vllm/config/parallel.py `_validate_parallel_config`,
+    /// @v0.18.0 L416, @v0.26.0 L512-L514, @v0.30.0 L563-L565): without PCP
+    /// it must divide TP (DCP reuses the TP ranks); from vLLM 0.26.0, with
+    /// PCP above 1 it must be 1, the PCP size or TP x PCP. Read from the
+    /// generated facts (`context_parallel`).
+    DcpFitsTp = "dcp_fits_tp", Hard, "the decode context parallel size divides TP (with PCP: is 1, PCP or TP x PCP)";
     /// `mlapo_keep_prefill_weights` on a GQA model: ValueError "only
     /// supported for MLA models" (vllm_ascend/ascend_config.py `AscendConfig`
     /// @v0.27.1rc1-v0.30.0rc2, where the facts list the key).
@@ -158,7 +171,6 @@ pub(crate) fn check_cp_interleave(
     pcp: u32,
     cx: &mut Cx,
 ) {
-    const DCP_FLAG: &str = "--decode-context-parallel-size";
     const INTERLEAVE_FLAG: &str = "--cp-kv-cache-interleave-size";
     if !facts.pd {
         return;
@@ -364,8 +376,15 @@ pub(crate) fn check_pcp(
     };
     let v2 = v2_runner_on(serve);
     let vllm = img.vllm();
-    let message = match crate::upstream::pcp_verdict(rel, vllm, dp, pcp, v2) {
+    let dcp = capacity::flag_u64(serve, DCP_FLAG).unwrap_or(1);
+    let message = match crate::upstream::pcp_verdict(rel, vllm, dp, pcp, dcp, v2) {
         None => return,
+        Some(crate::upstream::PcpVerdict::VllmWithDp { source }) => format!(
+            "found `{}` (PCP{pcp} with DP{dp}) on image {}, expected DP1 with PCP: vLLM {vllm} refuses PCP and DP together at start-up (\"PCP does not support data parallelism yet.\", {source}), and vllm-ascend {} does not patch that out for this layout",
+            g.shape(),
+            img.tag,
+            rel.version
+        ),
         Some(crate::upstream::PcpVerdict::WithDp(r)) => format!(
             "found `{}` (PCP{pcp} with DP{dp}) on image {}, expected DP1 with PCP: vllm-ascend {} refuses PCP and DP together at start-up ({} `{}`)",
             g.shape(),
@@ -393,6 +412,58 @@ pub(crate) fn check_pcp(
         ),
     };
     cx.report(Rule::PrefillContextParallelSupported, site, field, message);
+}
+
+/// The flag that sets decode context parallelism (vLLM's
+/// `ParallelConfig.decode_context_parallel_size`).
+const DCP_FLAG: &str = "--decode-context-parallel-size";
+
+/// `--decode-context-parallel-size` against the role's TP and PCP (rule
+/// `dcp_fits_tp`), as vLLM's `ParallelConfig` checks it at start.
+pub(crate) fn check_dcp(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    tp: u32,
+    pcp: u32,
+    cx: &mut Cx,
+) {
+    let Some(dcp) = capacity::flag_u64(serve, DCP_FLAG) else {
+        return;
+    };
+    let Some(img) = facts.image else {
+        return;
+    };
+    let vllm = img.vllm();
+    let Some(r) = crate::upstream::dcp_refusal(vllm, u64::from(tp), u64::from(pcp), dcp) else {
+        return;
+    };
+    let (expected, source) = match &r.valid_with_pcp {
+        Some(valid) => (
+            format!(
+                "one of {} with PCP{pcp} (off, across PCP, or across TP x PCP)",
+                valid
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            r.source,
+        ),
+        None => (
+            format!("a divisor of TP {tp} (DCP splits each TP group's ranks)"),
+            r.source,
+        ),
+    };
+    let site = flag_site(facts.spec, role, DCP_FLAG, true).unwrap_or(Site::NONE);
+    cx.report(
+        Rule::DcpFitsTp,
+        site,
+        format!("{role}.flags"),
+        format!(
+            "found `{DCP_FLAG} {dcp}` on a {role} engine of TP {tp}, expected {expected}: vLLM {vllm} refuses it at start-up ({source} `_validate_parallel_config`)"
+        ),
+    );
 }
 
 /// `additional_config.mlapo_keep_prefill_weights` on a model that is not

@@ -1,6 +1,7 @@
 //! One role's resolved settings against vllm-ascend's start-up refusals that are not a feature's own preconditions: scheduling, MLAPO, LM-head TP, EPLB, `additional_config` keys and env toggles.
 
 use super::features::check_cp_interleave;
+use super::features::check_dcp;
 use super::features::check_eplb_runner;
 use super::features::check_finegrained_tp;
 use super::features::check_kvpp;
@@ -102,6 +103,7 @@ pub(crate) fn check_serve(
     check_sparse_kv_offload(facts, role, serve, pcp, cx);
     check_mlapo_keep(facts, role, serve, cx);
     if let Some((_, tp)) = dp_tp {
+        check_dcp(facts, role, serve, tp, pcp, cx);
         check_kvpp(facts, role, serve, tp, pcp, cx);
     }
     // Balance scheduling: ValueError on P and D (platform.py @v0.18.0 L456,

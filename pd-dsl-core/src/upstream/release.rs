@@ -32,6 +32,10 @@ pub struct Release {
     pub pcp_refusals: Vec<PcpRefusal>,
     /// The V2-runner refusals of vLLM the package's patch takes out again.
     pub v2_runner_allows: Vec<V2Allow>,
+    /// Where the package replaces vLLM's `ParallelConfig` validator, and
+    /// whether that lets PCP with DP through.
+    #[serde(default)]
+    pub parallel_config_patches: Vec<ParallelPatch>,
     /// What `FinegrainedTPConfig` requires of each fine-grained TP size;
     /// `None` before the class exists.
     pub finegrained_tp: Option<FinegrainedTp>,
@@ -246,6 +250,39 @@ pub struct V2Allow {
     pub source: String,
 }
 
+/// A replacement of vLLM's `ParallelConfig._validate_parallel_config` by
+/// the package (`parallel_config_patches`).
+#[derive(Debug, Deserialize)]
+pub struct ParallelPatch {
+    /// It applies only under this vLLM version (`vllm_version_is`).
+    pub only_vllm: String,
+    /// `always`, `when` (under [`ParallelPatch::needs`]) or `never`.
+    pub lifts_pcp_with_dp: String,
+    /// The guarding test, as written, for `when`.
+    pub when: Option<String>,
+    /// What `when` needs of the layout: `v2_runner`, `dcp1`.
+    pub needs: Vec<String>,
+    /// `path:line` in the sdist.
+    pub source: String,
+}
+
+impl ParallelPatch {
+    /// Whether this patch lets PCP with DP start under vLLM `vllm`, with the
+    /// V2 runner on or off and decode context parallel size `dcp`.
+    pub fn lifts(&self, vllm: &str, v2_runner: bool, dcp: u64) -> bool {
+        self.only_vllm == vllm
+            && match self.lifts_pcp_with_dp.as_str() {
+                "always" => true,
+                "when" => self.needs.iter().all(|n| match n.as_str() {
+                    "v2_runner" => v2_runner,
+                    "dcp1" => dcp == 1,
+                    _ => false,
+                }),
+                _ => false,
+            }
+    }
+}
+
 /// Why an image refuses prefill context parallelism at start-up, if it
 /// does: the one verdict the rule `prefill_context_parallel_supported` and
 /// the rehearsal's stand-in `vllm` both read.
@@ -253,6 +290,12 @@ pub struct V2Allow {
 pub enum PcpVerdict<'a> {
     /// vllm-ascend refuses PCP together with DP > 1.
     WithDp(&'a PcpRefusal),
+    /// vLLM's `ParallelConfig` refuses PCP together with DP > 1, and no
+    /// patch of the package lifts that for this layout.
+    VllmWithDp {
+        /// `path:line` of vLLM's refusal.
+        source: &'a str,
+    },
     /// vllm-ascend refuses PCP on the V1 model runner, which runs unless
     /// `VLLM_USE_V2_MODEL_RUNNER` is set true.
     V1Runner(&'a PcpRefusal),
@@ -270,12 +313,14 @@ pub enum PcpVerdict<'a> {
 pub const PCP_FEATURE: &str = "prefill context parallelism";
 
 /// The verdict of release `rel` (shipping vLLM `vllm`) on a rank of PCP
-/// `pcp` in an engine of DP `dp`, with the V2 model runner on or off.
+/// `pcp` and DCP `dcp` in an engine of DP `dp`, with the V2 model runner on
+/// or off.
 pub fn pcp_verdict<'a>(
     rel: &'a Release,
     vllm: &str,
     dp: u32,
     pcp: u32,
+    dcp: u64,
     v2_runner: bool,
 ) -> Option<PcpVerdict<'a>> {
     if pcp <= 1 {
@@ -285,6 +330,21 @@ pub fn pcp_verdict<'a>(
         && let Some(r) = rel.pcp_refusal("data_parallel_size")
     {
         return Some(PcpVerdict::WithDp(r));
+    }
+    // vLLM 0.26.0-0.29.0: `if pcp > 1 and self.data_parallel_size > 1:
+    // raise` (vllm/config/parallel.py `_validate_parallel_config`), which
+    // vllm-ascend 0.29.0rc1 replaces (patch/platform/patch_parallel_config.py).
+    if dp > 1
+        && let Some(source) = self::vllm(vllm)
+            .ok()
+            .and_then(|v| v.context_parallel.as_ref())
+            .and_then(|c| c.pcp_with_dp.as_deref())
+        && !rel
+            .parallel_config_patches
+            .iter()
+            .any(|p| p.lifts(vllm, v2_runner, dcp))
+    {
+        return Some(PcpVerdict::VllmWithDp { source });
     }
     let v1 = rel.pcp_refusal("use_v2_model_runner")?;
     if !v2_runner {

@@ -56,6 +56,24 @@ pub struct VllmRelease {
     /// where vLLM has no such check.
     #[serde(default)]
     pub async_speculative_methods: Option<AsyncSpeculative>,
+    /// `ParallelConfig`'s refusals of context-parallel sizes.
+    #[serde(default)]
+    pub context_parallel: Option<ContextParallel>,
+}
+
+/// The start-up refusals of context-parallel sizes in vLLM's
+/// `ParallelConfig._validate_parallel_config` (vllm/config/parallel.py),
+/// each `path:line` of its raising `if`.
+#[derive(Debug, Deserialize)]
+pub struct ContextParallel {
+    /// `tp_size % dcp_size != 0` raises.
+    pub tp_divisible_by_dcp: String,
+    /// That check applies only without PCP (`if pcp == 1`, vLLM 0.26.0+).
+    pub only_without_pcp: bool,
+    /// With PCP, `dcp not in (1, pcp, tp * pcp)` raises.
+    pub dcp_sizes_with_pcp: Option<String>,
+    /// `pcp > 1 and dp > 1` raises.
+    pub pcp_with_dp: Option<String>,
 }
 
 /// The speculative methods vLLM runs with async scheduling
@@ -138,6 +156,40 @@ static VLLM: LazyLock<BTreeMap<&'static str, Result<VllmRelease, String>>> = Laz
 /// Every vLLM version with an embedded table, in file-name order.
 pub fn vllm_versions() -> Vec<&'static str> {
     VLLM.keys().copied().collect()
+}
+
+/// Why vLLM refuses a decode context parallel size at start-up
+/// ([`dcp_refusal`]).
+#[derive(Debug, PartialEq)]
+pub struct DcpRefusal {
+    /// With PCP above 1 (vLLM 0.26.0+): the sizes it accepts, sorted;
+    /// `None`: the size must divide TP.
+    pub valid_with_pcp: Option<Vec<u64>>,
+    /// `path:line` of the raising `if`.
+    pub source: &'static str,
+}
+
+/// vLLM `vllm`'s verdict on DCP `dcp` in a rank of TP `tp` and PCP `pcp`
+/// (`ParallelConfig._validate_parallel_config`; the facts'
+/// `context_parallel`): the one verdict the rule `dcp_fits_tp` and the
+/// rehearsal's stand-in `vllm` both read.
+pub fn dcp_refusal(vllm: &str, tp: u64, pcp: u64, dcp: u64) -> Option<DcpRefusal> {
+    let c = self::vllm(vllm).ok()?.context_parallel.as_ref()?;
+    if pcp > 1 && c.only_without_pcp {
+        let source = c.dcp_sizes_with_pcp.as_deref()?;
+        let mut valid = vec![1, pcp, tp * pcp];
+        valid.sort_unstable();
+        valid.dedup();
+        (!valid.contains(&dcp)).then_some(DcpRefusal {
+            valid_with_pcp: Some(valid),
+            source,
+        })
+    } else {
+        (dcp == 0 || !tp.is_multiple_of(dcp)).then_some(DcpRefusal {
+            valid_with_pcp: None,
+            source: &c.tp_divisible_by_dcp,
+        })
+    }
 }
 
 /// The facts of vLLM `version`.

@@ -268,3 +268,89 @@ fn split_finegrained_tp_needs_a_connector_pd_dsl_does_not_derive() {
     assert_eq!(broken(&oproj("v0.30.0rc2", 1)), BTreeSet::new());
     assert_eq!(broken(&oproj("v0.29.0rc1", 2)), BTreeSet::new());
 }
+
+/// PCP with DP above 1, V2 runner on: vLLM 0.28.0 refuses it and
+/// vllm-ascend 0.28.0rc1 does not patch it out; 0.29.0rc1 replaces vLLM
+/// 0.29.0's validator without the refusal; vLLM 0.30.0 has none. At DP1 all
+/// three start it.
+#[test]
+fn pcp_with_dp_follows_vllm_and_the_packages_patch() {
+    let with = |image: &str, dp: u64| {
+        let mut v = pd("deepseek_r1_0528_w8a8", image);
+        v["topology"][0] = json!({"role": "prefill", "count": 1, "dp": dp, "tp": 8, "pcp": 2});
+        with_role(
+            v,
+            "prefill",
+            json!({
+                "env": [{"name": "VLLM_USE_V2_MODEL_RUNNER", "value": "1"}],
+                "flags": [{"name": "--cp-kv-cache-interleave-size", "value": 128}]
+            }),
+        )
+    };
+    let refused = with("v0.28.0rc1", 2);
+    assert_eq!(broken(&refused), only("prefill_context_parallel_supported"));
+    let m = messages(&refused, "prefill_context_parallel_supported");
+    assert!(
+        m[0].contains("vllm/config/parallel.py:527")
+            && m[0].contains("PCP does not support data parallelism"),
+        "{m:?}"
+    );
+    for image in ["v0.29.0rc1", "v0.30.0rc1"] {
+        assert_eq!(broken(&with(image, 2)), BTreeSet::new(), "{image}");
+    }
+    for image in ["v0.28.0rc1", "v0.29.0rc1", "v0.30.0rc1"] {
+        assert_eq!(broken(&with(image, 1)), BTreeSet::new(), "{image}");
+    }
+}
+
+/// `--decode-context-parallel-size` divides TP without PCP (every vLLM),
+/// and with PCP2 on TP8 is 1, 2 or 16 (vLLM 0.26.0+).
+#[test]
+fn dcp_fits_tp_and_with_pcp_spans_it() {
+    let dcp = |image: &str, role: &str, size: u64, pcp: bool| {
+        let mut v = pd("deepseek_r1_0528_w8a8", image);
+        if pcp {
+            v["topology"][0] = json!({"role": "prefill", "count": 1, "dp": 1, "tp": 8, "pcp": 2});
+        }
+        let mut block = json!({
+            "flags": [
+                {"name": "--decode-context-parallel-size", "value": size},
+                {"name": "--cp-kv-cache-interleave-size", "value": 128}
+            ]
+        });
+        if pcp {
+            block["env"] = json!([{"name": "VLLM_USE_V2_MODEL_RUNNER", "value": "1"}]);
+        }
+        with_role(v, role, block)
+    };
+    // The decode engine is TP4.
+    for image in ["v0.18.0", "v0.23.0", "v0.30.0rc2"] {
+        assert_eq!(
+            broken(&dcp(image, "decode", 3, false)),
+            only("dcp_fits_tp"),
+            "{image}"
+        );
+        assert_eq!(
+            broken(&dcp(image, "decode", 2, false)),
+            BTreeSet::new(),
+            "{image}"
+        );
+    }
+    let m = messages(&dcp("v0.23.0", "decode", 3, false), "dcp_fits_tp");
+    assert!(
+        m[0].contains("a divisor of TP 4") && m[0].contains("vllm/config/parallel.py:487"),
+        "{m:?}"
+    );
+    // Prefill TP8 PCP2: 4 divides TP but is not 1, 2 or 16.
+    let four = dcp("v0.29.0rc1", "prefill", 4, true);
+    assert_eq!(broken(&four), only("dcp_fits_tp"));
+    let m = messages(&four, "dcp_fits_tp");
+    assert!(m[0].contains("one of 1, 2, 16 with PCP2"), "{m:?}");
+    for ok in [1, 2, 16] {
+        assert_eq!(
+            broken(&dcp("v0.29.0rc1", "prefill", ok, true)),
+            BTreeSet::new(),
+            "{ok}"
+        );
+    }
+}

@@ -281,15 +281,42 @@ pub(super) fn check_cann() -> Result<(), Fail> {
     Ok(())
 }
 
-/// The image's start-up refusals of PCP, as its platform raises them
+/// The image's start-up refusals of context parallelism: vLLM's DCP sizes
+/// (`dcp_refusal`) and PCP as its platform raises them
 /// (`_validate_parallel_config`, vllm_ascend/platform.py; the facts'
 /// `pcp_refusals`), and vLLM's V2-runner refusal where vllm-ascend does
 /// not take it out (`v2_model_runner`, `v2_runner_allows`).
 pub(super) fn pcp_refusals(plan: &Plan, image: &str) -> Result<(), Fail> {
-    if plan.pcp <= 1 {
+    if plan.pcp <= 1 && plan.dcp <= 1 {
         return Ok(());
     }
     let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
+    // vLLM's `ParallelConfig._validate_parallel_config` (the facts'
+    // `context_parallel`), in vLLM's words.
+    let (tp, pcp, dcp) = (u64::from(plan.tp), u64::from(plan.pcp), u64::from(plan.dcp));
+    match pd_dsl::upstream::dcp_refusal(&rel.vllm.version, tp, pcp, dcp) {
+        None => {}
+        Some(pd_dsl::upstream::DcpRefusal {
+            valid_with_pcp: Some(valid),
+            ..
+        }) => {
+            return fail(
+                1,
+                format!(
+                    "ValueError: When PCP is enabled, DCP must be disabled, span the PCP axis, or span the full TP x PCP axis. Got TP={tp}, PCP={pcp}, DCP={dcp}; valid DCP sizes are {valid:?}."
+                ),
+            );
+        }
+        Some(_) => {
+            return fail(
+                1,
+                format!("ValueError: tp_size={tp} must be divisible by dcp_size={dcp}."),
+            );
+        }
+    }
+    if plan.pcp <= 1 {
+        return Ok(());
+    }
     // `bool(int(value))` (vllm/envs.py `maybe_convert_bool`).
     let v2 = match env::var("VLLM_USE_V2_MODEL_RUNNER")
         .ok()
@@ -310,8 +337,12 @@ pub(super) fn pcp_refusals(plan: &Plan, image: &str) -> Result<(), Fail> {
         },
     };
     use pd_dsl::upstream::{PCP_FEATURE, PcpVerdict, pcp_verdict};
-    match pcp_verdict(rel, &rel.vllm.version, plan.dp, plan.pcp, v2) {
+    match pcp_verdict(rel, &rel.vllm.version, plan.dp, plan.pcp, dcp, v2) {
         None => Ok(()),
+        Some(PcpVerdict::VllmWithDp { .. }) => fail(
+            1,
+            "ValueError: PCP does not support data parallelism yet.".to_owned(),
+        ),
         Some(PcpVerdict::WithDp(_)) => fail(
             1,
             format!(

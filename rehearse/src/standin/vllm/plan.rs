@@ -15,6 +15,8 @@ pub(super) struct Plan {
     pub(super) engine_id: Option<String>,
     pub(super) tp: u32,
     pub(super) pcp: u32,
+    /// `--decode-context-parallel-size` (default 1).
+    pub(super) dcp: u32,
     pub(super) world: u32,
     pub(super) dp: u32,
     pub(super) ranks: Vec<u32>,
@@ -149,6 +151,7 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
     let tp = positive(args, "tensor-parallel-size", 1)?;
     let pp = positive(args, "pipeline-parallel-size", 1)?;
     let pcp = positive(args, "prefill-context-parallel-size", 1)?;
+    let dcp = positive(args, "decode-context-parallel-size", 1)?;
     let dp = positive(args, "data-parallel-size", 1)?;
     let ext = args.int("data-parallel-rank").or_else(|e| fail(2, e))?;
     let headless = args.switch("headless");
@@ -421,6 +424,7 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         engine_id,
         tp,
         pcp,
+        dcp,
         world: tp * pp * pcp,
         dp,
         ranks,
