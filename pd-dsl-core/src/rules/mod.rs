@@ -117,6 +117,9 @@ pub(crate) mod serve;
 // vllm-ascend features' preconditions.
 pub(crate) mod features;
 
+// Context parallelism (PCP, DCP).
+pub(crate) mod context_parallel;
+
 // Speculative decoding.
 pub(crate) mod speculative;
 
@@ -338,6 +341,7 @@ mod declared_next_to_their_checks {
         ("text", include_str!("text.rs")),
         ("serve", include_str!("serve.rs")),
         ("features", include_str!("features.rs")),
+        ("context_parallel", include_str!("context_parallel.rs")),
         ("speculative", include_str!("speculative.rs")),
         ("limits", include_str!("limits.rs")),
         ("model", include_str!("model.rs")),

@@ -1,12 +1,12 @@
 //! One role's resolved settings against vllm-ascend's start-up refusals that are not a feature's own preconditions: scheduling, MLAPO, LM-head TP, EPLB, `additional_config` keys and env toggles.
 
-use super::features::check_cp_interleave;
-use super::features::check_dcp;
+use super::context_parallel::check_cp_interleave;
+use super::context_parallel::check_dcp;
+use super::context_parallel::check_pcp;
 use super::features::check_eplb_runner;
 use super::features::check_finegrained_tp;
 use super::features::check_kvpp;
 use super::features::check_mlapo_keep;
-use super::features::check_pcp;
 use super::features::check_sparse_kv_offload;
 use super::features::env_is_true;
 use super::features::v2_runner_on;
