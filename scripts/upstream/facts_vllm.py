@@ -1631,6 +1631,7 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
         "v2_model_runner": v2_model_runner(Source(src, overrides)),
         "async_speculative_methods": async_speculative_methods(Source(src, overrides)),
         "context_parallel": context_parallel(Source(src, overrides)),
+        "drafting_slots": drafting_slots(Source(src, overrides)),
     }
 
 
@@ -1846,6 +1847,136 @@ def async_speculative_methods(source: Source) -> dict | None:
                     raise FactsError(f"`{VLLM_CONFIG}`:{c.lineno}: cannot read `{ast.unparse(c)}`")
         return {"methods": sorted(methods), "source": f"{VLLM_CONFIG}:{node.lineno}"}
     return None
+
+
+def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    parent: dict[ast.AST, ast.AST] = {}
+    for n in ast.walk(tree):
+        for c in ast.iter_child_nodes(n):
+            parent[c] = n
+    return parent
+
+
+def _method_test(test: ast.expr) -> list[str] | None:
+    """The methods of `self.method == "x"` or `self.method in ("x", ...)`."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and ast.unparse(test.left) == "self.method"):
+        return None
+    op, right = test.ops[0], test.comparators[0]
+    if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        return [right.value]
+    if isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+        if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in right.elts):
+            return [e.value for e in right.elts]
+    return None
+
+
+def drafting_slots(source: Source) -> dict | None:
+    """The batch slots vLLM reserves for drafting
+    (`VllmConfig._set_max_num_scheduled_tokens`, vllm/config/vllm.py): a
+    layout whose `max_num_batched_tokens` is at most the reserve is refused
+    at start. Per method, the reserve per request is `per_token` x
+    `num_speculative_tokens` + `constant`, read by running
+    `SpeculativeConfig.max_num_new_slots_for_drafting` (and the `self.*()`
+    predicates it calls, with no builtins) for 1 to 15 tokens, with
+    `parallel_drafting` as `__post_init__` sets it for the method (`if
+    self.method == ...: self.parallel_drafting = True`); only methods with a
+    reserve are listed. `per_seq`: the reserve is multiplied by
+    `max_num_seqs` (vLLM before 0.28.0). `source`: `path:line` of the
+    raising `if` a layout reaches, `None` where only a typed
+    `max_num_scheduled_tokens` is checked. `None` without the property."""
+    spec_text = _read(source, SPECULATIVE)
+    vllm_text = _read(source, VLLM_CONFIG)
+    if spec_text is None or vllm_text is None:
+        return None
+    tree = ast.parse(spec_text, SPECULATIVE)
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SpeculativeConfig"), None)
+    if cls is None:
+        raise FactsError(f"`{SPECULATIVE}`: no class SpeculativeConfig")
+    funcs = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
+    prop = funcs.get("max_num_new_slots_for_drafting")
+    if prop is None:
+        return None
+    # `parallel_drafting = True` under a test of the method.
+    parent = _parents(cls)
+    parallel: set[str] = set()
+    for node in ast.walk(cls):
+        if not (
+            isinstance(node, ast.Assign)
+            and [ast.unparse(t) for t in node.targets] == ["self.parallel_drafting"]
+            and isinstance(node.value, ast.Constant)
+            and node.value.value is True
+        ):
+            continue
+        up = parent.get(node)
+        methods = _method_test(up.test) if isinstance(up, ast.If) and node in up.body else None
+        if methods is None:
+            raise FactsError(f"`{SPECULATIVE}`:{node.lineno}: `parallel_drafting = True` under a test that is not of `self.method`")
+        parallel.update(methods)
+    # The property and the predicates it calls, as plain functions.
+    needed: list[ast.FunctionDef] = []
+    todo, seen = ["max_num_new_slots_for_drafting"], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        f = funcs.get(name)
+        if f is None:
+            raise FactsError(f"`{SPECULATIVE}`: `max_num_new_slots_for_drafting` calls `self.{name}()`, not a method of SpeculativeConfig")
+        needed.append(f)
+        for c in ast.walk(f):
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and ast.unparse(c.func.value) == "self":
+                todo.append(c.func.attr)
+    body = []
+    for f in needed:
+        g = ast.FunctionDef(name=f.name, args=f.args, body=f.body, decorator_list=[], returns=None, type_params=[])
+        body.append(g)
+    mod = ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
+    ns: dict = {"__builtins__": {}}
+    exec(compile(mod, SPECULATIVE, "exec"), ns)  # noqa: S102 - pinned upstream source, pure predicates
+    fns = {f.name: ns[f.name] for f in needed}
+
+    class Conf:
+        def __init__(self, method: str, k: int):
+            self.method, self.num_speculative_tokens = method, k
+            self.parallel_drafting = method in parallel
+
+        def __getattr__(self, name: str):
+            if name in fns:
+                return lambda *a: fns[name](self, *a)
+            raise FactsError(f"`{SPECULATIVE}`: `max_num_new_slots_for_drafting` reads `self.{name}`, which the extractor does not model")
+
+    names = [m["name"] for m in speculative_methods(source)]
+    slots = []
+    for m in names:
+        try:
+            got = [fns["max_num_new_slots_for_drafting"](Conf(m, k)) for k in range(1, 16)]
+        except NameError as e:
+            raise FactsError(f"`{SPECULATIVE}`: `max_num_new_slots_for_drafting` needs {e}") from e
+        a, b = got[1] - got[0], got[0] - (got[1] - got[0])
+        if any(g != a * k + b for k, g in zip(range(1, 16), got)):
+            raise FactsError(f"`{SPECULATIVE}`: drafting slots of `{m}` are not linear in the tokens: {got}")
+        if got != [0] * 15:
+            slots.append({"method": m, "per_token": a, "constant": b})
+    # Where the reserve is compared with max_num_batched_tokens.
+    vtree = ast.parse(vllm_text, VLLM_CONFIG)
+    fn = next((n for n in ast.walk(vtree) if isinstance(n, ast.FunctionDef) and n.name == "_set_max_num_scheduled_tokens"), None)
+    if fn is None:
+        raise FactsError(f"`{VLLM_CONFIG}`: drafting slots exist but `_set_max_num_scheduled_tokens` does not")
+    delta = next(
+        (n.value for n in ast.walk(fn) if isinstance(n, ast.Assign) and [ast.unparse(t) for t in n.targets] == ["scheduled_token_delta"]),
+        None,
+    )
+    if delta is None or "max_num_new_slots_for_drafting" not in ast.unparse(delta):
+        raise FactsError(f"`{VLLM_CONFIG}`: `_set_max_num_scheduled_tokens` has no `scheduled_token_delta` from the drafting slots")
+    per_seq = "max_num_seqs" in ast.unparse(delta)
+    raising = [n for n in ast.walk(fn) if isinstance(n, ast.If) and _raises(n)]
+    at = next((n for n in raising if "scheduled_token_delta" in ast.unparse(n.test) and "max_num_scheduled_tokens" not in ast.unparse(n.test)), None)
+    if at is None:
+        at = next((n for n in raising if ast.unparse(n.test).endswith("max_num_scheduled_tokens <= 0")), None)
+    # Before vLLM 0.20.2 only a typed `max_num_scheduled_tokens` is compared
+    # with the reserve: no refusal a layout reaches.
+    return {"per_seq": per_seq, "slots": slots, "source": None if at is None else f"{VLLM_CONFIG}:{at.lineno}"}
 
 
 def speculative_methods(source: Source) -> list[dict]:

@@ -313,6 +313,38 @@ class HandRead(unittest.TestCase):
                     "        if pcp > 1 and self.data_parallel_size > 1 and False:\n")
         self.assertIsNone(fv.context_parallel(fv.Source(corpus("vllm", "0.28.0"), ov))["pcp_with_dp"])
 
+    def test_drafting_slots(self):
+        # vllm/config/speculative.py `max_num_new_slots_for_drafting`, read by hand: K-1 per request
+        # for parallel drafting (`if self.method == "dflash": self.parallel_drafting = True` L645
+        # @0.20.2; `in ("dflash", "dspark")` L910 @0.25.1), +1 for `draft_model`; from 0.28.0 its
+        # table gives DFlash K, DSpark K-1, draft model 1 per request (L1421-1459 @0.28.0).
+        # vllm/config/vllm.py `_set_max_num_scheduled_tokens` multiplies by max_num_seqs before
+        # 0.28.0 and raises on `max_num_scheduled_tokens <= 0` (L1391 @0.20.2); from 0.28.0 it
+        # raises on `max_num_batched_tokens <= scheduled_token_delta` (L1871 @0.28.0). 0.18.0 and
+        # 0.19.1 compare only a typed max_num_scheduled_tokens (L1276 @0.18.0).
+        by = {v: facts(v)["drafting_slots"] for v in PINNED}
+        self.assertEqual(by["0.18.0"], {"per_seq": True, "slots": [{"method": "draft_model", "per_token": 0, "constant": 1}], "source": None})
+        self.assertEqual(by["0.20.2"]["source"], "vllm/config/vllm.py:1392")
+        self.assertEqual(by["0.28.0"]["source"], "vllm/config/vllm.py:1871")
+        for v, got in by.items():
+            with self.subTest(vllm=v):
+                table = {s["method"]: (s["per_token"], s["constant"]) for s in got["slots"]}
+                self.assertEqual(got["per_seq"], version_key(v) < version_key("0.28.0"))
+                self.assertEqual(table.get("draft_model"), (0, 1))
+                dflash = None if version_key(v) < version_key("0.20.2") else (1, -1) if version_key(v) < version_key("0.28.0") else (1, 0)
+                self.assertEqual(table.get("dflash"), dflash)
+                self.assertEqual(table.get("dspark"), (1, -1) if version_key(v) >= version_key("0.25.1") else None)
+                self.assertEqual(set(table) - {"draft_model", "dflash", "dspark"}, set())
+        # Parallel drafting for ngram too: the extractor reads the method test, not a list.
+        ov = mutate("0.25.1", "vllm/config/speculative.py", '                if self.method in ("dflash", "dspark"):\n',
+                    '                if self.method in ("dflash", "dspark", "ngram"):\n')
+        got = fv.drafting_slots(fv.Source(corpus("vllm", "0.25.1"), ov))
+        self.assertIn({"method": "ngram", "per_token": 1, "constant": -1}, got["slots"])
+        # The reserve no longer multiplied by max_num_seqs.
+        ov = mutate("0.25.1", "vllm/config/vllm.py", "                * self.scheduler_config.max_num_seqs\n            )\n            max_num_batched_tokens",
+                    "            )\n            max_num_batched_tokens")
+        self.assertFalse(fv.drafting_slots(fv.Source(corpus("vllm", "0.25.1"), ov))["per_seq"])
+
     def test_a_changed_method_literal_is_read(self):
         v = PINNED[-1]
         ov = mutate(v, "vllm/config/speculative.py", '    "mlp_speculator",\n', '    "mlp_speculator",\n    "lookahead",\n')
