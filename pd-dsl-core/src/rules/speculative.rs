@@ -33,6 +33,18 @@ declare_rules! {
     /// not multiples of tokens + 1 (speculative_decoding.md @v0.21.0rc1 L175,
     /// @v0.26.0rc1 L176, @v0.30.0rc2 L220).
     CaptureSizesSpeculative = "capture_sizes_speculative", Convention, "full-graph capture sizes are multiples of `num_speculative_tokens + 1` when speculating more than one token";
+    /// `max_num_batched_tokens` used up by the slots the speculative method
+    /// reserves for drafting: vLLM raises ValueError at start
+    /// (`VllmConfig._set_max_num_scheduled_tokens`, vllm/config/vllm.py
+    /// @0.20.2 L1392 … @0.30.0 L2144; the reserve is
+    /// `SpeculativeConfig.max_num_new_slots_for_drafting`, the generated vLLM
+    /// facts' `drafting_slots`). vLLM 0.20.2-0.27.1 reserve (tokens - 1) x
+    /// `max_num_seqs` for `dflash` (and `dspark` from 0.25.1) and
+    /// `max_num_seqs` for `draft_model`; from 0.28.0 the reserve is per
+    /// request: `dflash` tokens, `dspark` tokens - 1, `draft_model` 1. vLLM
+    /// 0.18.0/0.19.1 compare only a typed `--max-num-scheduled-tokens`,
+    /// which the rule leaves to vLLM.
+    SpeculativeDraftingSlots = "speculative_drafting_slots", Hard, "`max_num_batched_tokens` exceeds the slots the speculative method reserves for drafting";
     /// Decode batch budget below seqs x (1 + spec).
     DecodeBatchBudget = "decode_batch_budget", Convention, "decode `max_num_batched_tokens >= max_num_seqs x (1 + num_speculative_tokens)`";
     /// `async_scheduling: true` with a speculative method async scheduling
@@ -166,6 +178,7 @@ pub(crate) fn check_batches(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &m
             );
         }
     }
+    check_drafting_slots(facts, role, serve, cx);
     if role == Role::Decode
         && let (Some(mbt), Some(seqs)) = (serve.max_num_batched_tokens, serve.max_num_seqs)
     {
@@ -182,6 +195,73 @@ pub(crate) fn check_batches(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &m
                 );
         }
     }
+}
+
+/// The drafting reserve of the speculative method against the batch budget
+/// (vLLM's defaults where unset), as the image's vLLM computes it.
+fn check_drafting_slots(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+    let (Some(s), Some(img), Some(hw)) = (&serve.speculative, facts.image, facts.hw) else {
+        return;
+    };
+    // A typed `max_num_scheduled_tokens` changes the comparison; vLLM judges it.
+    if serve
+        .flags
+        .iter()
+        .any(|(n, _)| n == "--max-num-scheduled-tokens")
+    {
+        return;
+    }
+    let Ok(v) = crate::upstream::vllm_of(img) else {
+        return;
+    };
+    let (default_mbt, default_seqs) = crate::capacity::default_batching(hw);
+    let mbt = serve.max_num_batched_tokens.unwrap_or(default_mbt);
+    let seqs = serve.max_num_seqs.unwrap_or(default_seqs);
+    let Some(r) = crate::upstream::drafting_refusal(&v.version, &s.method, s.tokens, mbt, seqs)
+    else {
+        return;
+    };
+    let spec = facts.spec;
+    let site = if serve.max_num_batched_tokens.is_some() {
+        site_in(spec, role, |b| b.max_num_batched_tokens.as_ref())
+    } else {
+        spec.roles
+            .get(&role)
+            .and_then(|b| b.speculative.as_ref())
+            .or(spec.serve.speculative.as_ref())
+            .map_or(Site::NONE, |sp| sp.tokens.site)
+    };
+    let unset = |set: bool| if set { "" } else { " (vLLM's default: unset)" };
+    let reserve = if r.per_seq {
+        format!(
+            "{} slot{} per request for each of the `max_num_seqs` {seqs}{} sequences",
+            r.per_request,
+            if r.per_request == 1 { "" } else { "s" },
+            unset(serve.max_num_seqs.is_some())
+        )
+    } else {
+        format!(
+            "{} slot{} per request",
+            r.per_request,
+            if r.per_request == 1 { "" } else { "s" }
+        )
+    };
+    cx.report(
+        Rule::SpeculativeDraftingSlots,
+        site,
+        format!("{}.max_num_batched_tokens", role.as_str()),
+        format!(
+            "found {role} `max_num_batched_tokens` {mbt}{} with speculative method `{}` and {} tokens on image `{}`, expected more than {}: vLLM {} reserves {reserve} for drafting and raises ValueError at start when no slot is left to schedule ({} `VllmConfig._set_max_num_scheduled_tokens`); raise `max_num_batched_tokens` or lower the speculative tokens{}",
+            unset(serve.max_num_batched_tokens.is_some()),
+            s.method,
+            s.tokens,
+            img.tag,
+            r.reserve,
+            v.version,
+            r.source,
+            if r.per_seq { " or `max_num_seqs`" } else { "" },
+        ),
+    );
 }
 
 /// A speculative method that needs a draft model the model table does not

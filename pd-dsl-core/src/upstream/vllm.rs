@@ -59,6 +59,37 @@ pub struct VllmRelease {
     /// `ParallelConfig`'s refusals of context-parallel sizes.
     #[serde(default)]
     pub context_parallel: Option<ContextParallel>,
+    /// The batch slots the speculative methods reserve for drafting.
+    #[serde(default)]
+    pub drafting_slots: Option<DraftingSlots>,
+}
+
+/// The batch slots vLLM reserves for drafting
+/// (`SpeculativeConfig.max_num_new_slots_for_drafting`,
+/// vllm/config/speculative.py), which `VllmConfig._set_max_num_scheduled_tokens`
+/// (vllm/config/vllm.py) takes out of `max_num_batched_tokens`.
+#[derive(Debug, Deserialize)]
+pub struct DraftingSlots {
+    /// The reserve is per running sequence: times `max_num_seqs` (before
+    /// vLLM 0.28.0).
+    pub per_seq: bool,
+    /// The methods with a reserve.
+    pub slots: Vec<MethodSlots>,
+    /// `path:line` of the refusing `if`; `None` where only a typed
+    /// `max_num_scheduled_tokens` is compared with the reserve.
+    pub source: Option<String>,
+}
+
+/// One method's reserve per request: `per_token` x `num_speculative_tokens`
+/// + `constant`.
+#[derive(Debug, Deserialize)]
+pub struct MethodSlots {
+    /// The speculative method.
+    pub method: String,
+    /// Slots per speculative token.
+    pub per_token: i64,
+    /// Slots besides.
+    pub constant: i64,
 }
 
 /// The start-up refusals of context-parallel sizes in vLLM's
@@ -190,6 +221,53 @@ pub fn dcp_refusal(vllm: &str, tp: u64, pcp: u64, dcp: u64) -> Option<DcpRefusal
             source: &c.tp_divisible_by_dcp,
         })
     }
+}
+
+/// Why vLLM refuses a batch budget that the drafting reserve uses up
+/// ([`drafting_refusal`]).
+#[derive(Debug, PartialEq)]
+pub struct DraftingRefusal {
+    /// Slots reserved per request.
+    pub per_request: u64,
+    /// The whole reserve: `per_request`, times `max_num_seqs` where
+    /// [`DraftingSlots::per_seq`].
+    pub reserve: u64,
+    /// Whether the reserve counts every running sequence.
+    pub per_seq: bool,
+    /// `path:line` of the refusing `if`.
+    pub source: &'static str,
+}
+
+/// vLLM `vllm`'s verdict on `max_num_batched_tokens` `mbt` with `max_num_seqs`
+/// `seqs` and `tokens` speculative tokens of `method`
+/// (`VllmConfig._set_max_num_scheduled_tokens`: the batch must keep a slot
+/// after the drafting reserve; the facts' `drafting_slots`): the one verdict
+/// the rule `speculative_drafting_slots` and the rehearsal's stand-in `vllm`
+/// both read.
+pub fn drafting_refusal(
+    vllm: &str,
+    method: &str,
+    tokens: u64,
+    mbt: u64,
+    seqs: u64,
+) -> Option<DraftingRefusal> {
+    let d = self::vllm(vllm).ok()?.drafting_slots.as_ref()?;
+    let source = d.source.as_deref()?;
+    let m = d.slots.iter().find(|s| s.method == method)?;
+    let k = i64::try_from(tokens).unwrap_or(i64::MAX);
+    let per_request =
+        u64::try_from(m.per_token.saturating_mul(k).saturating_add(m.constant)).unwrap_or(0);
+    let reserve = if d.per_seq {
+        per_request.saturating_mul(seqs)
+    } else {
+        per_request
+    };
+    (mbt <= reserve).then_some(DraftingRefusal {
+        per_request,
+        reserve,
+        per_seq: d.per_seq,
+        source,
+    })
 }
 
 /// The facts of vLLM `version`.

@@ -25,7 +25,13 @@ fn main() {
         proxy: { port: 1999 },
         serve: { expert_parallel: true, trust_remote_code: true },
         prefill: { speculative: { method: dflash, tokens: 1 } },
-        decode: { speculative: { method: dflash, tokens: 15 } },
+        // Upstream's decode batch (max_num_seqs 16, max_num_batched_tokens 256):
+        // vLLM's defaults leave no slot after dflash's drafting reserve.
+        decode: {
+            max_num_batched_tokens: 256,
+            max_num_seqs: 16,
+            speculative: { method: dflash, tokens: 15 },
+        },
         provenance: { recorded: "2026-08-20" },
     };
     let Ok(kimi) = pd_dsl::check(&kimi) else {
