@@ -438,6 +438,74 @@ fn vllm_refuses_external_dp_at_dp_1_and_pcp_where_the_image_does() {
     );
 }
 
+/// A batch budget the speculative method's drafting reserve uses up is
+/// refused as the image's vLLM refuses it (the facts' `drafting_slots`:
+/// (tokens - 1) x `max_num_seqs` for `dflash` up to vLLM 0.27.1, `tokens` per
+/// request from 0.28.0), and a DCP size that does not divide TP as vLLM's
+/// `ParallelConfig` does (`context_parallel`).
+#[test]
+fn vllm_refuses_a_batch_the_drafting_reserve_uses_up_and_dcp_off_tp() {
+    let argv = |mbt: &str, extra: &[&str]| {
+        let mut a = rank_argv(7100, 1, 0, 12321, 8, None);
+        let at = a
+            .iter()
+            .position(|w| w == "--max_num_batched_tokens")
+            .expect("rank_argv sets the batch budget");
+        a[at + 1] = mbt.to_owned();
+        let at = a
+            .iter()
+            .position(|w| w == "--max-num-seqs=16")
+            .expect("rank_argv sets max_num_seqs");
+        a[at] = "--max-num-seqs=32".to_owned();
+        a.extend(s(&[
+            "--speculative-config",
+            r#"{"method": "dflash", "num_speculative_tokens": 8}"#,
+        ]));
+        a.extend(s(extra));
+        a
+    };
+    let image = |tag: &str| ("PD_STANDIN_IMAGE", tag.to_owned());
+    let eight = ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7".to_owned());
+    // Four devices for TP 8: the device check, which comes after the
+    // drafting reserve, says the reserve let the argv through.
+    let four = ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3".to_owned());
+    // vLLM 0.27.1: (8 - 1) x 32 = 224 slots; 224 leaves none, 225 one.
+    let (code, _, err) = run(
+        VLLM,
+        &argv("224", &[]),
+        &[image("v0.27.1rc1"), eight.clone()],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("max_num_batched_tokens=224 leaves no slot to schedule after the 224 drafting slots of speculative method dflash with num_speculative_tokens=8 and max_num_seqs=32"),
+        "{err}"
+    );
+    let (code, _, err) = run(
+        VLLM,
+        &argv("225", &[]),
+        &[image("v0.27.1rc1"), four.clone()],
+    );
+    assert_eq!(code, Some(6), "{err}");
+    // vLLM 0.30.0: 8 slots per request, whatever max_num_seqs.
+    let (code, _, err) = run(VLLM, &argv("224", &[]), &[image("v0.30.0rc2"), four]);
+    assert_eq!(code, Some(6), "{err}");
+    let (code, _, err) = run(VLLM, &argv("8", &[]), &[image("v0.30.0rc2"), eight.clone()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("after the 8 drafting slots"), "{err}");
+    assert!(!err.contains("max_num_seqs="), "{err}");
+    // DCP 3 does not divide TP 8.
+    let (code, _, err) = run(
+        VLLM,
+        &argv("4096", &["--decode-context-parallel-size", "3"]),
+        &[image("v0.30.0rc2"), eight],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("tp_size=8 must be divisible by dcp_size=3"),
+        "{err}"
+    );
+}
+
 /// A KV pool: the engine's `MultiConnector` chains the PD connector and
 /// `AscendStoreConnector`; the stand-in starts only when the memcache
 /// client's config (`MMC_LOCAL_CONFIG_PATH`) exists and names a MetaService

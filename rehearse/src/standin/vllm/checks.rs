@@ -363,3 +363,39 @@ pub(super) fn pcp_refusals(plan: &Plan, image: &str) -> Result<(), Fail> {
         ),
     }
 }
+
+/// vLLM's refusal of a batch budget the drafting reserve uses up
+/// (`VllmConfig._set_max_num_scheduled_tokens`; `drafting_refusal`, the
+/// verdict the rule `speculative_drafting_slots` reads). vLLM's defaults
+/// for an unset `--max-num-batched-tokens`/`--max-num-seqs` depend on the
+/// NPU's memory, which the stand-in does not know: it takes the stricter of
+/// the two (the smaller batch, the more sequences), never looser than vLLM.
+pub(super) fn drafting_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
+    let Some((method, tokens)) = &plan.speculative else {
+        return Ok(());
+    };
+    if plan.scheduled_tokens_typed {
+        return Ok(());
+    }
+    let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
+    let mbt = plan.max_num_batched_tokens.unwrap_or(2048);
+    let seqs = plan.max_num_seqs.unwrap_or(1024);
+    if let Some(r) =
+        pd_dsl::upstream::drafting_refusal(&rel.vllm.version, method, *tokens, mbt, seqs)
+    {
+        return fail(
+            1,
+            format!(
+                "ValueError: max_num_batched_tokens={mbt} leaves no slot to schedule after the {} drafting slots of speculative method {method} with num_speculative_tokens={tokens}{} ({})",
+                r.reserve,
+                if r.per_seq {
+                    format!(" and max_num_seqs={seqs}")
+                } else {
+                    String::new()
+                },
+                r.source
+            ),
+        );
+    }
+    Ok(())
+}

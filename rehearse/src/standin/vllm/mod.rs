@@ -12,7 +12,9 @@ use crate::http::{self, Request};
 use crate::kv_params;
 use crate::serve_flags;
 use bench::bench;
-use checks::{check_cann, check_expectation, check_pool, devices, join, pcp_refusals};
+use checks::{
+    check_cann, check_expectation, check_pool, devices, drafting_refusal, join, pcp_refusals,
+};
 use pd_dsl::ConnectorKind;
 use plan::plan;
 use ports::{dp_master, drain, kv_binds};
@@ -93,6 +95,7 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let args = serve_flags::parse(flags, argv).or_else(|e| fail(2, e))?;
     let plan = plan(&args)?;
     pcp_refusals(&plan, &image)?;
+    drafting_refusal(&plan, &image)?;
     check_pool(&plan, &image)?;
     let devs = devices(&plan)?;
     let ip = env_nonempty("PD_STANDIN_NODE_IP")

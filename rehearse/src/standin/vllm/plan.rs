@@ -36,6 +36,13 @@ pub(super) struct Plan {
     /// `--shutdown-timeout` (vLLM >= 0.19; `Field(default=0, ge=0)`,
     /// vllm/config/vllm.py): seconds SIGTERM lets in-flight requests finish.
     pub(super) shutdown_timeout: u64,
+    /// `--speculative-config`'s `method` and `num_speculative_tokens`.
+    pub(super) speculative: Option<(String, u64)>,
+    /// `--max-num-batched-tokens`, `--max-num-seqs` as typed.
+    pub(super) max_num_batched_tokens: Option<u64>,
+    pub(super) max_num_seqs: Option<u64>,
+    /// `--max-num-scheduled-tokens` is typed.
+    pub(super) scheduled_tokens_typed: bool,
 }
 
 /// `AscendStoreConnector` as a MultiConnector's second child.
@@ -375,9 +382,17 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
     }
 
     // speculative_config.
+    let mut speculative = None;
     if let Some(spec) = args.json("speculative-config") {
         if !spec.is_object() {
             return fail(2, "--speculative-config must be a JSON object");
+        }
+        if let Some(method) = spec.get("method").and_then(Json::as_str) {
+            let tokens = spec
+                .get("num_speculative_tokens")
+                .and_then(Json::as_u64)
+                .unwrap_or(1);
+            speculative = Some((method.to_owned(), tokens));
         }
         if let Some(n) = spec.get("num_speculative_tokens") {
             match n.as_i64() {
@@ -417,7 +432,21 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         .and_then(|b| u32::try_from(b).ok())
         .unwrap_or(128)
         .max(1);
+    let count = |name: &str| -> Result<Option<u64>, Fail> {
+        match args.int(name).or_else(|e| fail(2, e))? {
+            None => Ok(None),
+            Some(n) => u64::try_from(n)
+                .map(Some)
+                .or_else(|_| fail(2, format!("--{name}: found {n}, expected an integer >= 1"))),
+        }
+    };
+    let max_num_batched_tokens = count("max-num-batched-tokens")?;
+    let max_num_seqs = count("max-num-seqs")?;
     Ok(Plan {
+        speculative,
+        max_num_batched_tokens,
+        max_num_seqs,
+        scheduled_tokens_typed: args.values.contains_key("max-num-scheduled-tokens"),
         role,
         connector,
         kv_port,
