@@ -296,3 +296,30 @@ fn per_role_ports_start_each_engine_at_its_roles_port() {
         }
     );
 }
+
+/// A rank's devices are held inline: no node of the hardware table has
+/// more NPUs than a [`Devices`] holds, and a whole node's rank reads back
+/// every device in order.
+#[test]
+fn a_rank_holds_a_whole_node_of_devices() {
+    for hw in crate::tables::HARDWARE {
+        let n = hw.npus_per_node;
+        assert!(
+            n as usize <= MAX_RANK_DEVICES,
+            "hardware `{}` has {n} NPUs per node, more than a rank's devices hold ({MAX_RANK_DEVICES})",
+            hw.id
+        );
+        let d = Devices::range(0..n);
+        assert_eq!(d, (0..n).collect::<Vec<u32>>());
+        assert_eq!(
+            format!("{d:?}"),
+            format!("{:?}", (0..n).collect::<Vec<u32>>())
+        );
+        assert_eq!(
+            serde_json::to_string(&d).ok(),
+            serde_json::to_string(&(0..n).collect::<Vec<u32>>()).ok()
+        );
+    }
+    assert_eq!(Devices::range(4..8).len(), 4);
+    assert_eq!(&Devices::range(4..8)[..], &[4, 5, 6, 7]);
+}

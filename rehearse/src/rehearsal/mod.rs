@@ -182,7 +182,7 @@ pub fn expectation(layout: &Layout) -> Expectation {
                 dp_size: e.dp,
                 tp: e.tp,
                 dp_rank: r.dp_rank,
-                devices: r.devices.clone(),
+                devices: r.devices.to_vec(),
                 api_port: r.api_port.and_then(|p| u16::try_from(p).ok()),
                 dp_master_ip: node_ip(n.dp_master),
                 rpc_port: e

@@ -215,7 +215,7 @@ pub fn node_views(layout: &Layout) -> Vec<NodeView> {
                     .iter()
                     .map(|r| RankView {
                         dp_rank: r.dp_rank,
-                        devices: r.devices.clone(),
+                        devices: r.devices.to_vec(),
                         api_port: r.api_port,
                         kv_span: r.kv_span,
                     })
