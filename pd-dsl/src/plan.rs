@@ -253,20 +253,40 @@ const SHAPE_RULES: &[&str] = &["prefill_tp_ge_decode_tp", "weights_fit"];
 
 /// The rule of [`SHAPE_RULES`] that refuses a pair of shapes at one
 /// engine each and one request per rank, if any.
-fn shape_refusal(
-    model: &Model,
-    hw: &Hardware,
-    image: &str,
-    probe: &[Group],
-    w: &Workload,
-) -> Option<String> {
-    let spec: LayoutSpec =
-        serde_json::from_value(candidate_json(model, hw, image, probe, w, true, 1)).ok()?;
-    let d = crate::check(&spec).err()?;
+fn shape_refusal(bases: &Bases, hw: &Hardware, probe: &[Group]) -> Option<&'static str> {
+    let d = crate::check(&bases.spec(hw, probe, 1)).err()?;
     d.0.iter()
         .map(|x| x.rule.name())
         .find(|r| SHAPE_RULES.contains(r))
-        .map(str::to_owned)
+}
+
+/// `f` of every item on every core (item i on thread i mod n: neighbouring
+/// items cost alike, so each thread gets a like share), in item order.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Result<Vec<R>, PlanError> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, 8);
+    let f = &f;
+    let per_thread: Vec<Vec<R>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| scope.spawn(move || items.iter().skip(t).step_by(threads).map(f).collect()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| PlanError("internal: checking a candidate panicked".into()))
+            })
+            .collect::<Result<Vec<Vec<R>>, PlanError>>()
+    })?;
+    let mut iters: Vec<_> = per_thread.into_iter().map(Vec::into_iter).collect();
+    let mut out = Vec::with_capacity(items.len());
+    for i in 0..items.len() {
+        if let Some(r) = iters.get_mut(i % threads).and_then(Iterator::next) {
+            out.push(r);
+        }
+    }
+    Ok(out)
 }
 
 /// The candidates' layouts: one spec per kind read through the loader
@@ -458,12 +478,11 @@ pub fn plan(req: &Request) -> Result<Plan, PlanError> {
     let bases = Bases::new(model, hw, &image, w)?;
     let mut enumerated = 0;
     let mut refused: BTreeMap<String, usize> = BTreeMap::new();
-    // Every candidate to check: its groups and nodes.
-    let mut tasks: Vec<([Group; 2], usize, u32)> = Vec::new();
     // PD: p prefill engines of kp nodes, d decode engines of kd nodes. A
     // pair of engine shapes that a rule refuses whatever the counts (one
     // of [`SHAPE_RULES`], at the fewest requests per rank) is refused for
     // every count without checking each.
+    let mut pairs: Vec<([Group; 2], Vec<(u32, u32, u32)>)> = Vec::new();
     for kp in powers(req.max_nodes) {
         for kd in powers(req.max_nodes) {
             for (pdp, ptp) in shapes(hw, kp) {
@@ -482,20 +501,27 @@ pub fn plan(req: &Request) -> Result<Plan, PlanError> {
                         Group::new("prefill", 1, pdp, ptp),
                         Group::new("decode", 1, ddp, dtp),
                     ];
-                    if let Some(rule) = shape_refusal(model, hw, &image, &probe, w) {
-                        enumerated += counts.len();
-                        *refused.entry(rule).or_default() += counts.len();
-                        continue;
-                    }
-                    for (p, d, nodes) in counts {
-                        let groups = [
-                            Group::new("prefill", p, pdp, ptp),
-                            Group::new("decode", d, ddp, dtp),
-                        ];
-                        tasks.push((groups, 2, nodes));
-                    }
+                    pairs.push((probe, counts));
                 }
             }
+        }
+    }
+    let verdicts = par_map(&pairs, |(probe, _)| shape_refusal(&bases, hw, probe))?;
+    // Every candidate to check: its groups and nodes.
+    let mut tasks: Vec<([Group; 2], usize, u32)> = Vec::new();
+    for ((probe, counts), refusal) in pairs.iter().zip(verdicts) {
+        if let Some(rule) = refusal {
+            enumerated += counts.len();
+            *refused.entry(rule.to_owned()).or_default() += counts.len();
+            continue;
+        }
+        let [pg, dg] = *probe;
+        for &(p, d, nodes) in counts {
+            let groups = [
+                Group::new("prefill", p, pg.dp, pg.tp),
+                Group::new("decode", d, dg.dp, dg.tp),
+            ];
+            tasks.push((groups, 2, nodes));
         }
     }
     // Mixed: m engines of k nodes.
@@ -511,42 +537,15 @@ pub fn plan(req: &Request) -> Result<Plan, PlanError> {
         }
     }
     enumerated += tasks.len();
-    // Checked on every core, task i on thread i mod n (neighbouring tasks
-    // cost alike, so each thread gets a like share).
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .clamp(1, 8);
-    let results: Result<Vec<Vec<Result<Candidate, String>>>, PlanError> =
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let (bases, tasks) = (&bases, &tasks);
-                    scope.spawn(move || {
-                        tasks
-                            .iter()
-                            .skip(t)
-                            .step_by(threads)
-                            .map(|(groups, n, nodes)| {
-                                candidate(bases, hw, &groups[..*n], w, req).map(|mut c| {
-                                    c.nodes = *nodes;
-                                    c.npus = nodes * hw.npus_per_node;
-                                    c
-                                })
-                            })
-                            .collect()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .map_err(|_| PlanError("internal: checking a candidate panicked".into()))
-                })
-                .collect()
-        });
+    let results = par_map(&tasks, |(groups, n, nodes)| {
+        candidate(&bases, hw, &groups[..*n], w, req).map(|mut c| {
+            c.nodes = *nodes;
+            c.npus = nodes * hw.npus_per_node;
+            c
+        })
+    })?;
     let mut out = Vec::new();
-    for r in results?.into_iter().flatten() {
+    for r in results {
         match r {
             Ok(c) => out.push(c),
             Err(rule) => *refused.entry(rule).or_default() += 1,
