@@ -22,14 +22,32 @@ use crate::rules::topology::{check_topology, u32_of};
 use crate::rules::{Diagnostic, Diagnostics, Rule, Severity};
 use crate::site::Site;
 use crate::spec::{LayoutSpec, Role, ServeSpec};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Checks a layout and derives everything from it. Returns every violation
 /// that is not acknowledged, in the order written.
 pub fn check(spec: &LayoutSpec) -> Result<Layout, Diagnostics> {
+    check_cow(Cow::Borrowed(spec))
+}
+
+/// [`check`] of a spec the caller gives up: the layout keeps it rather than
+/// a copy (`catalog plan` checks ~10^5 candidate specs it builds for this).
+pub fn check_owned(spec: LayoutSpec) -> Result<Layout, Diagnostics> {
+    check_cow(Cow::Owned(spec))
+}
+
+fn check_cow(spec: Cow<'_, LayoutSpec>) -> Result<Layout, Diagnostics> {
     let mut cx = Cx::default();
-    let out = derive(spec, &mut cx);
-    let acknowledged = settle_allows(spec, &mut cx);
+    let (out, acknowledged) = match derive_parts(&spec, &mut cx) {
+        Some(mut layout) => {
+            layout.spec = spec.into_owned();
+            finish(&layout, &mut cx);
+            let acknowledged = settle_allows(&layout.spec, &mut cx);
+            (Some(layout), acknowledged)
+        }
+        None => (None, settle_allows(&spec, &mut cx)),
+    };
     if !cx.errors.is_empty() {
         cx.errors.0.sort_by_key(|d| d.site);
         return Err(cx.errors);
@@ -39,7 +57,7 @@ pub fn check(spec: &LayoutSpec) -> Result<Layout, Diagnostics> {
             layout.acknowledged = acknowledged;
             Ok(layout)
         }
-        // `derive` only returns None after recording an error.
+        // `derive_parts` only returns None after recording an error.
         None => Err(cx.errors),
     }
 }
@@ -106,6 +124,15 @@ impl Cx {
 }
 
 fn derive(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
+    let mut layout = derive_parts(spec, cx)?;
+    layout.spec = spec.clone();
+    finish(&layout, cx);
+    Some(layout)
+}
+
+/// Every check that reads the spec alone, and the layout they derive, its
+/// `spec` left empty for the caller to fill ([`finish`] reads it).
+fn derive_parts(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
     check_texts(spec, cx);
     let (model, hw, image) = lookup_tables(spec, cx);
     let shapes = check_topology(spec, hw, cx);
@@ -202,8 +229,8 @@ fn derive(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
         check_serve(&facts, role, &s, dp_tp, pcp, cx);
         node_serve.insert(node as usize, s);
     }
-    let layout = Layout {
-        spec: spec.clone(),
+    Some(Layout {
+        spec: LayoutSpec::default(),
         model,
         hardware: hw,
         image,
@@ -225,9 +252,15 @@ fn derive(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
         node_serve,
         acknowledged: Vec::new(),
         verified,
-    };
-    check_ports(spec, &layout, hw, cx);
-    check_capacity(spec, &layout, cx);
+    })
+}
+
+/// The checks that read the derived layout (ports, memory budget), on the
+/// spec it holds.
+fn finish(layout: &Layout, cx: &mut Cx) {
+    let spec = &layout.spec;
+    check_ports(spec, layout, layout.hardware, cx);
+    check_capacity(spec, layout, cx);
     for (&node, s) in &layout.node_serve {
         let Some(role) = layout.placement.nodes.get(node).map(|n| n.role) else {
             continue;
@@ -238,7 +271,6 @@ fn derive(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
         variant.serve.retain(|r, _| *r == role);
         check_capacity(&view, &variant, cx);
     }
-    Some(layout)
 }
 
 /// The layout as node `node`'s ranks see it: its role's block with the

@@ -19,7 +19,7 @@ pub mod status;
 pub mod tables;
 pub mod upstream;
 
-pub use check::check;
+pub use check::{check, check_owned};
 pub use layout::{Acknowledged, Layout, Proxy, Serve, Socket, SocketKind, Speculative};
 pub use placement::{Devices, Endpoint, EnginePlan, NodePlan, Placement, ProxyLists, RankPlan};
 pub use rules::{Diagnostic, Diagnostics, Rule, Severity};

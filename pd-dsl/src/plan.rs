@@ -254,7 +254,7 @@ const SHAPE_RULES: &[&str] = &["prefill_tp_ge_decode_tp", "weights_fit"];
 /// The rule of [`SHAPE_RULES`] that refuses a pair of shapes at one
 /// engine each and one request per rank, if any.
 fn shape_refusal(bases: &Bases, hw: &Hardware, probe: &[Group]) -> Option<&'static str> {
-    let d = crate::check(&bases.spec(hw, probe, 1)).err()?;
+    let d = crate::check_owned(bases.spec(hw, probe, 1)).err()?;
     d.0.iter()
         .map(|x| x.rule.name())
         .find(|r| SHAPE_RULES.contains(r))
@@ -397,8 +397,7 @@ fn candidate(
         .concurrency
         .map_or(64, |c| c.div_ceil(decode_ranks.max(1)))
         .clamp(1, 256);
-    let spec = bases.spec(hw, groups, seqs);
-    let layout = crate::check(&spec).map_err(|d| {
+    let layout = crate::check_owned(bases.spec(hw, groups, seqs)).map_err(|d| {
         d.0.first()
             .map_or("read".to_owned(), |x| x.rule.name().to_owned())
     })?;
