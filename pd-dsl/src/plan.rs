@@ -251,6 +251,10 @@ impl Group {
 /// (`weights_fit`: reserves only grow with requests per rank).
 const SHAPE_RULES: &[&str] = &["prefill_tp_ge_decode_tp", "weights_fit"];
 
+/// A PD pair of engine shapes (one engine each) and its counts: prefill
+/// engines, decode engines, nodes.
+type ShapePair = ([Group; 2], Vec<(u32, u32, u32)>);
+
 /// The rule of [`SHAPE_RULES`] that refuses a pair of shapes at one
 /// engine each and one request per rank, if any.
 fn shape_refusal(bases: &Bases, hw: &Hardware, probe: &[Group]) -> Option<&'static str> {
@@ -481,7 +485,7 @@ pub fn plan(req: &Request) -> Result<Plan, PlanError> {
     // pair of engine shapes that a rule refuses whatever the counts (one
     // of [`SHAPE_RULES`], at the fewest requests per rank) is refused for
     // every count without checking each.
-    let mut pairs: Vec<([Group; 2], Vec<(u32, u32, u32)>)> = Vec::new();
+    let mut pairs: Vec<ShapePair> = Vec::new();
     for kp in powers(req.max_nodes) {
         for kd in powers(req.max_nodes) {
             for (pdp, ptp) in shapes(hw, kp) {
