@@ -421,16 +421,21 @@ fn vllm_refuses_external_dp_at_dp_1_and_pcp_where_the_image_does() {
     );
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("invalid literal for int()"), "{err}");
-    // v0.26.0rc1 with the V2 runner: vLLM 0.26.0's V2 runner refuses PCP.
-    let (code, _, err) = run(
-        VLLM,
-        &with_pcp(2, 0),
-        &[
-            ("PD_STANDIN_IMAGE", "v0.26.0rc1".into()),
-            ("VLLM_USE_V2_MODEL_RUNNER", "1".into()),
-            devices,
-        ],
+    // v0.26.0rc1 with the V2 runner: vLLM 0.26.0's own ParallelConfig
+    // refuses PCP with DP 2 first (the facts' `context_parallel.pcp_with_dp`),
+    // and at DP 1 its V2 runner refuses PCP.
+    let v2_on_0_26 = [
+        ("PD_STANDIN_IMAGE", "v0.26.0rc1".to_owned()),
+        ("VLLM_USE_V2_MODEL_RUNNER", "1".to_owned()),
+        devices,
+    ];
+    let (code, _, err) = run(VLLM, &with_pcp(2, 0), &v2_on_0_26);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("PCP does not support data parallelism yet"),
+        "{err}"
     );
+    let (code, _, err) = run(VLLM, &with_pcp(1, 0), &v2_on_0_26);
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("Model Runner V2 does not yet support: prefill context parallelism"),
