@@ -10,10 +10,6 @@
 
 mod sections;
 
-/// The allocator `catalog` runs with, so the figures are the binary's.
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use pd_dsl::Layout;
 use pd_dsl::render::Artifact;
 use pd_dsl_bench::compile;

@@ -4,12 +4,6 @@
 //! symlink a rehearsal puts first on `PATH`), it is that stand-in
 //! (`pd_rehearse::standin`), so a rehearsal needs no separate build step.
 
-/// mimalloc: `catalog plan` allocates and frees thousands of small
-/// vectors per candidate layout on every core, where glibc's malloc spent
-/// about half the time (BENCHMARKS.md, Plan).
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> std::process::ExitCode {
     let mut args = std::env::args_os();
     if let Some(argv0) = args.next()
