@@ -77,8 +77,18 @@ class WellFormed(unittest.TestCase):
                         "v2_model_runner",
                         "async_speculative_methods",
                         "context_parallel",
+                        "drafting_slots",
                     ],
                 )
+                slots = f["drafting_slots"]
+                self.assertEqual(list(slots), ["per_seq", "slots", "source"])
+                for x in slots["slots"]:
+                    self.assertEqual(list(x), ["method", "per_token", "constant"], x)
+                    self.assertIn(x["method"], [m["name"] for m in f["speculative_methods"]], x)
+                if slots["source"] is not None:
+                    path, line = slots["source"].rsplit(":", 1)
+                    self.assertTrue((corpus("vllm", v) / path).is_file(), slots)
+                    self.assertGreater(int(line), 0)
                 runner = f["v2_model_runner"]
                 if runner is not None:
                     self.assertEqual(list(runner), ["unsupported", "default_architectures", "source"])
