@@ -498,6 +498,17 @@ fn vllm_refuses_a_batch_the_drafting_reserve_uses_up_and_dcp_off_tp() {
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("after the 8 drafting slots"), "{err}");
     assert!(!err.contains("max_num_seqs="), "{err}");
+    // `--max-num-seqs` unset: the stand-in takes the most sequences of
+    // vLLM's default pairs (1024 on a node of 70 GiB or more per NPU,
+    // `capacity::default_batching`), 7 x 1024 = 7168 slots.
+    let mut unset = argv("4096", &[]);
+    unset.retain(|w| w != "--max-num-seqs=32");
+    let (code, _, err) = run(VLLM, &unset, &[image("v0.27.1rc1"), eight.clone()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("after the 7168 drafting slots") && err.contains("max_num_seqs=1024"),
+        "{err}"
+    );
     // DCP 3 does not divide TP 8.
     let (code, _, err) = run(
         VLLM,

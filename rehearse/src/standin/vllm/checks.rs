@@ -378,8 +378,19 @@ pub(super) fn drafting_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
         return Ok(());
     }
     let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
-    let mbt = plan.max_num_batched_tokens.unwrap_or(2048);
-    let seqs = plan.max_num_seqs.unwrap_or(1024);
+    // vLLM's default pairs per hardware class (`capacity::default_batching`,
+    // the one the rule reads): the smallest batch and the most sequences.
+    let defaults = pd_dsl::tables::HARDWARE
+        .iter()
+        .map(|hw| pd_dsl::capacity::default_batching(hw));
+    let mbt = plan
+        .max_num_batched_tokens
+        .or_else(|| defaults.clone().map(|(mbt, _)| mbt).min())
+        .unwrap_or(0);
+    let seqs = plan
+        .max_num_seqs
+        .or_else(|| defaults.map(|(_, seqs)| seqs).max())
+        .unwrap_or(u64::MAX);
     if let Some(r) =
         pd_dsl::upstream::drafting_refusal(&rel.vllm.version, method, *tokens, mbt, seqs)
     {
