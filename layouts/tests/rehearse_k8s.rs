@@ -181,3 +181,93 @@ fn a_terminated_pod_drains_its_in_flight_requests() {
         }
     }
 }
+
+/// Pods start in any order: a group's workers are often scheduled after its
+/// leader, and every group an autoscaler adds starts that way. With every
+/// worker pod's DNS name resolving only 3 s after start, each `run.sh` waits
+/// for the names and the deployment comes up — both where the manifest names
+/// every node (`PD_K8S_NODE_HOSTS`, a PD layout with a two-node engine) and
+/// where an autoscaled group knows only LeaderWorkerSet's own variables
+/// (`--k8s-autoscale keda`, a one-engine mixed layout on two nodes).
+#[test]
+fn worker_pods_scheduled_after_their_leader_are_waited_for() {
+    let catalog = layouts::catalog().unwrap();
+    let two_node_engine =
+        |l: &&pd_dsl::Layout| l.placement.engines.iter().any(|e| e.nodes.len() > 1);
+    let pd = catalog
+        .iter()
+        .filter(|l| l.is_pd())
+        .find(two_node_engine)
+        .expect("a PD layout with an engine on two nodes");
+    let scaled = catalog
+        .iter()
+        .filter(|l| !l.is_pd() && l.placement.engines.len() == 1)
+        .find(two_node_engine)
+        .expect("a one-engine mixed layout on two nodes");
+    let keda = pd_dsl::render::k8s::K8sSettings {
+        autoscale: Some(pd_dsl::render::k8s::autoscaling::Autoscaler::Keda),
+        ..pd_dsl::render::k8s::K8sSettings::default()
+    };
+    for (l, settings) in [
+        (pd, pd_dsl::render::k8s::K8sSettings::default()),
+        (scaled, keda),
+    ] {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let mut opts = Options::new(CATALOG);
+        opts.k8s_env = true;
+        opts.timeout = Duration::from_secs(90);
+        opts.k8s_settings = settings;
+        opts.k8s_late_workers = Some(Duration::from_secs(3));
+        opts.keep = true;
+        let mut out = Vec::new();
+        let outcome = rehearsal::rehearse(l, &opts, &mut out)
+            .unwrap_or_else(|e| panic!("{}: rehearsal could not run: {e}", l.name()));
+        let out = String::from_utf8_lossy(&out);
+        let work = out
+            .lines()
+            .find_map(|l| {
+                l.split_once(", work dir ")
+                    .map(|(_, d)| d.trim().to_owned())
+            })
+            .expect("the work dir");
+        let logs: String = (0..l.node_count())
+            .map(|i| {
+                std::fs::read_to_string(format!("{work}/logs/node{i}.log")).unwrap_or_default()
+            })
+            .collect();
+        std::fs::remove_dir_all(&work).unwrap();
+        assert!(
+            outcome.passed,
+            "{}:\n{out}\n{:?}",
+            l.name(),
+            outcome.failures
+        );
+        assert!(
+            out.contains("are scheduled late: their names resolve 3.0s after start"),
+            "{}: the late workers were not played:\n{out}",
+            l.name()
+        );
+        // The leader waited for its workers' names, then had them.
+        assert!(
+            logs.contains("run.sh: waiting for pod name '")
+                && logs.contains("' resolves to 127.0.0."),
+            "{}: no wait for a late pod name in the nodes' logs:\n{logs}",
+            l.name()
+        );
+    }
+}
+
+/// The pods' settings and late workers are the k8s environment's: without
+/// `--k8s-env` they are refused before anything starts, saying so.
+#[test]
+fn k8s_settings_without_the_k8s_env_are_refused() {
+    let l = &layouts::catalog().unwrap()[0];
+    let mut opts = Options::new(CATALOG);
+    opts.k8s_late_workers = Some(Duration::from_secs(1));
+    let err = rehearsal::rehearse(l, &opts, &mut Vec::new()).unwrap_err();
+    assert!(err.contains("does not apply without --k8s-env"), "{err}");
+    let mut opts = Options::new(CATALOG);
+    opts.k8s_settings.namespace = "serving".into();
+    let err = rehearsal::rehearse(l, &opts, &mut Vec::new()).unwrap_err();
+    assert!(err.contains("does not apply without --k8s-env"), "{err}");
+}

@@ -11,7 +11,9 @@
 //! - Cluster DNS: every pod's name (`<set>-0[-<i>].<set>`, also with the
 //!   namespace and `.svc.cluster.local`) resolves to the loopback address of
 //!   the node that pod plays, through `PD_STANDIN_HOSTS`, read by the `getent`
-//!   stand-in and by the stand-ins' HTTP client.
+//!   stand-in and by the stand-ins' HTTP client. A worker pod's name can
+//!   be made to resolve only from a given time ([`Cluster::hosts_env`]), as
+//!   when a group's workers are scheduled after its leader.
 //!
 //! Pod *w* of the set of engine *e* plays node `e.nodes[w]` of the layout's
 //! placement, so a manifest whose env disagrees with the placement shows up as
@@ -22,6 +24,7 @@ use pd_dsl::Layout;
 use pd_dsl::render::Artifact;
 use pd_dsl::render::k8s::{self, Kustomization, lws::LeaderWorkerSet};
 use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Env var of the stand-ins: `name=ip` pairs, comma-separated.
 pub const HOSTS_ENV: &str = "PD_STANDIN_HOSTS";
@@ -67,8 +70,29 @@ pub struct Cluster {
     pub pods: Vec<Pod>,
     /// The proxy container's `env` (PD layouts).
     pub proxy_env: Option<Vec<(String, String)>>,
-    /// [`HOSTS_ENV`]'s value.
-    pub hosts: String,
+    /// Every pod DNS name of the cluster: the name, the address of the node
+    /// its pod plays, and whether that pod is a worker (not its group's
+    /// leader).
+    pub hosts: Vec<(String, String, bool)>,
+}
+
+impl Cluster {
+    /// [`HOSTS_ENV`]'s value: `name=ip` per pod name; with `workers_from`,
+    /// a worker pod's names are `name=ip@MS` (milliseconds since the Unix
+    /// epoch), which resolve only from that time on.
+    pub fn hosts_env(&self, workers_from: Option<SystemTime>) -> String {
+        let from = workers_from
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_millis());
+        self.hosts
+            .iter()
+            .map(|(name, ip, worker)| match from {
+                Some(ms) if *worker => format!("{name}={ip}@{ms}"),
+                _ => format!("{name}={ip}"),
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
 }
 
 fn parse<T: serde::de::DeserializeOwned>(a: &Artifact) -> Result<T, String> {
@@ -194,22 +218,23 @@ pub fn cluster(
         .enumerate()
         .map(|(i, p)| p.ok_or_else(|| format!("no pod of the k8s manifests plays node {i}")))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut hosts: BTreeMap<String, String> = BTreeMap::new();
+    let mut hosts: BTreeMap<String, (String, bool)> = BTreeMap::new();
     for (i, h) in names.node_hosts.iter().enumerate() {
         let ip = node_ip(i);
+        // A group's leader is its engine's first node.
+        let worker = !names.sets.iter().any(|s| s.nodes.first() == Some(&i));
         for name in [
             h.clone(),
             format!("{h}.{namespace}"),
             format!("{h}.{namespace}.svc.cluster.local"),
         ] {
-            hosts.insert(name, ip.clone());
+            hosts.insert(name, (ip.clone(), worker));
         }
     }
     let hosts = hosts
-        .iter()
-        .map(|(n, ip)| format!("{n}={ip}"))
-        .collect::<Vec<_>>()
-        .join(",");
+        .into_iter()
+        .map(|(n, (ip, worker))| (n, ip, worker))
+        .collect();
     Ok(Cluster {
         pods,
         proxy_env,
@@ -217,13 +242,24 @@ pub fn cluster(
     })
 }
 
-/// The address `PD_STANDIN_HOSTS` maps `name` to, if any.
+/// The address `PD_STANDIN_HOSTS` maps `name` to, if any and if it resolves
+/// yet (an `ip@MS` entry only from MS milliseconds after the Unix epoch on).
 pub fn lookup(name: &str) -> Option<String> {
     let map = std::env::var(HOSTS_ENV).ok()?;
-    map.split(',').find_map(|pair| {
-        let (n, ip) = pair.split_once('=')?;
-        (n == name).then(|| ip.to_owned())
-    })
+    let entry = map.split(',').find_map(|pair| {
+        let (n, entry) = pair.split_once('=')?;
+        (n == name).then_some(entry)
+    })?;
+    match entry.split_once('@') {
+        None => Some(entry.to_owned()),
+        Some((ip, from)) => {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .ok()?
+                .as_millis();
+            (now >= from.parse::<u128>().ok()?).then(|| ip.to_owned())
+        }
+    }
 }
 
 /// The `getent` stand-in: `getent hosts NAME` prints `IP NAME` for a pod name

@@ -349,6 +349,29 @@ resolve_host() {
     printf '%s\n' "$addr"
 }
 
+# Sets addr to a LeaderWorkerSet pod's address, waiting for its DNS name: a
+# pod's name resolves only once the pod is scheduled and has an address, and
+# the pods of a group, of another engine's set, or of a group an autoscaler
+# just added start in any order. Bounded by PD_WAIT_SECONDS from the first
+# call, polled every PD_POLL_SECONDS.
+await_pod_host() {
+    if [[ -z ${dns_deadline:-} ]]; then
+        dns_wait=${PD_WAIT_SECONDS:-3600}
+        dns_poll=${PD_POLL_SECONDS:-10}
+        is_uint "$dns_wait" || die "PD_WAIT_SECONDS must be a number of seconds, got '$dns_wait'"
+        [[ $dns_poll =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$dns_poll'"
+        dns_deadline=$((SECONDS + dns_wait))
+    fi
+    local waited=0
+    until addr=$(getent hosts "$1" | awk 'NR == 1 {print $1}') && [[ -n $addr ]]; do
+        ((SECONDS < dns_deadline)) || die "pod name '$1' did not resolve within ${dns_wait}s (getent hosts): is its LeaderWorkerSet applied and scheduled?"
+        ((waited)) || log "waiting for pod name '$1' to resolve (up to ${dns_wait}s: its pod may not be scheduled yet)"
+        waited=1
+        sleep "$dns_poll"
+    done
+    ((!waited)) || log "pod name '$1' resolves to $addr"
+}
+
 # Index of this host in NODE_IPS, matched against its own addresses.
 find_own_index() {
     local i addr
@@ -420,18 +443,9 @@ elif [[ -n ${LWS_LEADER_ADDRESS:-} && -n ${PD_K8S_NODE_HOSTS:-} ]]; then
     ((PD_K8S_FIRST_NODE + LWS_GROUP_SIZE <= ${#node_hosts[@]})) || die "PD_K8S_NODE_HOSTS names ${#node_hosts[@]} node(s), fewer than this engine's nodes $PD_K8S_FIRST_NODE..$((PD_K8S_FIRST_NODE + LWS_GROUP_SIZE - 1))"
     leader_host=${node_hosts[$PD_K8S_FIRST_NODE]}
     [[ ${LWS_LEADER_ADDRESS%%.*} == "${leader_host%%.*}" ]] || die "LWS_LEADER_ADDRESS is '$LWS_LEADER_ADDRESS', expected the pod '${leader_host%%.*}' (node $PD_K8S_FIRST_NODE): PD_K8S_* belong to another LeaderWorkerSet"
-    dns_wait=${PD_WAIT_SECONDS:-3600}
-    dns_poll=${PD_POLL_SECONDS:-10}
-    is_uint "$dns_wait" || die "PD_WAIT_SECONDS must be a number of seconds, got '$dns_wait'"
-    [[ $dns_poll =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$dns_poll'"
-    dns_deadline=$((SECONDS + dns_wait))
     for h in "${node_hosts[@]}"; do
         NODE_NAMES+=("$h")
-        # Other engines' pods may not exist yet: wait until their names resolve.
-        until addr=$(getent hosts "$h" | awk 'NR == 1 {print $1}') && [[ -n $addr ]]; do
-            ((SECONDS < dns_deadline)) || die "pod name '$h' did not resolve within ${dns_wait}s (getent hosts): is its LeaderWorkerSet applied and scheduled?"
-            sleep "$dns_poll"
-        done
+        await_pod_host "$h"
         NODE_IPS+=("$addr")
     done
     NODE_INDEX=${NODE_INDEX:-$((PD_K8S_FIRST_NODE + LWS_WORKER_INDEX))}
@@ -447,7 +461,7 @@ elif [[ -n ${LWS_LEADER_ADDRESS:-} ]]; then
         h=$LWS_LEADER_ADDRESS
         if ((i > 0)); then h="$leader-$i$domain"; fi
         NODE_NAMES+=("$h")
-        addr=$(resolve_host "$h") || exit 1
+        await_pod_host "$h"
         NODE_IPS+=("$addr")
     done
     NODE_INDEX=${NODE_INDEX:-${LWS_WORKER_INDEX:-}}

@@ -238,6 +238,15 @@ pub(super) enum Command {
         /// manifest's env, pod DNS names), and run the proxy as its Deployment.
         #[arg(long)]
         k8s_env: bool,
+        /// With --k8s-env: every worker pod's DNS name resolves only SECONDS
+        /// after start, as when a group's workers are scheduled after its
+        /// leader (a scale-out, a busy cluster); each run.sh must wait.
+        #[arg(long, value_name = "SECONDS", requires = "k8s_env")]
+        k8s_late_workers: Option<f64>,
+        /// With --k8s-env, the manifests' settings (as `catalog render`
+        /// takes them), e.g. `--k8s-autoscale keda`.
+        #[command(flatten)]
+        k8s: K8sArgs,
     },
 }
 

@@ -249,6 +249,8 @@ where
             keep,
             timeout,
             k8s_env,
+            k8s_late_workers,
+            k8s,
         }) => find(&layouts, &name).and_then(|l| {
             let kill = kill.as_deref().map(parse_kill).transpose()?;
             let mut opts = rehearsal::Options::new(PathBuf::new());
@@ -269,6 +271,19 @@ where
             opts.proxy_policy = proxy_policy.into();
             opts.keep = keep;
             opts.k8s_env = k8s_env;
+            opts.k8s_settings = k8s.settings()?;
+            opts.k8s_late_workers = k8s_late_workers
+                .map(|s| {
+                    std::time::Duration::try_from_secs_f64(s).map_err(|_| {
+                        (
+                            EXIT_USAGE,
+                            format!(
+                                "--k8s-late-workers {s}: expected a number of seconds, 0 or more"
+                            ),
+                        )
+                    })
+                })
+                .transpose()?;
             opts.timeout = std::time::Duration::from_secs(timeout.max(1));
             rehearse(l, opts, out)
         }),

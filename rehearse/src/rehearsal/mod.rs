@@ -250,6 +250,15 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         .standins
         .canonicalize()
         .map_err(|e| format!("stand-in executable {}: {e}", opts.standins.display()))?;
+    if !opts.k8s_env
+        && (opts.k8s_late_workers.is_some()
+            || opts.k8s_settings != render::k8s::K8sSettings::default())
+    {
+        return Err(
+            "--k8s-late-workers or a --k8s-* manifest setting does not apply without --k8s-env"
+                .into(),
+        );
+    }
     if let Some(f @ (Fault::ProxyExits | Fault::MissingProxyScript)) = opts.fault
         && opts.k8s_env
     {
@@ -274,7 +283,11 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
     for d in [&scripts, &bin, &state, &logs] {
         fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
     }
-    let artifacts = render::render_layout(layout).map_err(|e| e.to_string())?;
+    let mut artifacts = render::render_layout(layout).map_err(|e| e.to_string())?;
+    if opts.k8s_settings != render::k8s::K8sSettings::default() {
+        artifacts = render::k8s::with_settings(artifacts, &[layout], &opts.k8s_settings)
+            .map_err(|e| format!("--k8s-* settings: {e}"))?;
+    }
     for a in &artifacts {
         let rel = a.path.strip_prefix(layout.name()).unwrap_or(&a.path);
         let target = scripts.join(rel);
@@ -347,6 +360,14 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         skip.push("proxy_deps");
     }
     let wait_s = opts.timeout.as_secs().max(1);
+    // The cluster's DNS, worker pods' names late where asked, counted from
+    // now (the nodes start next).
+    let hosts_env = k8s.as_ref().map(|k| {
+        k.hosts_env(
+            opts.k8s_late_workers
+                .map(|late| std::time::SystemTime::now() + late),
+        )
+    });
     let base_env = |cmd: &mut Command| {
         // Nothing of this machine's environment: the image's only, and the
         // operator's HTTP proxy settings, which Docker (the client's
@@ -364,8 +385,8 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
             .env(MARKER, &marker)
             .env("PD_NODE_IPS", ips.join(","))
             .env("PD_VERIFY_TIMEOUT", "30");
-        if let Some(k) = &k8s {
-            cmd.env(crate::k8s_env::HOSTS_ENV, &k.hosts);
+        if let Some(hosts) = &hosts_env {
+            cmd.env(crate::k8s_env::HOSTS_ENV, hosts);
         }
     };
 
@@ -379,6 +400,28 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         procs.len(),
         root.display()
     );
+    if let (Some(late), Some(k)) = (opts.k8s_late_workers, &k8s) {
+        let workers: Vec<String> = k
+            .pods
+            .iter()
+            .filter(|p| {
+                p.env
+                    .iter()
+                    .any(|(n, v)| n == "LWS_WORKER_INDEX" && v != "0")
+            })
+            .map(|p| p.node.to_string())
+            .collect();
+        let _ = writeln!(
+            out,
+            "worker pods (node(s) {}) are scheduled late: their names resolve {:.1}s after start",
+            if workers.is_empty() {
+                "none".to_owned()
+            } else {
+                workers.join(", ")
+            },
+            late.as_secs_f64()
+        );
+    }
     let _ = writeln!(
         out,
         "preflight skips (no Ascend software here): {}",

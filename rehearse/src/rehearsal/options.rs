@@ -2,6 +2,7 @@
 //! operator actions, options and the outcome.
 
 use crate::standin::proxy::Policy;
+use pd_dsl::render::k8s::K8sSettings;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -146,6 +147,14 @@ pub struct Options {
     /// With `k8s_env`: variables to set (`Some`) or remove (`None`) in every
     /// pod's environment, to rehearse a broken manifest.
     pub k8s_env_override: Vec<(String, Option<String>)>,
+    /// With `k8s_env`: the settings the `k8s/` manifests are rendered with
+    /// (`catalog rehearse --k8s-*`, e.g. `--k8s-autoscale keda`, whose pods
+    /// go without `PD_K8S_*`).
+    pub k8s_settings: K8sSettings,
+    /// With `k8s_env`: every worker pod's DNS name resolves only this long
+    /// after the nodes start, as when a group's workers are scheduled after
+    /// its leader (a scale-out, a busy cluster).
+    pub k8s_late_workers: Option<Duration>,
 }
 
 impl Options {
@@ -162,6 +171,8 @@ impl Options {
             timeout: Duration::from_secs(120),
             k8s_env: false,
             k8s_env_override: Vec::new(),
+            k8s_settings: K8sSettings::default(),
+            k8s_late_workers: None,
         }
     }
 }

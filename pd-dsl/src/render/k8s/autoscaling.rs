@@ -26,7 +26,10 @@
 //!   leader (role and worker-index labels, which every group's pods carry),
 //!   so a new group serves as soon as it is ready. Its pods go without the
 //!   `PD_K8S_*` env, so `run.sh` takes the group from LeaderWorkerSet alone
-//!   (`LWS_LEADER_ADDRESS`, `LWS_GROUP_SIZE`, `LWS_WORKER_INDEX`): each group
+//!   (`LWS_LEADER_ADDRESS`, `LWS_GROUP_SIZE`, `LWS_WORKER_INDEX`), waiting
+//!   for each of the group's pod names to resolve (a new group's pods start
+//!   in any order; `catalog rehearse --k8s-env --k8s-autoscale keda
+//!   --k8s-late-workers 3` plays it): each group
 //!   is a whole copy of the layout; and the set leaves `spec.replicas` to the
 //!   autoscaler (LWS defaults it to 1), so re-applying `k8s/` does not undo a
 //!   scale-out.
