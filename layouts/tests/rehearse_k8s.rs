@@ -271,3 +271,67 @@ fn k8s_settings_without_the_k8s_env_are_refused() {
     let err = rehearsal::rehearse(l, &opts, &mut Vec::new()).unwrap_err();
     assert!(err.contains("does not apply without --k8s-env"), "{err}");
 }
+
+/// The kubelet's side of that SIGTERM: it runs the pod's `preStop` hook
+/// first, and SIGKILLs what still runs when `terminationGracePeriodSeconds`
+/// (counted from the hook) is up. With 4 s requests in flight, the grace the
+/// manifest derives from the drain holds the hook and the drain; capped at
+/// 8 s (a platform's cap, an edited manifest) the 5 s hook leaves 3 s, the
+/// kubelet kills the pod mid-drain, and the rehearsal names the grace and
+/// the cut requests.
+#[test]
+fn the_kubelet_runs_the_prestop_hook_and_kills_at_the_grace_period() {
+    let l = layouts::catalog()
+        .unwrap()
+        .iter()
+        .find(|l| {
+            l.is_pd()
+                && pd_dsl::render::model::drain_flag(l)
+                && l.placement.nodes[0].role == pd_dsl::Role::Prefill
+        })
+        .expect("a PD layout whose image's vLLM drains");
+    let grace =
+        pd_dsl::render::k8s::termination_grace_seconds(pd_dsl::render::k8s::DEFAULT_DRAIN_SECONDS);
+    for cap in [None, Some(8)] {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let mut opts = Options::new(CATALOG);
+        opts.k8s_env = true;
+        opts.timeout = Duration::from_secs(90);
+        opts.action = Some(rehearsal::Action::Signal(0, rehearsal::Sig::Term));
+        opts.k8s_grace_seconds = cap;
+        opts.k8s_env_override = vec![("PD_STANDIN_LATENCY_MS".into(), Some("4000".into()))];
+        let mut out = Vec::new();
+        let outcome = rehearsal::rehearse(l, &opts, &mut out)
+            .unwrap_or_else(|e| panic!("{}: rehearsal could not run: {e}", l.name()));
+        let out = String::from_utf8_lossy(&out);
+        let failures = outcome.failures.join("\n");
+        let hook = format!(
+            "kubelet: node 0's preStop `sleep {}` ran 5.",
+            pd_dsl::render::k8s::PRESTOP_SECONDS
+        );
+        assert!(out.contains(&hook), "{}: no `{hook}`:\n{out}", l.name());
+        match cap {
+            None => {
+                assert!(outcome.passed, "{}:\n{out}\n{failures}", l.name());
+                let within = format!("s into its terminationGracePeriodSeconds {grace}");
+                assert!(out.contains(&within), "{}: no `{within}`:\n{out}", l.name());
+            }
+            Some(cap) => {
+                assert!(
+                    !outcome.passed,
+                    "{}: passed a {cap}s grace:\n{out}",
+                    l.name()
+                );
+                let killed = format!(
+                    "(terminationGracePeriodSeconds {cap}: preStop, then SIGTERM), so the kubelet SIGKILLs it there"
+                );
+                assert!(
+                    failures.contains(&killed)
+                        && failures.contains("in-flight request(s) were cut"),
+                    "{}: expected `{killed}` and the cut requests in:\n{failures}\n{out}",
+                    l.name()
+                );
+            }
+        }
+    }
+}

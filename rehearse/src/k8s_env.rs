@@ -41,6 +41,9 @@ pub struct Pod {
     pub probes: Vec<(&'static str, Vec<String>)>,
     /// Its `terminationGracePeriodSeconds`.
     pub grace_seconds: Option<i64>,
+    /// Its container's `preStop` exec command, which the kubelet runs before
+    /// SIGTERM.
+    pub pre_stop: Option<Vec<String>>,
 }
 
 /// The exec probes of a pod template's first container.
@@ -198,6 +201,12 @@ pub fn cluster(
                     node,
                     env,
                     probes: probes(template),
+                    pre_stop: template
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.containers.first())
+                        .and_then(|c| c.lifecycle.as_ref()?.pre_stop.as_ref()?.exec.as_ref())
+                        .and_then(|e| e.command.clone()),
                     grace_seconds: template
                         .spec
                         .as_ref()

@@ -243,6 +243,11 @@ pub(super) enum Command {
         /// leader (a scale-out, a busy cluster); each run.sh must wait.
         #[arg(long, value_name = "SECONDS", requires = "k8s_env")]
         k8s_late_workers: Option<f64>,
+        /// With --k8s-env and --signal NODE:TERM: the kubelet gives the pod
+        /// this terminationGracePeriodSeconds instead of its manifest's (a
+        /// platform's cap, an edited manifest).
+        #[arg(long, value_name = "SECONDS", requires = "k8s_env")]
+        k8s_grace_seconds: Option<u64>,
         /// With --k8s-env, the manifests' settings (as `catalog render`
         /// takes them), e.g. `--k8s-autoscale keda`.
         #[command(flatten)]

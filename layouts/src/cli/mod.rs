@@ -250,6 +250,7 @@ where
             timeout,
             k8s_env,
             k8s_late_workers,
+            k8s_grace_seconds,
             k8s,
         }) => find(&layouts, &name).and_then(|l| {
             let kill = kill.as_deref().map(parse_kill).transpose()?;
@@ -272,6 +273,7 @@ where
             opts.keep = keep;
             opts.k8s_env = k8s_env;
             opts.k8s_settings = k8s.settings()?;
+            opts.k8s_grace_seconds = k8s_grace_seconds;
             opts.k8s_late_workers = k8s_late_workers
                 .map(|s| {
                     std::time::Duration::try_from_secs_f64(s).map_err(|_| {

@@ -4,7 +4,7 @@
 use super::cluster::{Cluster, run_bounded};
 use super::diagnose::describe_exit;
 use super::options::{Action, Sig};
-use super::processes::{pids_text, signal_pid, wait_node_empty};
+use super::processes::{kill_node, pids_text, signal_pid, wait_node_empty};
 use super::{LATENCY_MS, node_ip};
 use crate::http;
 use pd_dsl::{Layout, Role, render};
@@ -18,6 +18,24 @@ use std::time::{Duration, Instant};
 
 /// After a signal or stop.sh, `run.sh` of a node must exit within this.
 const STOP_BOUND: Duration = Duration::from_secs(40);
+/// The shortest time the kubelet leaves a container after its `preStop`
+/// hook, however much of the grace period the hook used
+/// (`minimumGracePeriodInSeconds`, kubernetes
+/// `pkg/kubelet/kuberuntime/kuberuntime_container.go`).
+const MIN_GRACE_AFTER_HOOK: Duration = Duration::from_secs(2);
+
+/// The kubelet's side of terminating a pod (`--k8s-env`, SIGTERM): it runs
+/// the container's `preStop` hook, then sends SIGTERM, and SIGKILLs what of
+/// the pod still runs when the grace period is up (kubernetes
+/// `pkg/kubelet/kuberuntime/kuberuntime_container.go` `killContainer`: the
+/// hook's time counts against `terminationGracePeriodSeconds`).
+#[derive(Clone, Debug)]
+pub(super) struct Kubelet {
+    /// The container's `preStop` exec command.
+    pub(super) pre_stop: Option<Vec<String>>,
+    /// `terminationGracePeriodSeconds`.
+    pub(super) grace: Duration,
+}
 
 /// Runs an operator [`Action`] and checks that node stopped cleanly.
 #[allow(clippy::too_many_arguments)]
@@ -25,6 +43,7 @@ pub(super) fn act(
     layout: &Layout,
     action: Action,
     drain: Option<u64>,
+    kubelet: Option<&Kubelet>,
     bash: &Path,
     cluster: &mut Cluster,
     scripts: &Path,
@@ -38,6 +57,44 @@ pub(super) fn act(
         Action::Signal(i, sig) => (i, format!("SIG{} to node {i}'s run.sh", sig.name())),
         Action::Stop(i) => (i, format!("stop.sh {i} on node {i}")),
     };
+    // SIGTERM to a pod: the kubelet runs its preStop hook first, and its
+    // grace period counts from there.
+    let kubelet = kubelet.filter(|_| matches!(action, Action::Signal(_, Sig::Term)));
+    let begun = Instant::now();
+    if let Some(argv) = kubelet.and_then(|k| k.pre_stop.as_ref())
+        && let Some((program, args)) = argv.split_first()
+    {
+        let mut cmd = Command::new(program);
+        cmd.args(args);
+        env(&mut cmd);
+        let grace = kubelet.map_or(STOP_BOUND, |k| k.grace);
+        match run_bounded(cmd, grace) {
+            Ok((st, _)) if st.success() => {
+                let _ = writeln!(
+                    out,
+                    "kubelet: node {i}'s preStop `{}` ran {:.1}s",
+                    argv.join(" "),
+                    begun.elapsed().as_secs_f64()
+                );
+            }
+            Ok((st, text)) => failures.push(format!(
+                "{what}: the pod's preStop `{}` {}:\n    {}",
+                argv.join(" "),
+                describe_exit(Some(st)),
+                text.trim().replace('\n', "\n    ")
+            )),
+            Err(e) => failures.push(format!(
+                "{what}: the pod's preStop `{}` {e}",
+                argv.join(" ")
+            )),
+        }
+    }
+    // What the kubelet leaves the container once the hook is done.
+    let window = kubelet.map(|k| {
+        k.grace
+            .saturating_sub(begun.elapsed())
+            .max(MIN_GRACE_AFTER_HOOK)
+    });
     // A pod that promises a drain gets SIGTERM with requests in flight on
     // each of its ranks' API ports (a decode rank takes requests only from
     // the proxy, with a prefill's KV): each must still be answered.
@@ -97,7 +154,22 @@ pub(super) fn act(
             }
         }
     }
-    let bound = t0 + STOP_BOUND;
+    let bound = t0 + window.unwrap_or(STOP_BOUND);
+    while cluster.exits[i].is_none() && Instant::now() < bound {
+        cluster.poll();
+        thread::sleep(Duration::from_millis(50));
+    }
+    if let (Some(k), None) = (kubelet, cluster.exits[i]) {
+        // The kubelet's SIGKILL: every process of the container.
+        let killed = kill_node(marker, i);
+        failures.push(format!(
+            "{what}: the pod still ran {:.1}s after the kubelet began terminating it (terminationGracePeriodSeconds {}: preStop, then SIGTERM), so the kubelet SIGKILLs it there: {} process(es) killed without their drain or the release of their NPUs{}",
+            begun.elapsed().as_secs_f64(),
+            k.grace.as_secs(),
+            killed.len(),
+            if killed.is_empty() { String::new() } else { format!(" ({})", pids_text(&killed)) }
+        ));
+    }
     let requests = in_flight.len();
     let mut cut = Vec::new();
     for (port, h) in in_flight {
@@ -121,17 +193,23 @@ pub(super) fn act(
             "{what}: node {i} drained {requests} in-flight request(s) before stopping"
         );
     }
-    while cluster.exits[i].is_none() && Instant::now() < bound {
-        cluster.poll();
-        thread::sleep(Duration::from_millis(50));
-    }
     let Some(st) = cluster.exits[i] else {
-        failures.push(format!(
-            "{what}: run.sh did not exit within {}s",
-            STOP_BOUND.as_secs()
-        ));
+        if kubelet.is_none() {
+            failures.push(format!(
+                "{what}: run.sh did not exit within {}s",
+                STOP_BOUND.as_secs()
+            ));
+        }
         return;
     };
+    if let Some(k) = kubelet {
+        let _ = writeln!(
+            out,
+            "kubelet: node {i}'s pod stopped {:.1}s into its terminationGracePeriodSeconds {}",
+            begun.elapsed().as_secs_f64(),
+            k.grace.as_secs()
+        );
+    }
     let left = wait_node_empty(marker, i, Duration::from_secs(5));
     if !left.is_empty() {
         failures.push(format!(

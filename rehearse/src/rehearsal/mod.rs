@@ -77,6 +77,11 @@
 //! exits within 40 s, no process of the node is left (processes carrying the
 //! marker and `PD_STANDIN_NODE=NODE`), and every port of the node binds again;
 //! `stop.sh` then runs a second time and must exit 0 finding nothing.
+//! With `--k8s-env`, `--signal NODE:TERM` is the kubelet's: the pod's
+//! `preStop` command runs first, then SIGTERM, and the bound is the pod's
+//! `terminationGracePeriodSeconds` from the hook's start (`--k8s-grace-seconds`
+//! replaces it), past which the node's processes are SIGKILLed and the
+//! rehearsal fails naming the grace (`act.rs`).
 //!
 //! # Faults ([`Fault`], `--kill`)
 //!
@@ -252,10 +257,11 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         .map_err(|e| format!("stand-in executable {}: {e}", opts.standins.display()))?;
     if !opts.k8s_env
         && (opts.k8s_late_workers.is_some()
+            || opts.k8s_grace_seconds.is_some()
             || opts.k8s_settings != render::k8s::K8sSettings::default())
     {
         return Err(
-            "--k8s-late-workers or a --k8s-* manifest setting does not apply without --k8s-env"
+            "--k8s-late-workers, --k8s-grace-seconds or a --k8s-* manifest setting does not apply without --k8s-env"
                 .into(),
         );
     }
@@ -752,10 +758,25 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
                 })
                 .and_then(|(_, v)| v.parse::<u64>().ok())
                 .filter(|&d| d > 0 && render::model::drain_flag(layout));
+            // The kubelet terminates the pod as its manifest says (or with
+            // the grace period asked for instead).
+            let kubelet = k8s
+                .as_ref()
+                .and_then(|k| k.pods.get(i))
+                .map(|p| act::Kubelet {
+                    pre_stop: p.pre_stop.clone(),
+                    grace: Duration::from_secs(
+                        opts.k8s_grace_seconds
+                            .or_else(|| p.grace_seconds.and_then(|g| u64::try_from(g).ok()))
+                            // Kubernetes' default.
+                            .unwrap_or(30),
+                    ),
+                });
             act(
                 layout,
                 action,
                 drain,
+                kubelet.as_ref(),
                 &shell.bash,
                 &mut cluster,
                 &scripts,

@@ -155,6 +155,10 @@ pub struct Options {
     /// after the nodes start, as when a group's workers are scheduled after
     /// its leader (a scale-out, a busy cluster).
     pub k8s_late_workers: Option<Duration>,
+    /// With `k8s_env`: the `terminationGracePeriodSeconds` the kubelet gives
+    /// a pod on SIGTERM instead of its manifest's (a platform's cap, an
+    /// edited manifest).
+    pub k8s_grace_seconds: Option<u64>,
 }
 
 impl Options {
@@ -173,6 +177,7 @@ impl Options {
             k8s_env_override: Vec::new(),
             k8s_settings: K8sSettings::default(),
             k8s_late_workers: None,
+            k8s_grace_seconds: None,
         }
     }
 }

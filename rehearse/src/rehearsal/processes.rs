@@ -153,6 +153,16 @@ fn node_processes(marker: &str, i: usize) -> Vec<(u32, String)> {
         .collect()
 }
 
+/// SIGKILLs every process of node `i` (as the kubelet does to a container
+/// past its grace period); returns what it killed.
+pub(super) fn kill_node(marker: &str, i: usize) -> Vec<(u32, String)> {
+    let left = node_processes(marker, i);
+    for (pid, _) in &left {
+        signal_pid(*pid, rustix::process::Signal::KILL);
+    }
+    left
+}
+
 /// Waits until node `i` has no process left; returns what is left at `bound`.
 pub(super) fn wait_node_empty(marker: &str, i: usize, bound: Duration) -> Vec<(u32, String)> {
     let until = Instant::now() + bound;
