@@ -438,16 +438,17 @@ pub fn rehearse(layout: &Layout, opts: &Options, out: &mut dyn Write) -> Result<
         "image contract (upstream/facts/vllm-ascend/{}.json, {} image): not on PATH: {}{}; CANN only after sourcing {}",
         shell.release,
         crate::facts::image_key(layout.hardware),
-        if shell.absent.is_empty() {
-            "nothing".to_owned()
-        } else {
-            shell.absent.join(", ")
+        match (shell.absent.is_empty(), shell.undecided.is_empty()) {
+            (true, true) => "nothing".to_owned(),
+            _ => [shell.absent.clone(), shell.undecided.clone()]
+                .concat()
+                .join(", "),
         },
         if shell.undecided.is_empty() {
             String::new()
         } else {
             format!(
-                " and, undecided by the table (null), {}",
+                " ({} left undecided by the table, null: taken as absent)",
                 shell.undecided.join(", ")
             )
         },
