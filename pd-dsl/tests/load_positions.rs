@@ -261,3 +261,55 @@ fn extreme_budget_numbers_are_judged_not_overflowed() {
         }
     }
 }
+
+/// `eplb_config.load_collection_phase` off `all` on the V2 model runner
+/// needs vLLM's `--enable-eplb` (rule `eplb_config_model_runner`, from the
+/// generated facts' `v2_fields_need_flag`): refused at the value without the
+/// flag or when a later `--no-enable-eplb` turns it off again; accepted with
+/// it, or with the phase left at `all`.
+#[test]
+fn the_v2_runners_collection_phase_needs_enable_eplb() {
+    let base = YAML
+        .replace("image: v0.21.0rc1", "image: v0.30.0rc2")
+        .replace(
+            "  speculative: { method: mtp, tokens: 1, enforce_eager: true }\n",
+            "",
+        );
+    let with = |phase: &str, flags: &str| {
+        base.replace(
+            "  decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only }",
+            &format!(
+                "  decode: {{ max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only, env: [{{ name: VLLM_USE_V2_MODEL_RUNNER, value: \"1\" }}], additional_config: {{ eplb_config: {{ load_collection_phase: {phase} }} }}, flags: [{flags}] }}"
+            ),
+        )
+    };
+    for flags in ["", "{ name: --enable-eplb }, { name: --no-enable-eplb }"] {
+        let text = with("decode", flags);
+        let e = load::from_yaml("l.yaml", &text).expect_err("refused");
+        let at = find(&text, "load_collection_phase: decode", 0);
+        let at = load::Position {
+            column: at.column + "load_collection_phase: ".len() as u64,
+            ..at
+        };
+        assert_eq!(
+            rules(&e),
+            [("eplb_config_model_runner".to_owned(), Some(at))],
+            "{flags}: {e}"
+        );
+        assert!(
+            e.to_string()
+                .contains("load_collection_phase requires --enable-eplb"),
+            "{e}"
+        );
+    }
+    for (phase, flags) in [("decode", "{ name: --enable-eplb }"), ("all", "")] {
+        let text = with(phase, flags);
+        assert!(
+            load::from_yaml("l.yaml", &text).is_ok(),
+            "{phase} {flags}: {:?}",
+            load::from_yaml("l.yaml", &text)
+                .err()
+                .map(|e| e.to_string())
+        );
+    }
+}

@@ -1595,6 +1595,7 @@ def eplb_runner(pkg: Package) -> dict | None:
                                 and isinstance(c.args[0], ast.Constant)
                             ):
                                 env.append(c.args[0].value)
+                needs_flag = _v2_fields_needing_flag(body, rel)
                 v1: list[str] = []
                 rest = node.orelse
                 while len(rest) == 1 and isinstance(rest[0], ast.If):
@@ -1608,9 +1609,71 @@ def eplb_runner(pkg: Package) -> dict | None:
                     "v2_fields": v2_fields,
                     "v2_refused_env": sorted(set(env)),
                     "v1_refused_fields": sorted(set(v1)),
+                    "v2_fields_need_flag": needs_flag,
                     "source": f"{rel}:{node.lineno}",
                 }
     return None
+
+
+def _v2_fields_needing_flag(body: ast.Module, rel: str) -> list[dict]:
+    """The V2 runner's `eplb_config` fields that need a vLLM flag when set
+    off their default: a name assigned `eplb_config.get("F", D)` and a raising
+    `if` testing `name != D and not vllm_config.parallel_config.ATTR`; the
+    flag is vLLM's option for that `ParallelConfig` field (`--` + ATTR with
+    dashes, as `EngineArgs.add_cli_args` names it)."""
+    gets: dict[str, tuple[str, object]] = {}
+    for x in ast.walk(body):
+        if (
+            isinstance(x, ast.Assign)
+            and len(x.targets) == 1
+            and isinstance(x.targets[0], ast.Name)
+            and isinstance(x.value, ast.Call)
+            and isinstance(x.value.func, ast.Attribute)
+            and x.value.func.attr == "get"
+            and ast.unparse(x.value.func.value) == "eplb_config"
+            and len(x.value.args) == 2
+            and all(isinstance(a, ast.Constant) for a in x.value.args)
+        ):
+            gets[x.targets[0].id] = (x.value.args[0].value, x.value.args[1].value)
+    out: list[dict] = []
+    for x in ast.walk(body):
+        if not (
+            isinstance(x, ast.If)
+            and any(isinstance(r, ast.Raise) for b in x.body for r in ast.walk(b))
+            and isinstance(x.test, ast.BoolOp)
+            and isinstance(x.test.op, ast.And)
+        ):
+            continue
+        field = None
+        attr = None
+        for v in x.test.values:
+            if (
+                isinstance(v, ast.Compare)
+                and isinstance(v.left, ast.Name)
+                and v.left.id in gets
+                and len(v.ops) == 1
+                and isinstance(v.ops[0], ast.NotEq)
+                and isinstance(v.comparators[0], ast.Constant)
+                and v.comparators[0].value == gets[v.left.id][1]
+            ):
+                field = gets[v.left.id]
+            if (
+                isinstance(v, ast.UnaryOp)
+                and isinstance(v.op, ast.Not)
+                and isinstance(v.operand, ast.Attribute)
+                and ast.unparse(v.operand.value).endswith("parallel_config")
+            ):
+                attr = v.operand.attr
+        if field and attr:
+            out.append(
+                {
+                    "field": field[0],
+                    "default": field[1],
+                    "flag": "--" + attr.replace("_", "-"),
+                    "source": f"{rel}:{x.lineno}",
+                }
+            )
+    return out
 
 
 def _device_capabilities(pkg: Package) -> dict[str, str]:

@@ -11,6 +11,7 @@ line, ...), and facts read by hand in the source, cited `path:line @release`.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -214,6 +215,33 @@ class ByHand(unittest.TestCase):
             )
             e = table(v)["engram_tp"]
             self.assertEqual((e["architecture"], e["tp_sizes"]), ("DeepseekV41ForCausalLM", [1, 2, 4, 8]))
+
+    def test_eplb_phase_needs_enable_eplb_on_the_v2_runner(self):
+        # vllm_ascend/platform.py `_validate_eplb_config` @0.27.1rc1 L911-913 (@0.30.0rc2 L983-985):
+        # `load_collection_phase = eplb_config.get("load_collection_phase", "all")`, then ValueError
+        # "additional_config.eplb_config.load_collection_phase requires --enable-eplb." when it is
+        # `!= "all" and not vllm_config.parallel_config.enable_eplb`; no V2 branch @0.26.0rc1.
+        self.assertIsNone(table("0.26.0rc1")["eplb_runner"])
+        lines = {"0.27.1rc1": 912, "0.28.0rc1": 892, "0.29.0rc1": 896, "0.30.0rc1": 984, "0.30.0rc2": 984}
+        for v, line in lines.items():
+            [n] = table(v)["eplb_runner"]["v2_fields_need_flag"]
+            self.assertEqual((n["field"], n["default"], n["flag"]), ("load_collection_phase", "all", "--enable-eplb"), v)
+            self.assertEqual(n["source"], f"vllm_ascend/platform.py:{line}", v)
+        # The flag is vLLM's option for that ParallelConfig field, at the vLLM each release ships.
+        for v in lines:
+            vllm = json.loads((HERE.parent.parent / "upstream/facts/vllm" / f"{table(v)['vllm']['version']}.json").read_text())
+            self.assertIn("enable-eplb", [f["name"] for f in vllm["serve_flags"]], v)
+        # Read, not matched: another default or another ParallelConfig field changes the entry.
+        snippet = """
+phase = eplb_config.get("load_collection_phase", "all")
+if phase != "{cmp}" and not vllm_config.parallel_config.{attr}:
+    raise ValueError("x")
+"""
+        def read(cmp, attr):
+            body = ast.parse(snippet.format(cmp=cmp, attr=attr))
+            return facts_ascend._v2_fields_needing_flag(body, "p.py")
+        self.assertEqual([e["flag"] for e in read("all", "enable_elastic_ep")], ["--enable-elastic-ep"])
+        self.assertEqual(read("none", "enable_eplb"), [])
 
     def test_finegrained_tp_connector(self):
         # vllm_ascend/platform.py @0.30.0rc1 L1146: `offload_missing = ... not

@@ -23,10 +23,11 @@ declare_rules! {
     FinegrainedTpPreconditions = "finegrained_tp_preconditions", Hard, "fine-grained TP sizes meet vllm-ascend's preconditions";
     /// `eplb_config` fields and EPLB env switches of the other model runner:
     /// on the V2 runner (`VLLM_USE_V2_MODEL_RUNNER=1`) only its fields, and
-    /// no `DYNAMIC_EPLB`/`EXPERT_MAP_RECORD`; on the V1 runner none of the V2
-    /// fields (vllm_ascend/platform.py `_validate_eplb_config` @v0.27.1rc1
-    /// L896, @v0.30.0rc2 L967). Read from the generated facts
-    /// (`eplb_runner`).
+    /// no `DYNAMIC_EPLB`/`EXPERT_MAP_RECORD`, and `load_collection_phase`
+    /// off `all` only with vLLM's `--enable-eplb` (L912, L984); on the V1
+    /// runner none of the V2 fields (vllm_ascend/platform.py
+    /// `_validate_eplb_config` @v0.27.1rc1 L896, @v0.30.0rc2 L967). Read from
+    /// the generated facts (`eplb_runner`, its `v2_fields_need_flag`).
     EplbConfigModelRunner = "eplb_config_model_runner", Hard, "EPLB settings belong to the model runner the engine runs";
     /// `mlapo_keep_prefill_weights` on a GQA model: ValueError "only
     /// supported for MLA models" (vllm_ascend/ascend_config.py `AscendConfig`
@@ -167,6 +168,31 @@ pub(crate) fn v2_runner_on(serve: &Serve) -> bool {
     }
 }
 
+/// Whether vLLM's boolean option `flag` (`--x`, negated `--no-x`) ends on:
+/// its last occurrence in the role's flags is `--x` with no value or a true
+/// one (argparse's `BooleanOptionalAction`; the last one wins).
+fn flag_on(serve: &Serve, flag: &str) -> bool {
+    let negated = flag.strip_prefix("--").map(|f| format!("--no-{f}"));
+    serve
+        .flags
+        .iter()
+        .rev()
+        .find_map(|(n, v)| {
+            if n == flag {
+                Some(match v {
+                    None | Some(Json::Bool(true)) => true,
+                    Some(Json::String(s)) => s.eq_ignore_ascii_case("true") || s == "1",
+                    Some(_) => false,
+                })
+            } else if negated.as_deref() == Some(n.as_str()) {
+                Some(false)
+            } else {
+                None
+            }
+        })
+        .unwrap_or(false)
+}
+
 /// EPLB settings against the model runner the engine runs (rule
 /// `eplb_config_model_runner`, from the facts' `eplb_runner`).
 pub(crate) fn check_eplb_runner(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
@@ -214,6 +240,32 @@ pub(crate) fn check_eplb_runner(facts: &Facts<'_>, role: Role, serve: &Serve, cx
                     ),
                 );
             }
+        }
+        for need in &er.v2_fields_need_flag {
+            let Some(value) = map.and_then(|m| m.get(&need.field)) else {
+                continue;
+            };
+            if *value == need.default || flag_on(serve, &need.flag) {
+                continue;
+            }
+            let path = format!("eplb_config.{}", need.field);
+            cx.report(
+                Rule::EplbConfigModelRunner,
+                config_value_site(spec, role, &path),
+                format!("{scope}.additional_config.{path}"),
+                format!(
+                    "found `eplb_config.{}` {value} on a {role} engine running the V2 model runner without `{}`, expected `{}` in the role's flags (or `{}` {}): vllm-ascend refuses it at start on image `{}` (\"additional_config.eplb_config.{} requires {}\", {})",
+                    need.field,
+                    need.flag,
+                    need.flag,
+                    need.field,
+                    need.default,
+                    img.tag,
+                    need.field,
+                    need.flag,
+                    need.source
+                ),
+            );
         }
         for name in &er.v2_refused_env {
             if env_is_true(serve, name) {

@@ -182,7 +182,26 @@ pub struct EplbRunner {
     pub v2_refused_env: Vec<String>,
     /// The fields refused on the V1 runner.
     pub v1_refused_fields: Vec<String>,
+    /// The V2 runner's fields that need a vLLM flag when set off their
+    /// default.
+    #[serde(default)]
+    pub v2_fields_need_flag: Vec<FieldNeedsFlag>,
     /// `path:line` in the sdist.
+    pub source: String,
+}
+
+/// An `eplb_config` field that vllm-ascend refuses off its default without
+/// a vLLM flag (`_validate_eplb_config`: `field != default and not
+/// parallel_config.<flag's field>`).
+#[derive(Debug, Deserialize)]
+pub struct FieldNeedsFlag {
+    /// The `eplb_config` field.
+    pub field: String,
+    /// Its default, which needs no flag.
+    pub default: serde_json::Value,
+    /// The vLLM option (`--enable-eplb`).
+    pub flag: String,
+    /// `path:line` of the raising `if`.
     pub source: String,
 }
 
