@@ -91,8 +91,18 @@ fn the_gateway_objects_select_the_serving_pods_and_validate() {
             want.dedup();
             assert_eq!(ports, want, "{}", l.name());
         }
+        endpoint_picker_serves_the_pool(l.name(), &objects, pool, &matched);
         files.extend(
-            ["inference-pool.yaml", "http-route.yaml"].map(|f| dir.join("inference").join(f)),
+            [
+                "inference-pool.yaml",
+                "http-route.yaml",
+                "epp-service-account.yaml",
+                "epp-role.yaml",
+                "epp-role-binding.yaml",
+                "epp-deployment.yaml",
+                "epp-service.yaml",
+            ]
+            .map(|f| dir.join("inference").join(f)),
         );
     }
     assert_eq!(
@@ -100,7 +110,7 @@ fn the_gateway_objects_select_the_serving_pods_and_validate() {
             .iter()
             .filter(|a| a.path.to_string_lossy().contains("/k8s/inference/"))
             .count(),
-        3 * all.len()
+        8 * all.len()
     );
     let o = validate(KUBERNETES_VERSIONS[1], &files);
     assert!(
@@ -110,6 +120,13 @@ fn the_gateway_objects_select_the_serving_pods_and_validate() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains("InferencePool"));
+    // Every object of every file, the picker's included, was validated.
+    let valid = format!("{} object(s) valid", 7 * all.len());
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with(&valid),
+        "expected `{valid}`: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 
     // A pool over more than 8 ports is refused, saying what to do instead.
     let mut wide = all
@@ -142,4 +159,107 @@ fn the_gateway_objects_select_the_serving_pods_and_validate() {
         .expect_err("a/b/c")
         .to_string();
     assert!(e.contains("found gateway `a/b/c`"), "{e}");
+}
+
+/// The endpoint picker `inference/` deploys is the one the pool names: the
+/// Service of the pool's `endpointPickerRef` on its port, selecting the
+/// picker's pods, whose arguments name this pool in the kustomization's
+/// namespace on the same gRPC port; its ServiceAccount is bound to a Role
+/// that reads pods and pools; and its grace period is the longest of the
+/// pool's pods.
+fn endpoint_picker_serves_the_pool(
+    layout: &str,
+    objects: &[Value],
+    pool: &Value,
+    members: &[&&Value],
+) {
+    let of = |kind: &str| -> &Value {
+        objects
+            .iter()
+            .find(|o| o["kind"] == kind)
+            .unwrap_or_else(|| panic!("{layout}: no {kind} in inference/"))
+    };
+    let reference = &pool["spec"]["endpointPickerRef"];
+    let service = of("Service");
+    assert_eq!(service["metadata"]["name"], reference["name"], "{layout}");
+    assert_eq!(
+        service["spec"]["ports"][0]["port"], reference["port"]["number"],
+        "{layout}"
+    );
+    assert_eq!(
+        service["spec"]["ports"][0]["appProtocol"], "http2",
+        "{layout}"
+    );
+    let deployment = of("Deployment");
+    let template = &deployment["spec"]["template"];
+    for (k, v) in service["spec"]["selector"].as_object().unwrap() {
+        assert_eq!(
+            &template["metadata"]["labels"][k], v,
+            "{layout}: selector {k}"
+        );
+    }
+    let args: Vec<&str> = template["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let arg = |flag: &str| {
+        args.iter()
+            .position(|a| *a == flag)
+            .and_then(|i| args.get(i + 1))
+            .copied()
+            .unwrap_or_else(|| panic!("{layout}: no `{flag}` in {args:?}"))
+    };
+    assert_eq!(arg("--pool-name"), pool["metadata"]["name"], "{layout}");
+    assert_eq!(
+        arg("--pool-namespace"),
+        pool["metadata"]["namespace"],
+        "{layout}"
+    );
+    assert_eq!(
+        arg("--grpc-port"),
+        reference["port"]["number"].to_string(),
+        "{layout}"
+    );
+    let account = of("ServiceAccount");
+    assert_eq!(
+        template["spec"]["serviceAccountName"], account["metadata"]["name"],
+        "{layout}"
+    );
+    let binding = of("RoleBinding");
+    let role = of("Role");
+    assert_eq!(
+        binding["roleRef"]["name"], role["metadata"]["name"],
+        "{layout}"
+    );
+    assert_eq!(
+        binding["subjects"][0]["name"], account["metadata"]["name"],
+        "{layout}"
+    );
+    assert_eq!(
+        binding["subjects"][0]["namespace"], pool["metadata"]["namespace"],
+        "{layout}"
+    );
+    for (group, resource) in [("", "pods"), (k8s::gateway::POOL_GROUP, "inferencepools")] {
+        assert!(
+            role["rules"].as_array().unwrap().iter().any(|r| {
+                r["apiGroups"][0] == group
+                    && r["resources"][0] == resource
+                    && ["get", "list", "watch"]
+                        .iter()
+                        .all(|v| r["verbs"].as_array().unwrap().iter().any(|x| x == v))
+            }),
+            "{layout}: the Role does not let the picker read {resource}: {role}"
+        );
+    }
+    let longest = members
+        .iter()
+        .filter_map(|t| t["spec"]["terminationGracePeriodSeconds"].as_i64())
+        .max()
+        .expect("the pool's pods have a grace period");
+    assert_eq!(
+        template["spec"]["terminationGracePeriodSeconds"], longest,
+        "{layout}: the picker's grace is not the longest of the pool's pods"
+    );
 }

@@ -13,7 +13,8 @@
 //!   Service in front of every engine's API server;
 //! - `kustomization.yaml` listing them, with the namespace;
 //! - opt-in, each in its own directory with its own kustomization:
-//!   `inference/` ([`gateway`], `--k8s-gateway`) and `autoscaling/`
+//!   `inference/` ([`gateway`] and its endpoint picker [`epp`],
+//!   `--k8s-gateway`) and `autoscaling/`
 //!   ([`autoscaling`], `--k8s-autoscale keda`: one-engine mixed layouts
 //!   only, since a PD layout's proxy routes to a fixed list of ranks). A
 //!   LeaderWorkerSet `DisaggregatedSet` is refused for every layout
@@ -38,6 +39,7 @@
 
 pub mod autoscaling;
 pub mod disaggregated;
+pub mod epp;
 pub mod gateway;
 pub mod lws;
 mod names;
@@ -95,6 +97,14 @@ pub const STARTUP_MARGIN_SECONDS: i64 = 120;
 /// [`RELEASE_SECONDS`].
 pub fn termination_grace_seconds(drain: u32) -> i64 {
     PRESTOP_SECONDS + i64::from(drain) + LAUNCHER_GRACE_SECONDS + RELEASE_SECONDS
+}
+
+/// `terminationGracePeriodSeconds` of the proxy pod when the engines drain
+/// for `drain` seconds: the `preStop` wait, then uvicorn finishes open
+/// requests on SIGTERM for as long as an engine drains, and the launcher's
+/// grace; it holds no NPUs to release.
+pub fn proxy_grace_seconds(drain: u32) -> i64 {
+    PRESTOP_SECONDS + i64::from(drain) + LAUNCHER_GRACE_SECONDS
 }
 /// Env var: every node's pod DNS name, comma-separated, in node order.
 pub const ENV_NODE_HOSTS: &str = "PD_K8S_NODE_HOSTS";
@@ -332,8 +342,30 @@ pub fn artifacts(
     let mut inference: Vec<(String, String)> = Vec::new();
     if let Some(gw) = &settings.gateway {
         let (pool, route) = gateway::objects(layout, &names, gw)?;
+        let picker = epp::objects(
+            layout,
+            &names,
+            &pool.metadata.name.clone().unwrap_or_default(),
+            &pool.spec.endpoint_picker_ref.name,
+            &settings.namespace,
+            settings.drain_seconds,
+        );
         inference.push(("inference-pool.yaml".into(), yaml(layout, &pool)?));
         inference.push(("http-route.yaml".into(), yaml(layout, &route)?));
+        inference.push((
+            "epp-service-account.yaml".into(),
+            yaml(layout, &picker.account)?,
+        ));
+        inference.push(("epp-role.yaml".into(), yaml(layout, &picker.role)?));
+        inference.push((
+            "epp-role-binding.yaml".into(),
+            yaml(layout, &picker.binding)?,
+        ));
+        inference.push((
+            "epp-deployment.yaml".into(),
+            yaml(layout, &picker.deployment)?,
+        ));
+        inference.push(("epp-service.yaml".into(), yaml(layout, &picker.service)?));
         let k = Kustomization {
             api_version: "kustomize.config.k8s.io/v1beta1".into(),
             kind: "Kustomization".into(),

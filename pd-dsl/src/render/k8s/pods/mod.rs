@@ -28,11 +28,11 @@ mod probes;
 mod proxy;
 mod volumes;
 
+use meta::image;
 pub use meta::{
     ENGINE_LABEL, IMAGE_ANNOTATION, KUEUE_QUEUE_LABEL, LAYOUT_ANNOTATION, VERSION_ANNOTATION,
 };
-use meta::{annotations, image};
-pub(super) use meta::{claim, meta, namespace, object_labels, selector_labels};
+pub(super) use meta::{annotations, claim, meta, namespace, object_labels, selector_labels};
 pub use probes::{
     ENV_DRAIN_SECONDS, ENV_LOG_STDOUT, ENV_WAIT_SECONDS, HEALTH_SCRIPT, LIVENESS_FAILURES,
     LIVENESS_PERIOD_SECONDS, READINESS_FAILURES, READINESS_PERIOD_SECONDS, STARTUP_PERIOD_SECONDS,

@@ -7,7 +7,7 @@ use super::{env, quantity, service};
 use crate::Layout;
 use crate::render::k8s::names::Names;
 use crate::render::k8s::settings::K8sSettings;
-use crate::render::k8s::{LAUNCHER_GRACE_SECONDS, PRESTOP_SECONDS, SCRIPTS_DIR};
+use crate::render::k8s::{SCRIPTS_DIR, proxy_grace_seconds};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{
     Affinity, Container, ContainerPort, PodAffinity, PodAffinityTerm, PodSpec, PodTemplateSpec,
@@ -123,11 +123,9 @@ pub(in crate::render::k8s) fn proxy_objects(
                     enable_service_links: Some(false),
                     // uvicorn finishes open requests on SIGTERM: as long as
                     // an engine drains.
-                    termination_grace_period_seconds: Some(
-                        PRESTOP_SECONDS
-                            + i64::from(settings.drain_seconds)
-                            + LAUNCHER_GRACE_SECONDS,
-                    ),
+                    termination_grace_period_seconds: Some(proxy_grace_seconds(
+                        settings.drain_seconds,
+                    )),
                     volumes: Some(vec![scripts]),
                     ..PodSpec::default()
                 }),
