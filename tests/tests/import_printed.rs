@@ -4,7 +4,7 @@
 //! here by the real macro. A test asserts each committed file is what the
 //! importer prints today, and that the macro's layout and the `--format
 //! yaml` output read back by the loader render exactly the artifacts (byte
-//! for byte) of the imported spec, which `import_round_trip.rs` renders,
+//! for byte) of the imported spec, which `import_round_trip/` renders,
 //! runs and compares with the input: the round trip covers the printed Rust
 //! and YAML alike.
 //!
