@@ -5,6 +5,7 @@
 mod node;
 mod proxy;
 mod vllm;
+mod vllm_parallel;
 
 use pd_rehearse::http;
 use serde_json::json;

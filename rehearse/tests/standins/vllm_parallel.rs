@@ -1,0 +1,163 @@
+//! The vllm stand-in's refusals of parallel and batch settings, each as its
+//! image's vLLM refuses them: external DP at DP 1, prefill context
+//! parallelism, decode context parallelism off TP, and a batch the drafting
+//! reserve uses up.
+
+use crate::{VLLM, rank_argv, run, s};
+
+/// `--data-parallel-rank` at DP 1 is refused as vLLM refuses it
+/// (external load balancing needs DP > 1, vllm/config/parallel.py), and PCP
+/// as each image's platform does (the release facts' `pcp_refusals`).
+#[test]
+fn vllm_refuses_external_dp_at_dp_1_and_pcp_where_the_image_does() {
+    let mut argv = rank_argv(7100, 1, 0, 12321, 8, None);
+    argv.extend(s(&["--data-parallel-rank", "0"]));
+    let (code, _, err) = run(
+        VLLM,
+        &argv,
+        &[("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7".into())],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("data_parallel_external_lb can only be set when data_parallel_size > 1"),
+        "{err}"
+    );
+    let with_pcp = |dp: u32, rank: u32| {
+        let mut a = rank_argv(7100, dp, rank, 12321, 8, None);
+        a.extend(s(&["--prefill-context-parallel-size", "2"]));
+        a
+    };
+    let devices = (
+        "ASCEND_RT_VISIBLE_DEVICES",
+        (0..16).map(|d| d.to_string()).collect::<Vec<_>>().join(","),
+    );
+    // v0.23.0: PCP with DP 2 refused.
+    let (code, _, err) = run(
+        VLLM,
+        &with_pcp(2, 0),
+        &[("PD_STANDIN_IMAGE", "v0.23.0".into()), devices.clone()],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("PCP (Prefill Context Parallelism) and DP (Data Parallelism) cannot be enabled simultaneously"), "{err}");
+    // v0.30.0rc2: PCP without the V2 runner refused; a bad value is int()'s error.
+    let (code, _, err) = run(
+        VLLM,
+        &with_pcp(2, 0),
+        &[("PD_STANDIN_IMAGE", "v0.30.0rc2".into()), devices.clone()],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("PCP (Prefill Context Parallelism) is not supported by vLLM Ascend"),
+        "{err}"
+    );
+    let (code, _, err) = run(
+        VLLM,
+        &with_pcp(2, 0),
+        &[
+            ("PD_STANDIN_IMAGE", "v0.30.0rc2".into()),
+            ("VLLM_USE_V2_MODEL_RUNNER", "true".into()),
+            devices.clone(),
+        ],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("invalid literal for int()"), "{err}");
+    // v0.26.0rc1 with the V2 runner: vLLM 0.26.0's own ParallelConfig
+    // refuses PCP with DP 2 first (the facts' `context_parallel.pcp_with_dp`),
+    // and at DP 1 its V2 runner refuses PCP.
+    let v2_on_0_26 = [
+        ("PD_STANDIN_IMAGE", "v0.26.0rc1".to_owned()),
+        ("VLLM_USE_V2_MODEL_RUNNER", "1".to_owned()),
+        devices,
+    ];
+    let (code, _, err) = run(VLLM, &with_pcp(2, 0), &v2_on_0_26);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("PCP does not support data parallelism yet"),
+        "{err}"
+    );
+    let (code, _, err) = run(VLLM, &with_pcp(1, 0), &v2_on_0_26);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("Model Runner V2 does not yet support: prefill context parallelism"),
+        "{err}"
+    );
+}
+
+/// A batch budget the speculative method's drafting reserve uses up is
+/// refused as the image's vLLM refuses it (the facts' `drafting_slots`:
+/// (tokens - 1) x `max_num_seqs` for `dflash` up to vLLM 0.27.1, `tokens` per
+/// request from 0.28.0), and a DCP size that does not divide TP as vLLM's
+/// `ParallelConfig` does (`context_parallel`).
+#[test]
+fn vllm_refuses_a_batch_the_drafting_reserve_uses_up_and_dcp_off_tp() {
+    let argv = |mbt: &str, extra: &[&str]| {
+        let mut a = rank_argv(7100, 1, 0, 12321, 8, None);
+        let at = a
+            .iter()
+            .position(|w| w == "--max_num_batched_tokens")
+            .expect("rank_argv sets the batch budget");
+        a[at + 1] = mbt.to_owned();
+        let at = a
+            .iter()
+            .position(|w| w == "--max-num-seqs=16")
+            .expect("rank_argv sets max_num_seqs");
+        a[at] = "--max-num-seqs=32".to_owned();
+        a.extend(s(&[
+            "--speculative-config",
+            r#"{"method": "dflash", "num_speculative_tokens": 8}"#,
+        ]));
+        a.extend(s(extra));
+        a
+    };
+    let image = |tag: &str| ("PD_STANDIN_IMAGE", tag.to_owned());
+    let eight = ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7".to_owned());
+    // Four devices for TP 8: the device check, which comes after the
+    // drafting reserve, says the reserve let the argv through.
+    let four = ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3".to_owned());
+    // vLLM 0.27.1: (8 - 1) x 32 = 224 slots; 224 leaves none, 225 one.
+    let (code, _, err) = run(
+        VLLM,
+        &argv("224", &[]),
+        &[image("v0.27.1rc1"), eight.clone()],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("max_num_batched_tokens=224 leaves no slot to schedule after the 224 drafting slots of speculative method dflash with num_speculative_tokens=8 and max_num_seqs=32"),
+        "{err}"
+    );
+    let (code, _, err) = run(
+        VLLM,
+        &argv("225", &[]),
+        &[image("v0.27.1rc1"), four.clone()],
+    );
+    assert_eq!(code, Some(6), "{err}");
+    // vLLM 0.30.0: 8 slots per request, whatever max_num_seqs.
+    let (code, _, err) = run(VLLM, &argv("224", &[]), &[image("v0.30.0rc2"), four]);
+    assert_eq!(code, Some(6), "{err}");
+    let (code, _, err) = run(VLLM, &argv("8", &[]), &[image("v0.30.0rc2"), eight.clone()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("after the 8 drafting slots"), "{err}");
+    assert!(!err.contains("max_num_seqs="), "{err}");
+    // `--max-num-seqs` unset: the stand-in takes the most sequences of
+    // vLLM's default pairs (1024 on a node of 70 GiB or more per NPU,
+    // `capacity::default_batching`), 7 x 1024 = 7168 slots.
+    let mut unset = argv("4096", &[]);
+    unset.retain(|w| w != "--max-num-seqs=32");
+    let (code, _, err) = run(VLLM, &unset, &[image("v0.27.1rc1"), eight.clone()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("after the 7168 drafting slots") && err.contains("max_num_seqs=1024"),
+        "{err}"
+    );
+    // DCP 3 does not divide TP 8.
+    let (code, _, err) = run(
+        VLLM,
+        &argv("4096", &["--decode-context-parallel-size", "3"]),
+        &[image("v0.30.0rc2"), eight],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("tp_size=8 must be divisible by dcp_size=3"),
+        "{err}"
+    );
+}
