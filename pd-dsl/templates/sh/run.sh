@@ -50,78 +50,7 @@ is_ipv4() {
     for part in "${parts[@]}"; do ((10#$part <= 255)) || return 1; done
 }
 
-# This host's addresses as `INTERFACE ADDRESS PREFIXLEN` lines: `ip` (iproute2)
-# when installed, else python3 over rtnetlink, as `ip -o addr` reads them (the
-# image installs net-tools, not iproute2; python3 is always there).
-addr_table() {
-    if command -v ip >/dev/null 2>&1; then
-        ip -o addr show 2>/dev/null | awk '{split($4, a, "/"); sub(/@.*/, "", $2); print $2, a[1], a[2]}'
-        return
-    fi
-    python3 - <<'PY'
-import socket
-import struct
-
-RTM_NEWADDR, RTM_GETADDR, NLMSG_ERROR, NLMSG_DONE = 20, 22, 2, 3
-IFA_ADDRESS, IFA_LOCAL = 1, 2
-s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
-s.bind((0, 0))
-# nlmsghdr + ifaddrmsg: dump every address of every family.
-s.send(struct.pack("=IHHII", 24, RTM_GETADDR, 0x1 | 0x300, 1, 0) + struct.pack("=BBBBI", 0, 0, 0, 0, 0))
-done = False
-while not done:
-    data = s.recv(1 << 16)
-    off = 0
-    while not done and off + 16 <= len(data):
-        length, kind = struct.unpack_from("=IH", data, off)
-        if kind == NLMSG_DONE or length < 16:
-            done = True
-        elif kind == NLMSG_ERROR:
-            raise SystemExit("rtnetlink refused to list the addresses")
-        elif kind == RTM_NEWADDR:
-            family, prefix, _, _, index = struct.unpack_from("=BBBBI", data, off + 16)
-            attrs, a = {}, off + 24
-            while a + 4 <= off + length:
-                alen, atype = struct.unpack_from("=HH", data, a)
-                if alen < 4:
-                    break
-                attrs[atype] = data[a + 4:a + alen]
-                a += (alen + 3) & ~3
-            raw = attrs.get(IFA_LOCAL) or attrs.get(IFA_ADDRESS)
-            if raw and family in (socket.AF_INET, socket.AF_INET6):
-                print(socket.if_indextoname(index), socket.inet_ntop(family, raw), prefix)
-        off += (length + 3) & ~3
-PY
-}
-
-# The source address this host uses towards $1: `ip route get`, else the local
-# address of a UDP socket connected to it (connect() picks route and source; no
-# packet is sent).
-source_ip() {
-    if command -v ip >/dev/null 2>&1; then
-        ip route get "$1" 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == "src" && src == "") src = $(i + 1)} END {print src}'
-        return
-    fi
-    python3 - "$1" <<'PY'
-import socket
-import sys
-
-s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET, socket.SOCK_DGRAM)
-s.connect((sys.argv[1], 9))
-print(s.getsockname()[0])
-PY
-}
-
-# How addr_table and source_ip read the network here (said in the log).
-net_tool() {
-    if command -v ip >/dev/null 2>&1; then echo "ip"; else echo "python3 (no ip command)"; fi
-}
-
-# Addresses of this host, one per line.
-local_addresses() {
-    addr_table 2>/dev/null | awk '{print $2}'
-    hostname -I 2>/dev/null | tr ' ' '\n'
-}
+{% include "sh/net.sh" %}
 
 # 0. The image's CANN, bisheng and ATB environment. Only ~/.bashrc sources their
 #    set_env.sh in the image, and this script runs in a non-interactive shell
@@ -167,50 +96,7 @@ fi
 
 {% include "sh/http.sh" %}
 
-# Resolves a host name to an IP with getent (an IP resolves to itself).
-resolve_host() {
-    local addr
-    addr=$(getent hosts "$1" | awk 'NR == 1 {print $1}') || true
-    [[ -n $addr ]] || die "cannot resolve host '$1' (getent hosts)"
-    printf '%s\n' "$addr"
-}
-
-# Sets addr to a LeaderWorkerSet pod's address, waiting for its DNS name: a
-# pod's name resolves only once the pod is scheduled and has an address, and
-# the pods of a group, of another engine's set, or of a group an autoscaler
-# just added start in any order. Bounded by PD_WAIT_SECONDS from the first
-# call, polled every PD_POLL_SECONDS.
-await_pod_host() {
-    if [[ -z ${dns_deadline:-} ]]; then
-        dns_wait=${PD_WAIT_SECONDS:-3600}
-        dns_poll=${PD_POLL_SECONDS:-10}
-        is_uint "$dns_wait" || die "PD_WAIT_SECONDS must be a number of seconds, got '$dns_wait'"
-        [[ $dns_poll =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PD_POLL_SECONDS must be a number of seconds, got '$dns_poll'"
-        dns_deadline=$((SECONDS + dns_wait))
-    fi
-    local waited=0
-    until addr=$(getent hosts "$1" | awk 'NR == 1 {print $1}') && [[ -n $addr ]]; do
-        ((SECONDS < dns_deadline)) || die "pod name '$1' did not resolve within ${dns_wait}s (getent hosts): is its LeaderWorkerSet applied and scheduled?"
-        ((waited)) || log "waiting for pod name '$1' to resolve (up to ${dns_wait}s: its pod may not be scheduled yet)"
-        waited=1
-        sleep "$dns_poll"
-    done
-    ((!waited)) || log "pod name '$1' resolves to $addr"
-}
-
-# Index of this host in NODE_IPS, matched against its own addresses.
-find_own_index() {
-    local i addr
-    for i in "${!NODE_IPS[@]}"; do
-        while read -r addr; do
-            if [[ -n $addr && $addr == "${NODE_IPS[$i]}" ]]; then
-                printf '%s\n' "$i"
-                return 0
-            fi
-        done < <(local_addresses)
-    done
-    return 1
-}
+{% include "sh/hosts.sh" %}
 
 # 1. This node's index and every node's IP, in node order. First source set wins:
 #    PD_NODE_IPS (+ PD_NODE_INDEX), PD_HOSTFILE, RANK_TABLE_FILE (HCCL rank table),
