@@ -1,0 +1,353 @@
+//! Before anything starts: the options checked against the layout, the work
+//! dir with the rendered layout, the stand-ins, the model and the expectation,
+//! and the image's environment every script gets.
+
+use super::cluster::write_file;
+use super::inject::{Injection, PROXY_BAD_OPTION, PROXY_REAL, PROXY_SHIM};
+use super::options::{Action, Fault, Options};
+use super::processes::{Process, node_label};
+use super::{MARKER, PROXY_VARS, SKIPPED_CHECKS, expectation, node_ip};
+use crate::image::ImageShell;
+use pd_dsl::Layout;
+use pd_dsl::render;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The `--kill` target: the process of that rank, and the rank.
+pub(super) type KillTarget = (Process, u32);
+
+/// Checks the options against the layout and against each other; returns
+/// the `--kill` target and the stand-in executable's path.
+pub(super) fn check(
+    layout: &Layout,
+    opts: &Options,
+    procs: &[Process],
+) -> Result<(Option<KillTarget>, PathBuf), String> {
+    let nodes = &layout.placement.nodes;
+    // --kill target.
+    let kill = match opts.kill {
+        None => None,
+        Some((node, rank)) => {
+            let p = procs
+                .iter()
+                .find(|p| p.node == node && p.ranks.contains(&rank))
+                .ok_or_else(|| {
+                    format!(
+                        "--kill {node}:{rank}: {} has no rank {rank}{}",
+                        layout.name(),
+                        if node < nodes.len() {
+                            format!(" on {}", node_label(layout, node))
+                        } else {
+                            format!(" (it has nodes 0-{})", nodes.len().saturating_sub(1))
+                        }
+                    )
+                })?;
+            Some((p.clone(), rank))
+        }
+    };
+    if let Some(Action::Signal(node, _) | Action::Stop(node)) = opts.action
+        && node >= nodes.len()
+    {
+        return Err(format!(
+            "--signal/--stop {node}: {} has nodes 0-{}",
+            layout.name(),
+            nodes.len().saturating_sub(1)
+        ));
+    }
+    if opts.action.is_some() && opts.kill.is_some() {
+        return Err("--kill and --signal/--stop do not apply together".into());
+    }
+    if let Some(script) = &opts.proxy_script
+        && !script.is_file()
+    {
+        return Err(format!("--proxy-script {}: not a file", script.display()));
+    }
+    let standins = opts
+        .standins
+        .canonicalize()
+        .map_err(|e| format!("stand-in executable {}: {e}", opts.standins.display()))?;
+    if !opts.k8s_env
+        && (opts.k8s_late_workers.is_some()
+            || opts.k8s_grace_seconds.is_some()
+            || opts.k8s_settings != render::k8s::K8sSettings::default())
+    {
+        return Err(
+            "--k8s-late-workers, --k8s-grace-seconds or a --k8s-* manifest setting does not apply without --k8s-env"
+                .into(),
+        );
+    }
+    if let Some(f @ (Fault::ProxyExits | Fault::MissingProxyScript)) = opts.fault
+        && opts.k8s_env
+    {
+        return Err(format!(
+            "fault {} does not apply with --k8s-env: the proxy runs as its own Deployment, which node 0's run.sh neither checks nor restarts (Kubernetes restarts its pod)",
+            f.name()
+        ));
+    }
+    Ok((kill, standins))
+}
+
+/// The work dir, as the rendered layout and the stand-ins have it, and what
+/// every script is started with.
+pub(super) struct Stage {
+    /// The work dir.
+    pub(super) root: PathBuf,
+    /// `layout/`: the rendered layout.
+    pub(super) scripts: PathBuf,
+    /// `model/`: the stand-in model directory (`PD_MODEL_PATH`).
+    pub(super) model: PathBuf,
+    /// `state/`: the stand-ins' counter and pid files.
+    pub(super) state: PathBuf,
+    /// `logs/`: every `run.sh`'s and every rank's output.
+    pub(super) logs: PathBuf,
+    /// `expect.json`.
+    pub(super) expect: PathBuf,
+    /// `bin/proxy_standin.py`.
+    pub(super) shim: PathBuf,
+    /// `--k8s-env`: the pods the manifests describe.
+    pub(super) k8s: Option<crate::k8s_env::Cluster>,
+    /// The value of [`MARKER`] every process of this rehearsal carries.
+    pub(super) marker: String,
+    /// Every node's address, in node order.
+    pub(super) ips: Vec<String>,
+    /// The image's shell.
+    pub(super) shell: ImageShell,
+    /// The preflight checks skipped (`PD_SKIP_PREFLIGHT`).
+    pub(super) skip: Vec<&'static str>,
+    /// `PD_WAIT_SECONDS`.
+    pub(super) wait_s: u64,
+    /// `--k8s-env`: the cluster's DNS.
+    pub(super) hosts_env: Option<String>,
+}
+
+impl Stage {
+    /// The environment every script starts from.
+    pub(super) fn base_env(&self, cmd: &mut Command) {
+        // Nothing of this machine's environment: the image's only, and the
+        // operator's HTTP proxy settings, which Docker (the client's
+        // `proxies` config) and most pod specs hand to the container.
+        cmd.env_clear();
+        for (k, v) in &self.shell.env {
+            cmd.env(k, v);
+        }
+        for (k, v) in std::env::vars_os() {
+            if k.to_str().is_some_and(|k| PROXY_VARS.contains(&k)) {
+                cmd.env(k, v);
+            }
+        }
+        cmd.env("PATH", &self.shell.path)
+            .env(MARKER, &self.marker)
+            .env("PD_NODE_IPS", self.ips.join(","))
+            .env("PD_VERIFY_TIMEOUT", "30");
+        if let Some(hosts) = &self.hosts_env {
+            cmd.env(crate::k8s_env::HOSTS_ENV, hosts);
+        }
+    }
+}
+
+/// Fills the work dir `root`: the rendered layout, the stand-ins, the model
+/// and the expectation; builds the image's shell. A proxy fault with a real
+/// proxy adds to `inj`.
+pub(super) fn stage(
+    layout: &Layout,
+    opts: &Options,
+    standins: &Path,
+    inj: &mut Injection,
+    root: PathBuf,
+) -> Result<Stage, String> {
+    let scripts = root.join("layout");
+    let bin = root.join("bin");
+    let model = root.join("model");
+    let state = root.join("state");
+    let logs = root.join("logs");
+    for d in [&scripts, &bin, &state, &logs] {
+        fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+    }
+    let mut artifacts = render::render_layout(layout).map_err(|e| e.to_string())?;
+    if opts.k8s_settings != render::k8s::K8sSettings::default() {
+        artifacts = render::k8s::with_settings(artifacts, &[layout], &opts.k8s_settings)
+            .map_err(|e| format!("--k8s-* settings: {e}"))?;
+    }
+    for a in &artifacts {
+        let rel = a.path.strip_prefix(layout.name()).unwrap_or(&a.path);
+        let target = scripts.join(rel);
+        if let Some(dir) = target.parent() {
+            fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        write_file(&target, &a.contents, a.executable)?;
+    }
+    for name in crate::BINARIES {
+        std::os::unix::fs::symlink(standins, bin.join(name))
+            .map_err(|e| format!("cannot link {name}: {e}"))?;
+    }
+    let k8s = if opts.k8s_env {
+        std::os::unix::fs::symlink(standins, bin.join("getent"))
+            .map_err(|e| format!("cannot link getent: {e}"))?;
+        Some(crate::k8s_env::cluster(layout, &artifacts, node_ip)?)
+    } else {
+        None
+    };
+    let shim = bin.join("proxy_standin.py");
+    write_file(&shim, PROXY_SHIM, true)?;
+    // A proxy fault with a real proxy: the shim injects it, then runs the
+    // real script (the edited lists, or an option it refuses).
+    if let (Some(real), Some(f @ (Fault::ProxyMissesRank | Fault::ProxyExits))) =
+        (&opts.proxy_script, opts.fault)
+    {
+        let real = real
+            .canonicalize()
+            .map_err(|e| format!("--proxy-script {}: {e}", real.display()))?;
+        let env = inj.env.entry(0).or_default();
+        env.push(("PD_PROXY_SCRIPT".into(), shim.display().to_string()));
+        env.push((PROXY_REAL.into(), real.display().to_string()));
+        if f == Fault::ProxyExits {
+            inj.note = Some(format!(
+                "the real proxy {} is started with {PROXY_BAD_OPTION}, an option it does not define, so its own argparse exits with code 2, every time; node 0 may restart it once (PD_PROXY_RESTARTS=1)",
+                real.display()
+            ));
+        }
+    }
+    if !inj.no_model {
+        fs::create_dir_all(&model).map_err(|e| e.to_string())?;
+        write_file(
+            &model.join("config.json"),
+            "{\"model_type\": \"deepseek_v3\", \"note\": \"pd-rehearse stand-in weights\"}\n",
+            false,
+        )?;
+    }
+    let expect = root.join("expect.json");
+    let exp_text = serde_json::to_string_pretty(&expectation(layout)).map_err(|e| e.to_string())?;
+    write_file(&expect, &exp_text, false)?;
+
+    let marker = format!(
+        "{}-{}",
+        std::process::id(),
+        root.file_name().and_then(|n| n.to_str()).unwrap_or("x")
+    );
+    let ips: Vec<String> = (0..layout.placement.nodes.len()).map(node_ip).collect();
+    // The image's shell: its tools only, its ENV, CANN after set_env.sh.
+    let host_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
+    let shell = crate::image::build(layout, &root, &bin, &host_path)?;
+    let mut skip: Vec<&'static str> = SKIPPED_CHECKS
+        .iter()
+        .copied()
+        .filter(|c| *c != "mooncake" || layout.is_pd())
+        .collect();
+    // The stand-in proxy needs none of the upstream proxy's Python packages;
+    // a real proxy script (--proxy-script) does, and preflight checks them.
+    if layout.is_pd() && opts.proxy_script.is_none() {
+        skip.push("proxy_deps");
+    }
+    let wait_s = opts.timeout.as_secs().max(1);
+    // The cluster's DNS, worker pods' names late where asked, counted from
+    // now (the nodes start next).
+    let hosts_env = k8s.as_ref().map(|k| {
+        k.hosts_env(
+            opts.k8s_late_workers
+                .map(|late| std::time::SystemTime::now() + late),
+        )
+    });
+    Ok(Stage {
+        root,
+        scripts,
+        model,
+        state,
+        logs,
+        expect,
+        shim,
+        k8s,
+        marker,
+        ips,
+        shell,
+        skip,
+        wait_s,
+        hosts_env,
+    })
+}
+
+/// Says what is rehearsed, where, and how this machine stands in for the
+/// image.
+pub(super) fn announce(
+    layout: &Layout,
+    opts: &Options,
+    stage: &Stage,
+    procs: usize,
+    inj: &Injection,
+    out: &mut dyn Write,
+) {
+    let Stage {
+        root,
+        k8s,
+        ips,
+        shell,
+        skip,
+        ..
+    } = stage;
+    let _ = writeln!(
+        out,
+        "rehearsal of {}: {} nodes at {}..{} (loopback aliases), {} rank process(es), work dir {}",
+        layout.name(),
+        layout.placement.nodes.len(),
+        ips.first().map_or("-", String::as_str),
+        ips.last().map_or("-", String::as_str),
+        procs,
+        root.display()
+    );
+    if let (Some(late), Some(k)) = (opts.k8s_late_workers, k8s) {
+        let workers: Vec<String> = k
+            .pods
+            .iter()
+            .filter(|p| {
+                p.env
+                    .iter()
+                    .any(|(n, v)| n == "LWS_WORKER_INDEX" && v != "0")
+            })
+            .map(|p| p.node.to_string())
+            .collect();
+        let _ = writeln!(
+            out,
+            "worker pods (node(s) {}) are scheduled late: their names resolve {:.1}s after start",
+            if workers.is_empty() {
+                "none".to_owned()
+            } else {
+                workers.join(", ")
+            },
+            late.as_secs_f64()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "preflight skips (no Ascend software here): {}",
+        skip.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "image contract (upstream/facts/vllm-ascend/{}.json, {} image): not on PATH: {}{}; CANN only after sourcing {}",
+        shell.release,
+        crate::facts::image_key(layout.hardware),
+        match (shell.absent.is_empty(), shell.undecided.is_empty()) {
+            (true, true) => "nothing".to_owned(),
+            _ => [shell.absent.clone(), shell.undecided.clone()]
+                .concat()
+                .join(", "),
+        },
+        if shell.undecided.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} left undecided by the table, null: taken as absent)",
+                shell.undecided.join(", ")
+            )
+        },
+        if shell.set_env_scripts.is_empty() {
+            "nothing (the image sources no set_env.sh)".to_owned()
+        } else {
+            shell.set_env_scripts.join(" and ")
+        }
+    );
+    if let Some(n) = &inj.note {
+        let _ = writeln!(out, "fault {}: {n}", opts.fault.map_or("", Fault::name));
+    }
+}
