@@ -1,0 +1,284 @@
+//! Tests of the argv parser: its forms and errors on a small table, and every
+//! embedded version's table.
+
+use super::*;
+use std::collections::BTreeSet;
+
+fn argv(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// A small table in the schema of `upstream/facts/vllm/<v>.json`, for
+/// the parser's forms (the embedded tables are tested below).
+const TABLE: &str = r#"{
+      "package": "vllm", "version": "9.9.9",
+      "serve_flags": [
+        {"name": "compilation-config", "kind": "json", "aliases": ["-cc"], "negatable": false, "source": "t"},
+        {"name": "enable-prefix-caching", "kind": "switch", "aliases": [], "negatable": true, "source": "t"},
+        {"name": "enforce-eager", "kind": "switch", "aliases": [], "negatable": false, "source": "t"},
+        {"name": "optimization-level", "kind": "value", "aliases": [], "negatable": false, "source": "t"},
+        {"name": "port", "kind": "value", "aliases": [], "negatable": false, "source": "t"},
+        {"name": "seed", "kind": "value", "aliases": [], "negatable": false, "source": "t"},
+        {"name": "served-model-name", "kind": "many", "aliases": [], "negatable": false, "source": "t"},
+        {"name": "tensor-parallel-size", "kind": "value", "aliases": ["-tp"], "negatable": false, "source": "t"}
+      ],
+      "speculative_methods": [{"name": "mtp", "needs_model": false, "source": "t"}]
+    }"#;
+
+fn table() -> Flags {
+    Flags::from_json(TABLE).unwrap_or_else(|e| Flags::new(&e, Vec::new()))
+}
+
+#[test]
+fn forms_and_errors() {
+    let t = table();
+    let a = parse(
+        &t,
+        &argv(&[
+            "/m",
+            "-tp=4",
+            "--port=9",
+            "-O3",
+            "--compilation-config.cudagraph_mode",
+            "FULL",
+            "-cc.sizes+",
+            "1,2",
+            "--served_model_name",
+            "a",
+            "b",
+            "--seed",
+            "-1",
+            "--no-enable-prefix-caching",
+        ]),
+    );
+    let Ok(a) = a else {
+        return assert!(a.is_ok(), "{a:?}");
+    };
+    assert_eq!(a.value("tensor-parallel-size"), Some("4"));
+    assert_eq!(a.value("port"), Some("9"));
+    assert_eq!(a.value("seed"), Some("-1"));
+    // vLLM: `-O3` is `--optimization-level 3`.
+    assert_eq!(a.value("optimization-level"), Some("3"));
+    assert_eq!(a.values.get("served-model-name").map(Vec::len), Some(2));
+    assert_eq!(
+        a.json("compilation-config"),
+        Some(&serde_json::json!({"cudagraph_mode": "FULL", "sizes": ["1", "2"]}))
+    );
+    assert!(!a.switch("enable-prefix-caching"));
+    assert!(a.switches.contains_key("enable-prefix-caching"));
+    assert_eq!(a.model.as_deref(), Some("/m"));
+    let err = |args: &[&str]| parse(&t, &argv(args)).err().unwrap_or_default();
+    assert_eq!(
+        err(&["/m", "--nope"]),
+        "unrecognized argument --nope: vLLM 9.9.9 has no such `vllm serve` flag"
+    );
+    assert!(err(&["/m", "--prot", "1"]).ends_with("; did you mean --port?"));
+    // Not negatable: no `--no-` form.
+    assert!(err(&["/m", "--no-enforce-eager"]).contains("--no-enforce-eager: vLLM 9.9.9"));
+    assert!(err(&["/m", "--no-port"]).contains("--no-port"));
+    assert!(err(&["/m", "--port.x", "1"]).contains("takes no dotted sub-keys"));
+    assert!(err(&["/m", "--enforce-eager=1"]).contains("ignored explicit argument"));
+    assert!(err(&["/m", "--port"]).contains("expected one argument"));
+    assert!(err(&["/m", "/n"]).contains("unrecognized arguments: /n"));
+    assert!(err(&["/m", "--compilation-config", "{bad"]).contains("invalid JSON"));
+}
+
+/// A value for a flag of `kind`, as argv words.
+fn value_of(kind: Kind) -> Vec<&'static str> {
+    match kind {
+        Kind::Switch => vec![],
+        Kind::Value => vec!["7"],
+        Kind::Many => vec!["a", "b"],
+        Kind::Json => vec![r#"{"a": 1}"#],
+    }
+}
+
+fn recorded(a: &ServeArgs, f: &ServeFlag, negated: bool) -> bool {
+    match f.kind {
+        Kind::Switch => a.switches.get(&f.name) == Some(&!negated),
+        Kind::Value => a.value(&f.name) == Some("7"),
+        Kind::Many => a.values.get(&f.name).is_some_and(|v| v == &["a", "b"]),
+        Kind::Json => a.json(&f.name) == Some(&serde_json::json!({"a": 1})),
+    }
+}
+
+/// Every embedded version's table; fails (never skips) when the build
+/// has none.
+fn embedded() -> Vec<&'static Flags> {
+    let versions = facts::vllm_versions();
+    assert!(
+        !versions.is_empty(),
+        "no upstream/facts/vllm/*.json embedded: generate them with scripts/upstream/facts.py"
+    );
+    versions
+        .into_iter()
+        .map(|v| Flags::of_version(v).unwrap_or_else(|e| panic!("{e}")))
+        .collect()
+}
+
+/// Every flag of every embedded version, in every spelling vLLM
+/// accepts for it, is accepted and lands under its name.
+#[test]
+fn every_flag_of_a_version_is_accepted_in_every_spelling() {
+    for t in embedded() {
+        assert!(!t.flags().is_empty(), "vLLM {} has no flags", t.version);
+        for f in t.flags() {
+            let value = value_of(f.kind);
+            let mut spellings: Vec<(Vec<String>, bool)> = Vec::new();
+            let mut names = vec![format!("--{}", f.name)];
+            names.extend(f.aliases.iter().map(|a| {
+                if a.starts_with('-') {
+                    a.clone()
+                } else {
+                    format!("--{a}")
+                }
+            }));
+            for n in &names {
+                let with = |flag: String| {
+                    let mut v = vec![flag];
+                    v.extend(value.iter().map(|s| s.to_string()));
+                    v
+                };
+                spellings.push((with(n.clone()), false));
+                if let Some(long) = n.strip_prefix("--") {
+                    spellings.push((with(format!("--{}", long.replace('-', "_"))), false));
+                    if f.negatable {
+                        spellings.push((vec![format!("--no-{long}")], true));
+                    }
+                }
+                if value.len() == 1 {
+                    spellings.push((vec![format!("{n}={}", value[0])], false));
+                }
+            }
+            for (words, negated) in spellings {
+                let mut args = vec!["/m".to_string()];
+                args.extend(words.iter().cloned());
+                match parse(t, &args) {
+                    Ok(a) => assert!(
+                        recorded(&a, f, negated),
+                        "vLLM {}: {words:?} parsed but not as `{}`: {a:?}",
+                        t.version,
+                        f.name
+                    ),
+                    Err(e) => panic!("vLLM {}: {words:?} refused: {e}", t.version),
+                }
+            }
+            if f.kind == Kind::Json {
+                let a = parse(t, &argv(&["/m", &format!("--{}.k.j", f.name), "3"]));
+                assert!(
+                        a.as_ref().is_ok_and(
+                            |a| a.json(&f.name) == Some(&serde_json::json!({"k": {"j": 3}}))
+                        ),
+                        "vLLM {}: dotted --{}.k.j: {a:?}",
+                        t.version,
+                        f.name
+                    );
+            }
+        }
+    }
+}
+
+/// A spelling one embedded version accepts and another does not is
+/// refused by the other, naming the flag and that version.
+#[test]
+fn a_flag_of_another_version_is_refused() {
+    let tables = embedded();
+    let spellings = |t: &Flags| -> BTreeSet<String> { t.index.keys().cloned().collect() };
+    let mut differences = 0;
+    for a in &tables {
+        let own = spellings(a);
+        for b in &tables {
+            for s in spellings(b).difference(&own) {
+                let Some((f, _)) = b.lookup(s) else { continue };
+                let mut args = vec!["/m".to_string(), s.clone()];
+                if !s.starts_with("--no-") {
+                    args.extend(value_of(f.kind).iter().map(|v| v.to_string()));
+                }
+                let e = parse(a, &args).err().unwrap_or_else(|| {
+                    panic!(
+                        "vLLM {} accepted {s} (a flag of vLLM {} only)",
+                        a.version, b.version
+                    )
+                });
+                assert!(
+                    e.contains(s.as_str()) && e.contains(&format!("vLLM {}", a.version)),
+                    "vLLM {}: {s}: {e}",
+                    a.version
+                );
+                differences += 1;
+            }
+        }
+    }
+    if tables.len() > 1 {
+        assert!(
+            differences > 0,
+            "every embedded vLLM version has the same flags"
+        );
+    }
+}
+
+/// `--profiler-config` is a `vllm serve` flag from vLLM 0.21 on, and the
+/// flags the catalog's scripts use exist at the images' versions.
+#[test]
+fn the_images_versions_accept_the_catalogs_flags() {
+    for tag in ["v0.21.0rc1", "v0.23.0"] {
+        let t = Flags::of_image(tag).unwrap_or_else(|e| panic!("{e}"));
+        let a = parse(t, &argv(&["/m", "--profiler-config", "{}"]));
+        assert!(a.is_ok(), "{tag} (vLLM {}): {a:?}", t.version);
+        let values = [
+            "host",
+            "port",
+            "data-parallel-size",
+            "data-parallel-rank",
+            "data-parallel-address",
+            "data-parallel-rpc-port",
+            "tensor-parallel-size",
+            "seed",
+            "max-model-len",
+            "max-num-batched-tokens",
+            "max-num-seqs",
+            "gpu-memory-utilization",
+            "block-size",
+            "quantization",
+            "tokenizer-mode",
+            "tool-call-parser",
+            "reasoning-parser",
+            "safetensors-load-strategy",
+        ];
+        for f in values {
+            let a = parse(
+                t,
+                &argv(&["/m", &format!("--{}", f.replace('-', "_")), "7"]),
+            );
+            assert!(a.is_ok_and(|a| a.value(f) == Some("7")), "{tag}: {f}");
+        }
+        for f in [
+            "enable-expert-parallel",
+            "trust-remote-code",
+            "async-scheduling",
+            "enforce-eager",
+            "enable-auto-tool-choice",
+            "no-enable-prefix-caching",
+            "no-disable-hybrid-kv-cache-manager",
+        ] {
+            assert!(
+                parse(t, &argv(&["/m", &format!("--{f}")])).is_ok(),
+                "{tag}: {f}"
+            );
+        }
+        for f in [
+            "compilation-config",
+            "speculative-config",
+            "additional-config",
+            "kv-transfer-config",
+            "model-loader-extra-config",
+        ] {
+            let a = parse(t, &argv(&["/m", &format!("--{f}"), r#"{"a": 1}"#]));
+            assert!(
+                a.is_ok_and(|a| a.json(f) == Some(&serde_json::json!({"a": 1}))),
+                "{tag}: {f}"
+            );
+        }
+    }
+    assert!(Flags::of_image("v9.9.9").is_err_and(|e| e.contains("not in the image table")));
+}
