@@ -93,7 +93,7 @@ fn a_wrong_group_size_or_a_missing_variable_fails_naming_it() {
 /// A proxy fault lands on the proxy Deployment's pod: its lists miss the
 /// last decode rank, and the coverage check names it. (`proxy-exits` and
 /// `missing-proxy-script` are about node 0's run.sh and are refused with
-/// `--k8s-env`: layouts/tests/rehearse.rs.)
+/// `--k8s-env`: layouts/tests/rehearse/usage.rs.)
 #[test]
 fn a_rank_missing_from_the_proxy_deployments_lists_fails_naming_it() {
     let l = layouts::catalog()

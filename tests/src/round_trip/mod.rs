@@ -1,7 +1,7 @@
 //! The import round trip's comparison: what a rendered layout runs, rank by
 //! rank and for the proxy, against what an input runs (the importer's
 //! reading of a fixture, `tests/tests/import_round_trip/`, or what
-//! upstream's own e2e runner starts, `tests/tests/upstream_import.rs`).
+//! upstream's own e2e runner starts, `tests/tests/upstream_import/`).
 //!
 //! # Normalisations (the only differences allowed)
 //! 1. Argument order, `--flag=value` vs `--flag value`, and `--flag_name`
