@@ -37,6 +37,35 @@ pub(super) struct Kubelet {
     pub(super) grace: Duration,
 }
 
+/// Waits, at most `bound`, until the server on each of `ports` counts a
+/// request running (`vllm:num_requests_running` on its `/metrics`, the gauge
+/// vLLM exports); `false` when one never does.
+fn wait_running(host: &str, ports: &[u32], bound: Duration) -> bool {
+    let until = Instant::now() + bound;
+    ports.iter().all(|&port| {
+        let Ok(port) = u16::try_from(port) else {
+            return false;
+        };
+        loop {
+            let running = http::get(host, port, "/metrics", Duration::from_millis(200))
+                .ok()
+                .and_then(|r| {
+                    r.text().lines().find_map(|l| {
+                        let rest = l.strip_prefix("vllm:num_requests_running")?;
+                        rest.rsplit(' ').next()?.trim().parse::<f64>().ok()
+                    })
+                });
+            if running.is_some_and(|n| n >= 1.0) {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    })
+}
+
 /// Runs an operator [`Action`] and checks that node stopped cleanly.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn act(
@@ -124,8 +153,21 @@ pub(super) fn act(
         _ => Vec::new(),
     };
     if !in_flight.is_empty() {
-        // Well inside each completion's LATENCY_MS.
-        thread::sleep(Duration::from_millis(LATENCY_MS / 3));
+        // SIGTERM must find each request in flight, not still in a socket's
+        // backlog: wait until every server counts it, well inside each
+        // completion's LATENCY_MS.
+        let ports: Vec<u32> = in_flight.iter().map(|(p, _)| *p).collect();
+        if !wait_running(
+            &node_ip(i),
+            &ports,
+            Duration::from_millis(LATENCY_MS * 2 / 3),
+        ) {
+            let _ = writeln!(
+                out,
+                "{what}: not every in-flight request was running on its server after {} ms; SIGTERM goes anyway",
+                LATENCY_MS * 2 / 3
+            );
+        }
     }
     let t0 = Instant::now();
     match action {

@@ -448,3 +448,53 @@ fn a_kv_pool_needs_its_config_and_a_live_meta_service() {
     wait_ready("127.0.0.1", api, "/health", &mut g);
     drop(listener);
 }
+
+/// `/metrics` carries vLLM's gauges of the requests a server holds
+/// (`vllm:num_requests_running`, `vllm:num_requests_waiting`): a completion
+/// counts as running while it is served, the scrape itself does not.
+#[test]
+fn metrics_count_the_requests_running() {
+    let port = free_port();
+    let mut g = spawn(
+        VLLM,
+        &rank_argv(port, 1, 0, 2, 1, None),
+        &[("PD_STANDIN_LATENCY_MS", "1500".into())],
+    );
+    wait_ready("127.0.0.1", port, "/health", &mut g);
+    let running = || {
+        let r = http::get("127.0.0.1", port, "/metrics", Duration::from_secs(2)).unwrap();
+        assert_eq!(r.status, 200);
+        let text = r.text();
+        assert!(
+            text.contains("\nvllm:num_requests_waiting{model_name=\"") && text.contains("} 0\n"),
+            "{text}"
+        );
+        text.lines()
+            .find_map(|l| l.strip_prefix("vllm:num_requests_running"))
+            .and_then(|rest| rest.rsplit(' ').next())
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("no running gauge in {text}"))
+    };
+    assert_eq!(running(), 0);
+    let request = thread::spawn(move || {
+        http::post_json(
+            "127.0.0.1",
+            port,
+            "/v1/completions",
+            &json!({"prompt": "x", "max_tokens": 1}),
+            Duration::from_secs(10),
+        )
+        .map(|r| r.status)
+    });
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while running() == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the completion never counted as running"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(running(), 1);
+    assert_eq!(request.join().unwrap().unwrap(), 200);
+    assert_eq!(running(), 0);
+}

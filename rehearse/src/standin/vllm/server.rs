@@ -305,6 +305,21 @@ pub(super) fn handle(state: &State, req: &Request) -> Response {
             body: Vec::new(),
         },
         ("GET", "/version") => Response::json(200, &json!({"version": version()})),
+        // vLLM's Prometheus gauges of the requests it holds
+        // (vllm/v1/metrics/loggers.py): running ones (this scrape not
+        // counted), none waiting.
+        ("GET", "/metrics") => {
+            let running = state.in_flight.load(Ordering::SeqCst).saturating_sub(1);
+            let model = &state.plan.served_name;
+            Response {
+                status: 200,
+                content_type: "text/plain; version=0.0.4".into(),
+                body: format!(
+                    "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{{model_name=\"{model}\"}} {running}\n# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{{model_name=\"{model}\"}} 0\n"
+                )
+                .into_bytes(),
+            }
+        }
         ("GET", "/v1/models") => Response::json(
             200,
             &json!({"object": "list", "data": [{
