@@ -144,6 +144,25 @@ for (const file of files) {
       }
     }
 
+    // The page itself never scrolls sideways: wide tables and the picture
+    // scroll in their own boxes, long words (upstream paths) wrap.
+    if (!file.endsWith(".svg")) {
+      const wide = await page.evaluate(() => {
+        const vw = document.documentElement.clientWidth;
+        if (document.documentElement.scrollWidth <= vw) return null;
+        // The innermost element whose content spills past its own box, or
+        // past the viewport, outside any box that scrolls or clips it.
+        const culprit = [...document.body.querySelectorAll("*")].filter((e) => {
+          for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+            if (getComputedStyle(a).overflowX !== "visible") return false;
+          }
+          return e.getBoundingClientRect().right > vw + 1 || (getComputedStyle(e).overflowX === "visible" && e.scrollWidth > e.clientWidth + 1);
+        }).pop();
+        return { width: document.documentElement.scrollWidth, vw, culprit: culprit ? `<${culprit.tagName.toLowerCase()}> "${culprit.textContent.trim().slice(0, 80)}"` : "?" };
+      });
+      if (wide) problem(file, w.width, `the page is ${wide.width}px wide in a ${wide.vw}px viewport: ${wide.culprit} overflows`);
+    }
+
     const m = await page.evaluate(measure);
     const isLayout = path.resolve(file) !== path.resolve(root, "index.html");
     if (isLayout) {
