@@ -1665,10 +1665,7 @@ def context_parallel(source: Source) -> dict | None:
     if text is None:
         return None
     tree = ast.parse(text, PARALLEL_CONFIG)
-    parent: dict[ast.AST, ast.AST] = {}
-    for n in ast.walk(tree):
-        for c in ast.iter_child_nodes(n):
-            parent[c] = n
+    parent = _parents(tree)
     out: dict = {"tp_divisible_by_dcp": None, "only_without_pcp": False, "dcp_sizes_with_pcp": None, "pcp_with_dp": None}
     for node in ast.walk(tree):
         if not (isinstance(node, ast.If) and _raises(node)):
