@@ -1,0 +1,299 @@
+"""`_compute_kwargs` (vllm/engine/arg_utils.py) for `facts_vllm.py`:
+`KwargsRules` runs the release's own rule chain on a config field's type
+hints (`_CKInterp`, with vLLM's type helpers emulated and pinned by
+sha256) to get the argparse kwargs of its flag."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import hashlib
+from typing import Any
+
+from facts_vllm_calls import Caller, type_is_json
+from facts_vllm_eval import ActionSym, Frame, KwError, TypeFn, _mentions_json
+from facts_vllm_source import Alias, ClassObj, External, FactsError, FuncObj, Module, Unknown, describe
+from facts_vllm_types import ELLIPSIS_TH, NONE_TH, TH, Union_, hint_set
+
+
+# ---------------------------------------------------------------------------
+# `_compute_kwargs` (vllm/engine/arg_utils.py), run on a field's type hints
+
+# The helpers `_compute_kwargs` calls are emulated here; their code (as
+# `ast.unparse` prints it) is pinned by sha256 so that a change upstream stops
+# the extractor instead of being silently mis-emulated.
+HELPER_SHA256 = {
+    # the same code in every release from 0.18.0 to 0.30.0
+    "is_type": "b5449169180022095bf73a6462e35ecc93e9e3b6e558c625d51a965d250b8f76",
+    "contains_type": "9fe45090b93c8c8d82f38c74a8e7eb7c23aadd3dde5503246b751fc6c135da6a",
+    "get_type": "fb0c0feda3ce7dcbd5345126737f87831ae1c905060979f57cc92e536fca6122",
+    "literal_to_kwargs": "65edd4e560e694d32c7ea38fa2fdbfa7011167161aefbb33850e7503307eee18",
+    "collection_to_kwargs": "e6e2fcd26a3b45e6e5689f6d84ee02ac8c55d0f75d93c8ee56fbed8c77e4d44f",
+    "is_not_builtin": "3672e8944d2b5a9d1353a4b104576e0ecaf82e15fe89b47139649864c7229580",
+    "get_type_hints": "c78d2b6226468d33273f6aa98e6c6cd1ec0aa49525488b1b4283b51ea71a31df",
+}
+
+
+def _sha(node: ast.AST) -> str:
+    return hashlib.sha256(ast.unparse(node).encode()).hexdigest()
+
+
+class HintSet(frozenset):
+    pass
+
+
+class KwargsRules:
+    def __init__(self, interp: Caller, au: Module):
+        self.interp = interp
+        self.au = au
+        funcs = {n.name: n for n in au.tree.body if isinstance(n, ast.FunctionDef)}
+        for name, want in HELPER_SHA256.items():
+            if name not in funcs:
+                raise FactsError(f"`{au.rel}` defines no `{name}` (the extractor emulates it)")
+            got = _sha(funcs[name])
+            if got != want:
+                raise FactsError(
+                    f"`{name}` at {au.where(funcs[name])} changed (sha256 of its code {got[:16]}..., "
+                    f"expected {want[:16]}...): read it and update the emulation in facts_vllm.py"
+                )
+        ck = funcs.get("_compute_kwargs")
+        if ck is None:
+            raise FactsError(f"`{au.rel}` defines no `_compute_kwargs`")
+        self.ck = ck
+        loop = next((s for s in ck.body if isinstance(s, ast.For)), None)
+        if loop is None:
+            raise FactsError(f"`_compute_kwargs` at {au.where(ck)} has no loop over the fields")
+        self.loop = loop
+        chain_i = next(
+            (i for i, s in enumerate(loop.body) if isinstance(s, ast.If) and "dataclass_cls" in ast.unparse(s.test)),
+            None,
+        )
+        if chain_i is None:
+            raise FactsError(f"`_compute_kwargs` at {au.where(ck)}: no `if dataclass_cls ...` rule chain")
+        # statements before the chain may only compute names the chain reads
+        allowed = {"type_hints", "generator", "dataclass_cls", "default", "name", "help", "json_tip"}
+        for s in loop.body[:chain_i]:
+            for n in ast.walk(s):
+                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                    for t in targets:
+                        tt = ast.unparse(t)
+                        if tt not in allowed and tt != "kwargs[name]":
+                            raise FactsError(
+                                f"`_compute_kwargs` sets `{tt}` at {au.where(n)} before its rule chain; "
+                                "the extractor does not model it"
+                            )
+        # ...and those the emulation stands in for must read as modelled
+        expect = {
+            "type_hints": "get_type_hints(field.type)",
+            "generator": "(th for th in type_hints if is_dataclass(th))",
+            "dataclass_cls": "next(generator, None)",
+            "kwargs[name]": "{'default': default, 'help': help}",
+        }
+        for s in loop.body[:chain_i]:
+            if isinstance(s, (ast.Assign, ast.AnnAssign)):
+                t = ast.unparse(s.targets[0] if isinstance(s, ast.Assign) else s.target)
+                if t in expect and (s.value is None or ast.unparse(s.value) != expect[t]):
+                    raise FactsError(
+                        f"`_compute_kwargs` computes `{t}` at {au.where(s)} as "
+                        f"`{ast.unparse(s.value) if s.value else ''}`, expected `{expect[t]}`"
+                    )
+        self.rest = loop.body[chain_i:]
+        self.cache: dict[int, dict] = {}
+
+    def get_kwargs(self, cls: Any, m: Module, node: ast.AST) -> dict:
+        cls = self.interp.res.deref(cls)
+        if not isinstance(cls, ClassObj):
+            raise FactsError(f"`get_kwargs` of {describe(cls)} at {m.where(node)}")
+        k = id(cls.node)
+        if k not in self.cache:
+            self.cache[k] = self.compute(cls)
+        return copy.deepcopy(self.cache[k])
+
+    def compute(self, cls: ClassObj) -> dict:
+        types = self.interp.types
+        if not types.is_dataclass(cls):
+            raise FactsError(f"`get_kwargs({cls.node.name})`: `{cls.qualname}` is not a dataclass")
+        out: dict = {}
+        for name, fmod, st in types.fields(cls):
+            try:
+                hints = HintSet(hint_set(types.eval(fmod, st.annotation)))
+            except FactsError as e:
+                out[name] = KwError(f"field `{cls.node.name}.{name}` ({fmod.where(st)}): {e}")
+                continue
+            kw: dict = {"default": Unknown("default"), "help": Unknown("help")}
+            dc = next((h for h in hints if isinstance(h, TH) and h.dataclass), None)
+            env = {
+                "type_hints": hints,
+                "dataclass_cls": dc,
+                "name": name,
+                "kwargs": {name: kw},
+                "json_tip": "",
+                "help": "",
+                "default": Unknown("default"),
+                "field": Unknown("field"),
+                "cls": cls,
+            }
+            frame = Frame(self.au, env, None, None)
+            try:
+                ck = _CKInterp(self.interp, self.au, f"`{cls.node.name}.{name}` ({fmod.where(st)})")
+                ck.exec_block(self.rest, frame)
+            except FactsError as e:
+                out[name] = KwError(str(e))
+                continue
+            out[name] = kw
+        return out
+
+
+class _CKInterp(Caller):
+    """The statements of `_compute_kwargs`' loop after its rule chain starts,
+    with vLLM's type helpers emulated on `HintSet`/`TH` values."""
+
+    def __init__(self, base: Caller, au: Module, ctx: str):
+        self.src = base.src
+        self.res = base.res
+        self.types = base.types
+        self.arg_utils = base.arg_utils
+        self.depth = 0
+        self.au = au
+        self.ctx = ctx
+
+    def exec_stmt(self, st: ast.stmt, f: Frame) -> None:
+        if isinstance(st, ast.Raise):
+            raise FactsError(f"vLLM's `_compute_kwargs` raises for {self.ctx} at {self.au.where(st)}")
+        if isinstance(st, ast.FunctionDef):
+            # a local `type=` parser (parse_dataclass): JSON when it reads JSON
+            f.env[st.name] = TypeFn(_mentions_json(st), st.name)
+            return
+        super().exec_stmt(st, f)
+
+    def ev(self, e: ast.expr, f: Frame, stmt: bool = False) -> Any:
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id not in f.env:
+            n = e.func.id
+            if n == "contains_type":
+                hs, t = self.ev(e.args[0], f), self.type_token(e.args[1], f)
+                return any(self.is_type(h, t) for h in hs)
+            if n == "get_type":
+                hs, t = self.ev(e.args[0], f), self.type_token(e.args[1], f)
+                return next((h for h in hs if self.is_type(h, t)), None)
+            if n == "literal_to_kwargs":
+                return self.literal_to_kwargs(self.ev(e.args[0], f), e)
+            if n == "collection_to_kwargs":
+                return self.collection_to_kwargs(self.ev(e.args[0], f), self.type_token(e.args[1], f), e)
+            if n == "get_origin":
+                v = self.ev(e.args[0], f)
+                return ("origin", v.origin) if isinstance(v, TH) else ("origin", None)
+            if n == "type" and len(e.args) == 1 and isinstance(e.args[0], ast.Constant) and e.args[0].value is None:
+                return NONE_TH
+            if n == "any" and isinstance(e.args[0], ast.GeneratorExp):
+                g = e.args[0]
+                gen = g.generators[0]
+                seq = self.ev(gen.iter, f)
+                for item in seq:
+                    f2 = Frame(f.mod, dict(f.env), None, None)
+                    self.assign(gen.target, item, f2)
+                    v = self.ev(g.elt, f2)
+                    if v is True:
+                        return True
+                return False
+            if n == "is_not_builtin":
+                v = self.ev(e.args[0], f)
+                return isinstance(v, TH) and v.module != "builtins"
+            if n in ("optional_type", "parse_type"):
+                inner = self.ev(e.args[0], f)
+                j = type_is_json(inner, self)
+                if j is None:
+                    raise FactsError(f"cannot tell `{ast.unparse(e)}` at {self.au.where(e)} JSON or not")
+                return TypeFn(j, ast.unparse(e))
+            if n == "_maybe_add_docs_url":
+                return ""
+        if isinstance(e, ast.Set):
+            if all(isinstance(x, ast.Constant) for x in e.elts):
+                return [x.value for x in e.elts]
+            return HintSet(self.type_token(x, f) for x in e.elts)
+        if isinstance(e, ast.Compare) and len(e.ops) == 1:
+            op = e.ops[0]
+            l, r = self.ev(e.left, f), self.ev(e.comparators[0], f)
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                if isinstance(l, tuple) and l and l[0] == "origin":
+                    res = l[1] is not None and l[1] == self.type_token(e.comparators[0], f).origin
+                elif r is None:
+                    res = l is None
+                else:
+                    raise FactsError(f"cannot decide `{ast.unparse(e)}` at {self.au.where(e)}")
+                return res if isinstance(op, ast.Is) else not res
+            if isinstance(op, ast.Eq) and isinstance(l, HintSet) and isinstance(r, HintSet):
+                return frozenset(map(_key, l)) == frozenset(map(_key, r))
+            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(r, HintSet):
+                res = _key(l) in set(map(_key, r))
+                return res if isinstance(op, ast.In) else not res
+            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(r, list) and isinstance(l, str):
+                return (l in r) if isinstance(op, ast.In) else (l not in r)
+        if isinstance(e, ast.Tuple) and all(isinstance(x, ast.Constant) for x in e.elts):
+            return [x.value for x in e.elts]
+        if isinstance(e, ast.Name) and e.id not in f.env:
+            o = self.res.deref(self.res.lookup(self.au, e.id, e))
+            if isinstance(o, External) and o.name == "argparse.BooleanOptionalAction":
+                return ActionSym("BooleanOptionalAction")
+            if isinstance(o, Alias) and isinstance(o.value, ast.Set):
+                return [self.ev(x, Frame(o.mod, {}, None, None)) for x in o.value.elts]
+            return o
+        if isinstance(e, ast.Attribute):
+            if isinstance(e.value, ast.Name) and e.value.id == "argparse" and e.attr == "BooleanOptionalAction":
+                return ActionSym("BooleanOptionalAction")
+            base = self.ev(e.value, f)
+            if isinstance(base, TypeFn) and e.attr == "__doc__":
+                return ""
+            if isinstance(base, FuncObj) and e.attr == "__doc__":
+                return ""
+        return super().ev(e, f, stmt)
+
+    def type_token(self, e: ast.expr, f: Frame) -> Any:
+        """A type named in `_compute_kwargs` (bool, Literal, type(None)...)."""
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "type":
+            return NONE_TH
+        o = self.ev(e, f)
+        if isinstance(o, TH):
+            return o
+        if isinstance(o, External):
+            n = o.name.rsplit(".", 1)[-1]
+            if o.name.startswith("builtins."):
+                return TH(n, "builtins")
+            if o.name in ("typing.Literal", "typing_extensions.Literal"):
+                return TH("Literal", "typing")
+        raise FactsError(f"cannot read the type `{ast.unparse(e)}` at {self.au.where(e)}")
+
+    @staticmethod
+    def is_type(h: Any, t: Any) -> bool:
+        # is_type: `type_hint is type or get_origin(type_hint) is type`
+        return isinstance(h, TH) and isinstance(t, TH) and h.origin == t.origin
+
+    def literal_to_kwargs(self, hs: Any, e: ast.AST) -> dict:
+        lit = next((h for h in hs if isinstance(h, TH) and h.origin == "Literal"), None)
+        if lit is None or not lit.literal:
+            raise FactsError(f"`literal_to_kwargs` without a Literal for {self.ctx}")
+        opts = list(lit.literal)
+        t0 = type(opts[0])
+        if not all(isinstance(o, t0) for o in opts):
+            raise FactsError(f"vLLM's `literal_to_kwargs` raises for {self.ctx}: mixed Literal types")
+        key = "metavar" if any(isinstance(h, TH) and h.origin == "str" for h in hs) else "choices"
+        return {"type": TypeFn(False, t0.__name__), key: sorted(opts)}
+
+    def collection_to_kwargs(self, hs: Any, t: Any, e: ast.AST) -> dict:
+        h = next((h for h in hs if self.is_type(h, t)), None)
+        if h is None:
+            raise FactsError(f"`collection_to_kwargs` without a {t} for {self.ctx}")
+        types = h.args
+        if not types:
+            raise FactsError(f"vLLM's `collection_to_kwargs` fails on the bare `{h}` of {self.ctx} (no element type)")
+        elem = types[0]
+        if isinstance(elem, Union_):
+            elem = TH("str", "builtins")
+        nargs: Any = "+" if t.origin != "tuple" or ELLIPSIS_TH in types else len(types)
+        return {"type": elem, "nargs": nargs}
+
+
+def _key(h: Any) -> Any:
+    if isinstance(h, TH):
+        return (h.origin, h.module, h.args, h.literal)
+    return h
