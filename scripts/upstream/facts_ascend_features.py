@@ -1,0 +1,297 @@
+"""The start-up checks of vllm-ascend's features, for `facts_ascend.py`: KV
+layer parallelism (`kvpp`), EPLB per model runner, the models that need the
+V2 model runner, and Engram's tensor-parallel sizes."""
+
+from __future__ import annotations
+
+import ast
+
+from facts_ascend_package import FactsError, Package
+
+
+def kvpp(pkg: Package) -> dict | None:
+    """What `KVPPConfig.validate` refuses when `additional_config.enable_kvpp`
+    turns KV layer parallelism on (size TP x PCP above 1,
+    `KVPPConfig.from_vllm_config`): the PD connector it needs (the string the
+    raising `kv_connector !=` compares with, besides `AscendStoreConnector`),
+    whether a `kv_consumer` is refused, the graph modes it runs under (eager,
+    plus `piecewise` where it compares `cudagraph_mode` with
+    `CUDAGraphMode.PIECEWISE`), whether it needs MLA (`use_mla`), whether DCP
+    is refused, and the speculative methods it allows. None before it."""
+    for rel, mod in pkg.modules.items():
+        if "class KVPPConfig" not in mod.text:
+            continue
+        cls = next((n for n in mod.tree.body if isinstance(n, ast.ClassDef) and n.name == "KVPPConfig"), None)
+        fn = cls and next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "validate"), None)
+        if fn is None:
+            raise FactsError(f"`{rel}`: `KVPPConfig` has no `validate`")
+        out: dict = {"connector": None, "decode_refused": False, "graphs": ["eager"], "mla_only": False,
+                     "dcp_refused": False, "methods": None, "source": f"{rel}:{fn.lineno}"}
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.If):
+                continue
+            test = ast.unparse(node.test)
+            raises = any(isinstance(x, ast.Raise) for b in node.body for x in ast.walk(b))
+            if "kv_connector !=" in test and raises:
+                names = [x for x in _strs(node.test) if x != "AscendStoreConnector"]
+                if names:
+                    out["connector"] = names[0]
+            if "kv_role ==" in test and "kv_consumer" in _strs(node.test) and raises:
+                out["decode_refused"] = True
+            if "CUDAGraphMode.PIECEWISE" in test and raises:
+                out["graphs"].append("piecewise")
+            if "use_mla" in test and raises:
+                out["mla_only"] = True
+            if "decode_context_parallel_size" in test and raises:
+                out["dcp_refused"] = True
+            allowed = [
+                c
+                for c in ast.walk(node.test)
+                if isinstance(c, ast.Compare)
+                and ast.unparse(c.left).endswith(".method")
+                and isinstance(c.ops[0], (ast.NotIn, ast.NotEq))
+            ]
+            if allowed and raises:
+                out["methods"] = sorted({x for c in allowed for x in _strs(c)})
+        if out["connector"] is None or out["methods"] is None:
+            raise FactsError(f"`{rel}`: `KVPPConfig.validate` no longer reads as expected: {out}")
+        return out
+    return None
+
+
+def _strs(node: ast.AST) -> list[str]:
+    return [c.value for c in ast.walk(node) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+
+
+def eplb_runner(pkg: Package) -> dict | None:
+    """What `_validate_eplb_config` (vllm_ascend/platform.py) allows per model
+    runner: on the V2 runner the `eplb_config` fields it accepts
+    (`v2_fields`, the set subtracted from the config's keys) and the env
+    switches it refuses (`v2_refused_env`, read with `os.getenv` in a raising
+    `if`); on the V1 runner the fields it refuses (`v1_refused_fields`, the
+    `elif` tests `"x" in eplb_config` or `{...} & eplb_config.keys()`). None
+    before the function tells the runners apart."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("platform.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "_validate_eplb_config"):
+                continue
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.If) and "use_v2_model_runner" in ast.unparse(node.test)):
+                    continue
+                v2_fields: list[str] = []
+                env: list[str] = []
+                body = ast.Module(body=node.body, type_ignores=[])
+                sets = {
+                    t.id: x.value
+                    for x in ast.walk(body)
+                    if isinstance(x, ast.Assign) and isinstance(x.value, ast.Set)
+                    for t in x.targets
+                    if isinstance(t, ast.Name)
+                }
+                for x in ast.walk(body):
+                    if isinstance(x, ast.BinOp) and isinstance(x.op, ast.Sub):
+                        right = sets.get(x.right.id) if isinstance(x.right, ast.Name) else x.right
+                        if isinstance(right, ast.Set):
+                            v2_fields = sorted(_strs(right))
+                    if isinstance(x, ast.If) and any(isinstance(r, ast.Raise) for b in x.body for r in ast.walk(b)):
+                        for c in ast.walk(x.test):
+                            if (
+                                isinstance(c, ast.Call)
+                                and ast.unparse(c.func).endswith("getenv")
+                                and c.args
+                                and isinstance(c.args[0], ast.Constant)
+                            ):
+                                env.append(c.args[0].value)
+                needs_flag = _v2_fields_needing_flag(body, rel)
+                v1: list[str] = []
+                rest = node.orelse
+                while len(rest) == 1 and isinstance(rest[0], ast.If):
+                    e = rest[0]
+                    if "eplb_config" in ast.unparse(e.test) and any(
+                        isinstance(r, ast.Raise) for b in e.body for r in ast.walk(b)
+                    ):
+                        v1 += _strs(e.test)
+                    rest = e.orelse
+                return {
+                    "v2_fields": v2_fields,
+                    "v2_refused_env": sorted(set(env)),
+                    "v1_refused_fields": sorted(set(v1)),
+                    "v2_fields_need_flag": needs_flag,
+                    "source": f"{rel}:{node.lineno}",
+                }
+    return None
+
+
+def _v2_fields_needing_flag(body: ast.Module, rel: str) -> list[dict]:
+    """The V2 runner's `eplb_config` fields that need a vLLM flag when set
+    off their default: a name assigned `eplb_config.get("F", D)` and a raising
+    `if` testing `name != D and not vllm_config.parallel_config.ATTR`; the
+    flag is vLLM's option for that `ParallelConfig` field (`--` + ATTR with
+    dashes, as `EngineArgs.add_cli_args` names it)."""
+    gets: dict[str, tuple[str, object]] = {}
+    for x in ast.walk(body):
+        if (
+            isinstance(x, ast.Assign)
+            and len(x.targets) == 1
+            and isinstance(x.targets[0], ast.Name)
+            and isinstance(x.value, ast.Call)
+            and isinstance(x.value.func, ast.Attribute)
+            and x.value.func.attr == "get"
+            and ast.unparse(x.value.func.value) == "eplb_config"
+            and len(x.value.args) == 2
+            and all(isinstance(a, ast.Constant) for a in x.value.args)
+        ):
+            gets[x.targets[0].id] = (x.value.args[0].value, x.value.args[1].value)
+    out: list[dict] = []
+    for x in ast.walk(body):
+        if not (
+            isinstance(x, ast.If)
+            and any(isinstance(r, ast.Raise) for b in x.body for r in ast.walk(b))
+            and isinstance(x.test, ast.BoolOp)
+            and isinstance(x.test.op, ast.And)
+        ):
+            continue
+        field = None
+        attr = None
+        for v in x.test.values:
+            if (
+                isinstance(v, ast.Compare)
+                and isinstance(v.left, ast.Name)
+                and v.left.id in gets
+                and len(v.ops) == 1
+                and isinstance(v.ops[0], ast.NotEq)
+                and isinstance(v.comparators[0], ast.Constant)
+                and v.comparators[0].value == gets[v.left.id][1]
+            ):
+                field = gets[v.left.id]
+            if (
+                isinstance(v, ast.UnaryOp)
+                and isinstance(v.op, ast.Not)
+                and isinstance(v.operand, ast.Attribute)
+                and ast.unparse(v.operand.value).endswith("parallel_config")
+            ):
+                attr = v.operand.attr
+        if field and attr:
+            out.append(
+                {
+                    "field": field[0],
+                    "default": field[1],
+                    "flag": "--" + attr.replace("_", "-"),
+                    "source": f"{rel}:{x.lineno}",
+                }
+            )
+    return out
+
+
+def _device_capabilities(pkg: Package) -> dict[str, str]:
+    """Each `AscendDeviceType.X: HardwareProfile(...)` entry of
+    vllm_ascend/device/hardware_profile.py: X -> the unparsed `capabilities=`
+    expression, module-level names in it expanded one level (`_A3_CAPABILITIES
+    | {...}`). Empty before hardware profiles exist."""
+    out: dict[str, str] = {}
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("device/hardware_profile.py"):
+            continue
+        names = {
+            t.id: ast.unparse(n.value)
+            for n in mod.tree.body
+            if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Name)
+        }
+        for d in ast.walk(mod.tree):
+            if not isinstance(d, ast.Dict):
+                continue
+            for k, v in zip(d.keys, d.values):
+                if not (k is not None and ast.unparse(k).startswith("AscendDeviceType.") and isinstance(v, ast.Call)):
+                    continue
+                caps = next((kw.value for kw in v.keywords if kw.arg == "capabilities"), None)
+                if caps is None:
+                    continue
+                text = ast.unparse(caps)
+                for n in ast.walk(caps):
+                    if isinstance(n, ast.Name) and n.id in names:
+                        text += " " + names[n.id]
+                out[ast.unparse(k).split(".", 1)[1].lstrip("_")] = text
+    return out
+
+
+def v2_runner_required(pkg: Package) -> list[dict]:
+    """The models the platform refuses on the V1 model runner: each raising
+    `if` of `_validate_model_runner_config` (vllm_ascend/platform.py) that
+    tests `model_config.architecture in (...)`, a hardware capability
+    (`supports(HardwareCapability.X)`) and `not ....use_v2_model_runner`:
+    the architectures, the capability and the device types whose profile
+    has it (`A2`, `A3`, `A5`, ...). Empty before the check exists."""
+    caps = None
+    out = []
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("platform.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "_validate_model_runner_config"):
+                continue
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.If) and any(isinstance(r, ast.Raise) for b in node.body for r in ast.walk(b))):
+                    continue
+                test = ast.unparse(node.test)
+                if "use_v2_model_runner" not in test:
+                    continue
+                archs: list[str] = []
+                cap = None
+                for c in ast.walk(node.test):
+                    if (
+                        isinstance(c, ast.Compare)
+                        and ast.unparse(c.left).endswith("architecture")
+                        and isinstance(c.ops[0], ast.In)
+                    ):
+                        archs += _strs(c.comparators[0])
+                    if isinstance(c, ast.Attribute) and ast.unparse(c).startswith("HardwareCapability."):
+                        cap = c.attr
+                if not archs or cap is None:
+                    continue
+                if caps is None:
+                    caps = _device_capabilities(pkg)
+                devices = sorted(d for d, text in caps.items() if f"HardwareCapability.{cap}" in text)
+                out.append(
+                    {"architectures": sorted(archs), "capability": cap, "devices": devices, "source": f"{rel}:{node.lineno}"}
+                )
+    return out
+
+
+def engram_tp(pkg: Package) -> dict | None:
+    """The tensor-parallel sizes `_validate_engram_config`
+    (vllm_ascend/platform.py) allows a model with Engram tables, and that
+    model's architecture (the `architecture != "..."` test). None before
+    Ascend Engram."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("platform.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "_validate_engram_config"):
+                continue
+            arch = None
+            for c in ast.walk(fn):
+                if (
+                    isinstance(c, ast.Compare)
+                    and ast.unparse(c.left).endswith("architecture")
+                    and isinstance(c.ops[0], ast.NotEq)
+                    and isinstance(c.comparators[0], ast.Constant)
+                ):
+                    arch = c.comparators[0].value
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.If) and any(isinstance(r, ast.Raise) for b in node.body for r in ast.walk(b))):
+                    continue
+                for c in ast.walk(node.test):
+                    if (
+                        isinstance(c, ast.Compare)
+                        and ast.unparse(c.left).endswith("tensor_parallel_size")
+                        and isinstance(c.ops[0], ast.NotIn)
+                        and isinstance(c.comparators[0], (ast.Tuple, ast.List, ast.Set))
+                    ):
+                        sizes = [e.value for e in c.comparators[0].elts if isinstance(e, ast.Constant)]
+                        if arch:
+                            return {"architecture": arch, "tp_sizes": sizes, "source": f"{rel}:{node.lineno}"}
+    return None
