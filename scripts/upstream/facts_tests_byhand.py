@@ -1,0 +1,338 @@
+"""The `ByHand` tests of test_facts.py: vllm-ascend facts read by hand in the
+source, cited `path:line @release`. test_facts.py imports the class, so
+`python3 -m unittest test_facts` and `discover -p 'test_*.py'` run it once
+(this module's name does not match `test_*.py`, or discovery would run it
+twice)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import unittest
+from pathlib import Path
+
+import corpus
+import facts_ascend
+from facts_testlib import ASCEND, keys, releases_from, src, table
+
+HERE = Path(__file__).resolve().parent
+
+
+class ByHand(unittest.TestCase):
+    def test_kvpp_preconditions(self):
+        # vllm_ascend/ascend_config.py `KVPPConfig.validate` @0.28.0rc1: "KVPP PD disaggregation requires
+        # MooncakeConnectorV2", "must be disabled on the decode-only node", "supports eager execution only",
+        # "only non-hybrid MLA models", "speculative decoding only with method='mtp'", "KVPP and DCP cannot be
+        # enabled at the same time"; @0.30.0rc1 also PIECEWISE and method 'dspark'; no KVPPConfig @0.27.1rc1.
+        self.assertIsNone(table("0.27.1rc1")["kvpp"])
+        k28 = table("0.28.0rc1")["kvpp"]
+        self.assertEqual((k28["connector"], k28["graphs"], k28["methods"]), ("MooncakeConnectorV2", ["eager"], ["mtp"]))
+        self.assertTrue(k28["decode_refused"] and k28["mla_only"] and k28["dcp_refused"])
+        k30 = table("0.30.0rc2")["kvpp"]
+        self.assertEqual((k30["graphs"], k30["methods"]), (["eager", "piecewise"], ["dspark", "mtp"]))
+
+    def test_v41_runner_and_engram(self):
+        # vllm_ascend/platform.py @0.30.0rc1: `_validate_model_runner_config` raises "DeepSeek V4.1 on
+        # Ascend A5 requires Model Runner V2" for architecture in ("DeepseekV41ForCausalLM",
+        # "DeepseekV41DSparkModel") on a profile with DSV41_PACKED_CACHE (device/hardware_profile.py: A5
+        # only); `_validate_engram_config` raises "Ascend Engram requires TP=1/2/4/8" for
+        # DeepseekV41ForCausalLM. Neither function exists @0.29.0rc1.
+        self.assertEqual(table("0.29.0rc1")["v2_runner_required"], [])
+        self.assertIsNone(table("0.29.0rc1")["engram_tp"])
+        for v in ("0.30.0rc1", "0.30.0rc2"):
+            [r] = table(v)["v2_runner_required"]
+            self.assertEqual(
+                (r["architectures"], r["capability"], r["devices"]),
+                (["DeepseekV41DSparkModel", "DeepseekV41ForCausalLM"], "DSV41_PACKED_CACHE", ["A5"]),
+            )
+            e = table(v)["engram_tp"]
+            self.assertEqual((e["architecture"], e["tp_sizes"]), ("DeepseekV41ForCausalLM", [1, 2, 4, 8]))
+
+    def test_eplb_phase_needs_enable_eplb_on_the_v2_runner(self):
+        # vllm_ascend/platform.py `_validate_eplb_config` @0.27.1rc1 L911-913 (@0.30.0rc2 L983-985):
+        # `load_collection_phase = eplb_config.get("load_collection_phase", "all")`, then ValueError
+        # "additional_config.eplb_config.load_collection_phase requires --enable-eplb." when it is
+        # `!= "all" and not vllm_config.parallel_config.enable_eplb`; no V2 branch @0.26.0rc1.
+        self.assertIsNone(table("0.26.0rc1")["eplb_runner"])
+        lines = {"0.27.1rc1": 912, "0.28.0rc1": 892, "0.29.0rc1": 896, "0.30.0rc1": 984, "0.30.0rc2": 984}
+        for v, line in lines.items():
+            [n] = table(v)["eplb_runner"]["v2_fields_need_flag"]
+            self.assertEqual((n["field"], n["default"], n["flag"]), ("load_collection_phase", "all", "--enable-eplb"), v)
+            self.assertEqual(n["source"], f"vllm_ascend/platform.py:{line}", v)
+        # The flag is vLLM's option for that ParallelConfig field, at the vLLM each release ships.
+        for v in lines:
+            vllm = json.loads((HERE.parent.parent / "upstream/facts/vllm" / f"{table(v)['vllm']['version']}.json").read_text())
+            self.assertIn("enable-eplb", [f["name"] for f in vllm["serve_flags"]], v)
+        # Read, not matched: another default or another ParallelConfig field changes the entry.
+        snippet = """
+phase = eplb_config.get("load_collection_phase", "all")
+if phase != "{cmp}" and not vllm_config.parallel_config.{attr}:
+    raise ValueError("x")
+"""
+        def read(cmp, attr):
+            body = ast.parse(snippet.format(cmp=cmp, attr=attr))
+            return facts_ascend._v2_fields_needing_flag(body, "p.py")
+        self.assertEqual([e["flag"] for e in read("all", "enable_elastic_ep")], ["--enable-elastic-ep"])
+        self.assertEqual(read("none", "enable_eplb"), [])
+
+    def test_finegrained_tp_connector(self):
+        # vllm_ascend/platform.py @0.30.0rc1 L1146: `offload_missing = ... not
+        # kv_transfer_config.has_connector("PreemptOffloadConnector")`, then AssertionError when
+        # `ftpc.oproj_tensor_parallel_size > 1 or ftpc.mlp_tensor_parallel_size > 1`; absent @0.29.0rc1.
+        self.assertIsNone(table("0.29.0rc1")["finegrained_tp_connector"])
+        for v in ("0.30.0rc1", "0.30.0rc2"):
+            f = table(v)["finegrained_tp_connector"]
+            self.assertEqual(
+                (f["connector"], f["sizes"]),
+                ("PreemptOffloadConnector", ["mlp_tensor_parallel_size", "oproj_tensor_parallel_size"]),
+            )
+
+    def test_init_never_defines_version(self):
+        # vllm_ascend/__init__.py (every release): no `__version__`; setup.py calls
+        # `get_version(write_to="vllm_ascend/_version.py")` (setup.py:447 @0.18.0, :416 @0.30.0rc2)
+        for v in ASCEND:
+            with self.subTest(release=v):
+                self.assertNotIn("__version__", (src(v) / "vllm_ascend/__init__.py").read_text())
+                vm = table(v)["version_module"]
+                self.assertEqual(
+                    vm,
+                    {"module": "vllm_ascend._version", "attribute": "__version__", "init_defines_version": False,
+                     "source": "vllm_ascend/_version.py"},
+                )
+                # vllm_ascend/_version.py (setuptools-scm): `__version__ = version = '<release>'`
+                text = (src(v) / "vllm_ascend/_version.py").read_text()
+                self.assertIn(f"__version__ = version = '{v}'", text)
+
+    def test_vllm_tag_comes_from_the_dockerfile(self):
+        # Dockerfile.a3 @0.21.0rc1: `ARG VLLM_TAG=v0.22.1`, while
+        # docs/source/community/versioning_policy.md @0.21.0rc1 lists v0.21.0
+        t = table("0.21.0rc1")
+        self.assertEqual(t["vllm"], {"version": "0.22.1", "source": "Dockerfile.a3"})
+        policy = (src("0.21.0rc1") / "docs/source/community/versioning_policy.md").read_text()
+        self.assertIn("v0.21.0", policy)
+        self.assertEqual(table("0.18.0")["vllm"]["version"], "0.18.0")  # Dockerfile.a3:ARG VLLM_TAG=v0.18.0
+        self.assertEqual(table("0.30.0rc2")["vllm"]["version"], "0.30.0")
+
+    def test_no_dockerfile_installs_iproute2(self):
+        # every Dockerfile* of every release: no iproute2 (so no `ip`/`ss` from the image itself)
+        for v in ASCEND:
+            for f in sorted(src(v).glob("Dockerfile*")):
+                self.assertNotIn("iproute2", f.read_text(), f"{v} {f.name}")
+            for key in ("a2", "a3", "950dt"):
+                img = table(v)["images"][key]
+                if img is None:
+                    continue
+                self.assertNotIn("iproute2", img["apt_packages"])
+                self.assertIsNot(img["tools"]["ip"], True, f"{v} {key}")
+                self.assertIsNot(img["tools"]["ss"], True, f"{v} {key}")
+                # net-tools is installed (Dockerfile.a3 @0.21.0rc1 apt-get line)
+                self.assertIs(img["tools"]["ifconfig"], True, f"{v} {key}")
+
+    def test_a3_image_at_0_21_0rc1(self):
+        # Dockerfile.a3 @0.21.0rc1 (see upstream-corpus notes): FROM quay.io/ascend/cann:9.0.0-a3-ubuntu22.04-py3.12,
+        # sources toolkit + ATB set_env.sh only inside RUN, appends LD_PRELOAD and LD_LIBRARY_PATH to ~/.bashrc
+        img = table("0.21.0rc1")["images"]["a3"]
+        self.assertEqual(img["from"], "quay.io/ascend/cann:9.0.0-a3-ubuntu22.04-py3.12")
+        self.assertEqual(
+            img["set_env_scripts"],
+            ["/usr/local/Ascend/ascend-toolkit/set_env.sh", "/usr/local/Ascend/nnal/atb/set_env.sh"],
+        )
+        self.assertEqual(len(img["bashrc"]), 2)
+        self.assertTrue(img["bashrc"][0].startswith("export LD_PRELOAD=/usr/lib/$(uname -m)-linux-gnu/libjemalloc.so.2"))
+        self.assertEqual(img["bashrc"][1], "export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/lib")
+        for p in ("git", "vim", "wget", "net-tools", "gcc", "g++", "cmake", "numactl", "libnuma-dev", "libjemalloc2", "clang-15"):
+            self.assertIn(p, img["apt_packages"])
+        # the CANN 9.0.0 base's final stage (cann-container-image) holds no procps
+        self.assertIs(img["tools"]["ps"], False)
+        self.assertIs(img["tools"]["curl"], True)
+        # 9.2.0 (0.30.0rc2) has no base Dockerfile in that repository: unknown, not guessed
+        self.assertIsNone(table("0.30.0rc2")["images"]["a3"]["tools"]["ps"])
+        # the 950 Dockerfile appears at 0.21.0rc1 (Dockerfile.a5), not before
+        self.assertIsNone(table("0.20.2rc1")["images"]["950dt"])
+        self.assertEqual(table("0.21.0rc1")["images"]["950dt"]["from"], "quay.io/ascend/cann:9.0.0-950-ubuntu22.04-py3.12")
+        # Dockerfile @0.26.0rc1: FROM ${CANN_QUAY_URL}:${CANN_VERSION}-910b-${BASE_OS}-py3.12 with ARG defaults
+        self.assertEqual(table("0.26.0rc1")["images"]["a2"]["from"], "quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12")
+
+    def test_950dt_image_pushed_at_0_23_0_and_from_0_26_0rc1(self):
+        # schedule_image_build_and_push.yaml: `dockerfile: Dockerfile.a5` / `suffix: 'a5'` @0.23.0 and
+        # @0.26.0rc1; none @0.23.0rc1 or @0.25.1rc1 although both ship Dockerfile.a5; none @0.18.0
+        self.assertEqual(table("0.23.0")["image_suffixes"]["950dt"], "-a5")
+        self.assertEqual(table("0.26.0rc1")["image_suffixes"]["950dt"], "-a5")
+        self.assertIsNone(table("0.23.0rc1")["image_suffixes"]["950dt"])
+        self.assertIsNotNone(table("0.23.0rc1")["images"]["950dt"])
+        self.assertIsNone(table("0.25.1rc1")["image_suffixes"]["950dt"])
+        self.assertIsNone(table("0.18.0")["image_suffixes"]["950dt"])
+        # Dockerfile.a3 @0.18.0 `ARG MOONCAKE_TAG=v0.3.9`, @0.19.1rc1 `v0.3.8.post1`, @0.23.0 `0.3.11.post1`
+        self.assertEqual(table("0.18.0")["images"]["a3"]["mooncake"], "0.3.9")
+        self.assertEqual(table("0.19.1rc1")["images"]["a3"]["mooncake"], "0.3.8.post1")
+        self.assertEqual(table("0.23.0")["images"]["a3"]["mooncake"], "0.3.11.post1")
+
+    def test_acl_op_init_mode_is_never_read(self):
+        for v in ASCEND:
+            names = {e["name"] for e in table(v)["env"]}
+            self.assertNotIn("ACL_OP_INIT_MODE", names, v)
+            self.assertNotIn("ASCEND_A3_ENABLE", names, v)
+            for p in (src(v) / "vllm_ascend").rglob("*.py"):
+                self.assertNotIn("ACL_OP_INIT_MODE", p.read_text(), f"{v} {p}")
+        # while real reads are found: vllm_ascend/envs.py env_variables table and direct reads
+        # (HCCL_RDMA_TIMEOUT: distributed/kv_transfer/utils/utils.py:59 @0.25.1rc1)
+        names = {e["name"]: e["source"] for e in table("0.25.1rc1")["env"]}
+        self.assertEqual(names["VLLM_ASCEND_ENABLE_MLAPO"], "vllm_ascend/envs.py")
+        self.assertEqual(names["HCCL_RDMA_TIMEOUT"], "vllm_ascend/distributed/kv_transfer/utils/utils.py")
+
+    def test_eplb_config_is_strict(self):
+        # ascend_config.py:372-391 @0.18.0: EplbConfig._defaults, unknown key ->
+        # ValueError("Config has no attribute ..."); @0.23.0 :836-856 adds eplb_heat_collection_stage;
+        # from 0.27.1rc1 a @config dataclass (extra="forbid", vllm_ascend/config_utils.py)
+        base = [
+            "algorithm_execution_interval", "dynamic_eplb", "eplb_policy_type", "expert_heat_collection_interval",
+            "expert_map_path", "expert_map_record_path", "num_redundant_experts",
+        ]
+        self.assertEqual(keys("0.18.0")["eplb_config"]["sub_keys"], base)
+        self.assertEqual(keys("0.23.0")["eplb_config"]["sub_keys"], sorted(base + ["eplb_heat_collection_stage"]))
+        for v in ASCEND:
+            self.assertTrue(keys(v)["eplb_config"]["strict"], v)
+        self.assertIn("stair_config", keys("0.30.0rc2")["eplb_config"]["sub_keys"])
+        # ascend_compilation_config takes **kwargs up to 0.25.1rc1 (not strict), is a @config class later
+        self.assertFalse(keys("0.25.1rc1")["ascend_compilation_config"]["strict"])
+        self.assertTrue(keys("0.30.0rc2")["ascend_compilation_config"]["strict"])
+
+    def test_pcp_refusals_per_release(self):
+        # platform.py:363 @0.21.0rc1 (:351 @0.23.0, :341 @0.24.0rc1) `_validate_parallel_config`:
+        # ValueError when data_parallel_size > 1 and prefill_context_parallel_size > 1; none @0.18.0 ..
+        # 0.20.2rc1; platform.py:339 @0.25.1rc1 (:1643 @0.30.0rc2): ValueError when not
+        # use_v2_model_runner and prefill_context_parallel_size > 1.
+        # patch_use_v2_model_runner.py:38 @0.28.0rc1 removes "prefill context parallelism" from
+        # vLLM's V2 refusals under vllm_version_is("0.28.0") only.
+        for v in ASCEND:
+            reads = [r["with"] for r in table(v)["pcp_refusals"]]
+            with self.subTest(release=v):
+                if corpus.version_key(v) < corpus.version_key("0.21.0rc1"):
+                    self.assertEqual(reads, [])
+                elif corpus.version_key(v) < corpus.version_key("0.25.1rc1"):
+                    self.assertEqual(reads, [["data_parallel_size"]])
+                else:
+                    self.assertEqual(reads, [["use_v2_model_runner"]])
+        self.assertEqual(table("0.23.0")["pcp_refusals"][0]["source"], "vllm_ascend/platform.py:351")
+        allows = table("0.28.0rc1")["v2_runner_allows"]
+        self.assertIn(
+            {
+                "name": "prefill context parallelism",
+                "only_vllm": "0.28.0",
+                "source": "vllm_ascend/patch/platform/patch_use_v2_model_runner.py:38",
+            },
+            allows,
+        )
+        for v in ("0.25.1rc1", "0.29.0rc1", "0.30.0rc2"):
+            names = [a["name"] for a in table(v)["v2_runner_allows"]]
+            self.assertNotIn("prefill context parallelism", names, v)
+
+    def test_parallel_config_patches(self):
+        # patch_parallel_config.py:116 @0.29.0rc1: under vllm_version_is("0.29.0") ParallelConfig's
+        # validator becomes one "with only the platform-independent PCP+DP rejection removed";
+        # patch_use_v2_model_runner.py:101 @0.29.0rc1: under vllm_version_is("0.28.0") the original
+        # runs with PCP set to 1 only when the V2 runner is on, DP > 1, PCP > 1 and DCP == 1.
+        # 0.28.0rc1 (shipping vLLM 0.28.0) has neither.
+        got = table("0.29.0rc1")["parallel_config_patches"]
+        self.assertEqual(
+            [(p["only_vllm"], p["lifts_pcp_with_dp"], p["needs"], p["source"]) for p in got],
+            [
+                ("0.29.0", "always", [], "vllm_ascend/patch/platform/patch_parallel_config.py:116"),
+                ("0.28.0", "when", ["dcp1", "v2_runner"], "vllm_ascend/patch/platform/patch_use_v2_model_runner.py:101"),
+            ],
+        )
+        for v in ("0.26.0rc1", "0.27.1rc1", "0.28.0rc1"):
+            self.assertEqual(table(v)["parallel_config_patches"], [], v)
+
+    def test_sparse_c8_keys_per_release(self):
+        # ascend_config.py:158 @0.18.0 `additional_config.get("enable_sparse_c8", ...)` (also 0.19.1rc1 ..
+        # 0.22.1rc1, 0.24.0rc1, 0.25.1rc1: ascend_config.py:241 @0.25.1rc1);
+        # ascend_config.py:280-281 @0.23.0 and @0.23.0rc1 read enable_sparse_sfa_c8 / enable_sparse_li_c8,
+        # as does :286-287 @0.26.0rc1; from 0.27.1rc1 they are AscendConfig fields.
+        split = {"0.23.0rc1", "0.23.0"} | set(releases_from("0.26.0rc1"))
+        for v in ASCEND:
+            k = keys(v)
+            with self.subTest(release=v):
+                if v in split:
+                    self.assertIn("enable_sparse_sfa_c8", k)
+                    self.assertIn("enable_sparse_li_c8", k)
+                    self.assertNotIn("enable_sparse_c8", k)
+                else:
+                    self.assertIn("enable_sparse_c8", k)
+                    self.assertNotIn("enable_sparse_sfa_c8", k)
+                    self.assertNotIn("enable_sparse_li_c8", k)
+
+    def test_scheduler_config_nesting(self):
+        # ascend_config.py:90 @0.18.0 reads recompute_scheduler_enable at the top level;
+        # ascend_config.py:857-890 @0.25.1rc1 SchedulerConfig reads additional_config["scheduler_config"]
+        # (nested first, top-level key deprecated) for it and four more keys.
+        for v in ASCEND:
+            self.assertIn("recompute_scheduler_enable", keys(v), v)
+        for v in ASCEND:
+            sched = keys(v).get("scheduler_config")
+            if corpus.version_key(v) < corpus.version_key("0.25.1rc1"):
+                self.assertIsNone(sched, v)
+            else:
+                self.assertIsNotNone(sched, v)
+                self.assertIn("recompute_scheduler_enable", sched["sub_keys"], v)
+                self.assertIn("short_request_first_config", sched["sub_keys"], v)
+        # ShortRequestFirstConfig @0.25.1rc1 (:839-842) raises on unknown keys
+        self.assertTrue(keys("0.25.1rc1")["short_request_first_config"]["strict"])
+        self.assertEqual(keys("0.25.1rc1")["short_request_first_config"]["sub_keys"], ["enabled", "long_max_wait_ms", "threshold"])
+
+    def test_readers_outside_ascend_config(self):
+        # utils.py:1386-1388 @0.25.1rc1 `"enable_dsa_cp" in additional_config`;
+        # spec_decode/llm_base_proposer.py:316 @0.25.1rc1 reads draft_window_size
+        k = keys("0.25.1rc1")
+        self.assertEqual(k["enable_dsa_cp"]["source"], "vllm_ascend/utils.py")
+        self.assertEqual(k["draft_window_size"]["source"], "vllm_ascend/spec_decode/llm_base_proposer.py")
+        # init_ascend_config @0.30.0rc2 strips its _NON_USER_INPUT_KEYS (e.g. enable_sparse_li_c4,
+        # pd_tp_ratio) before AscendConfig(**kwargs): derived fields are not keys
+        k = keys("0.30.0rc2")
+        for derived in ("enable_sparse_li_c4", "pd_tp_ratio", "enable_sp_by_pass", "kvpp_config"):
+            self.assertNotIn(derived, k)
+        self.assertIn("enable_kvpp", k)  # KVPPConfig.from_vllm_config, ascend_config.py:70-72
+
+    def test_dsa_cp_requires_sp_only_0_20_to_0_26(self):
+        # utils.py enable_dsa_cp raises "DSA CP requires SP" at 0.20.2rc1 (:1407) .. 0.26.0rc1 (:1404);
+        # @0.18.0 (:1240-1247) DSA CP is `is_ds_v32 and enable_sp()` with no key; from 0.27.1rc1
+        # (:1330-1337) it reads AscendConfig.enable_dsa_cp and ascend_config.py auto-enables FlashComm
+        raising = {v for v in ASCEND if "DSA CP requires SP" in (src(v) / "vllm_ascend/utils.py").read_text()}
+        want = {v for v in releases_from("0.20.2rc1") if corpus.version_key(v) <= corpus.version_key("0.26.0rc1")}
+        self.assertEqual(raising, want)
+        for v in ASCEND:
+            self.assertEqual("enable_dsa_cp" in keys(v), corpus.version_key(v) >= corpus.version_key("0.20.2rc1"), v)
+
+    def test_sfa_never_uses_the_decode_instance_mlapo_rule(self):
+        # attention/utils.py enabling_mlapo (MLAPO only on a kv_consumer-only instance; @0.30.0rc2
+        # :581-591 unless the hardware profile has UNRESTRICTED_MLAPO) is called by mla_v1.py
+        # (:720 @0.18.0, :910 @0.30.0rc2), never by sfa_v1.py, in any release
+        for v in ASCEND:
+            att = src(v) / "vllm_ascend/attention"
+            self.assertIn("enabling_mlapo(", (att / "mla_v1.py").read_text(), v)
+            self.assertNotIn("enabling_mlapo", (att / "sfa_v1.py").read_text(), v)
+
+    def test_hybrid_connector_registered_from_0_20_2rc1(self):
+        # distributed/kv_transfer/__init__.py:34 @0.20.2rc1 registers "MooncakeHybridConnector"
+        for v in ASCEND:
+            names = [c["name"] for c in table(v)["kv_connectors"]]
+            want = corpus.version_key(v) >= corpus.version_key("0.20.2rc1")
+            self.assertEqual("MooncakeHybridConnector" in names, want, v)
+
+    def test_e2e_layout_moves_in_0_30(self):
+        t = table("0.30.0rc2")["e2e"]
+        self.assertTrue(all(d.startswith("tests/e2e/cases/") for d in t["config_dirs"]), t["config_dirs"])
+        for k in ("num_nodes", "npu_per_node", "routing"):
+            self.assertIn(k, t["root_keys"])
+        self.assertTrue(all(r.startswith("tests/e2e/common/multi_node/") for r in t["runner"]))
+        old = table("0.25.1rc1")["e2e"]
+        self.assertIn("tests/e2e/nightly/multi_node/external_dp/config", old["config_dirs"])
+        self.assertIn("tests/e2e/nightly/multi_node/external_dp/scripts/external_dp_config.py", old["runner"])
+        # every yaml with num_nodes > 1 under tests/e2e/cases @0.30.0rc2, counted independently
+        n = sum(
+            1
+            for p in (src("0.30.0rc2") / "tests/e2e/cases").rglob("*.yaml")
+            if (m := re.search(r"^num_nodes:\s*(\d+)", p.read_text(), re.M)) and int(m.group(1)) > 1
+        )
+        self.assertEqual(t["configs"], n)
