@@ -54,7 +54,7 @@ class KwargsRules:
             if got != want:
                 raise FactsError(
                     f"`{name}` at {au.where(funcs[name])} changed (sha256 of its code {got[:16]}..., "
-                    f"expected {want[:16]}...): read it and update the emulation in facts_vllm.py"
+                    f"expected {want[:16]}...): read it and update the emulation in facts_vllm_kwargs.py"
                 )
         ck = funcs.get("_compute_kwargs")
         if ck is None:
