@@ -166,7 +166,9 @@ fn readmes_say_status_stop_and_nothing_of_pd_for_mixed() {
         top.iter()
             .any(|l| l.starts_with("> **Status: blocked on image.**")
                 && l.contains("the first image that can run it is `v0.22.1rc1`")
-                && l.contains("[rule `connector_hybrid_kv`]")),
+                && l.contains(
+                    "[rule [`connector_hybrid_kv`](../../RULES.md#connector_hybrid_kv)]"
+                )),
         "{blocked}"
     );
     assert!(blocked.contains("| status | blocked on image (needs v0.22.1rc1) |"));
@@ -180,6 +182,11 @@ fn readmes_say_status_stop_and_nothing_of_pd_for_mixed() {
         "{row}"
     );
     assert_eq!(index.matches("> **Status: blocked on image.**").count(), 1);
+    // The index's banner links the rule from the catalog's root.
+    assert!(
+        index.contains("[rule [`connector_hybrid_kv`](RULES.md#connector_hybrid_kv)]"),
+        "the index's blocked banner does not link its rule"
+    );
     for l in layouts {
         let readme = text(&format!("{}/README.md", l.name()));
         assert!(readme.contains("## How to stop it"), "{}", l.name());
