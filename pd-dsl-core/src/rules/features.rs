@@ -168,11 +168,11 @@ pub(crate) fn v2_runner_on(serve: &Serve) -> bool {
     }
 }
 
-/// Whether vLLM's boolean option `flag` (`--x`, negated `--no-x`) ends on:
-/// its last occurrence in the role's flags is `--x` with no value or a true
-/// one (argparse's `BooleanOptionalAction`; the last one wins).
-fn flag_on(serve: &Serve, flag: &str) -> bool {
-    let negated = flag.strip_prefix("--").map(|f| format!("--no-{f}"));
+/// Whether vLLM's boolean option `flag` ends on: its last occurrence in the
+/// role's flags is the flag (no value, or a true one) rather than its
+/// negated form, which exists only where the image's vLLM marks the option
+/// `negatable` (`BooleanOptionalAction`; generated facts `serve_flags`).
+fn flag_on(serve: &Serve, flag: &str, negated: Option<&str>) -> bool {
     serve
         .flags
         .iter()
@@ -184,7 +184,7 @@ fn flag_on(serve: &Serve, flag: &str) -> bool {
                     Some(Json::String(s)) => s.eq_ignore_ascii_case("true") || s == "1",
                     Some(_) => false,
                 })
-            } else if negated.as_deref() == Some(n.as_str()) {
+            } else if negated == Some(n.as_str()) {
                 Some(false)
             } else {
                 None
@@ -245,7 +245,13 @@ pub(crate) fn check_eplb_runner(facts: &Facts<'_>, role: Role, serve: &Serve, cx
             let Some(value) = map.and_then(|m| m.get(&need.field)) else {
                 continue;
             };
-            if *value == need.default || flag_on(serve, &need.flag) {
+            // `--no-<name>` where the image's vLLM accepts it.
+            let negated = crate::upstream::vllm_of(img)
+                .ok()
+                .and_then(|v| v.flag(need.flag.trim_start_matches("--")))
+                .filter(|f| f.negatable)
+                .map(|f| format!("--no-{}", f.name));
+            if *value == need.default || flag_on(serve, &need.flag, negated.as_deref()) {
                 continue;
             }
             let path = format!("eplb_config.{}", need.field);
