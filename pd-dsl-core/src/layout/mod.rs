@@ -237,9 +237,18 @@ impl Layout {
     /// collision rule, preflight's free-port check and docs all read it.
     pub fn node_sockets(&self, index: usize) -> Vec<Socket> {
         let mut out = Vec::new();
+        self.node_sockets_into(index, &mut out);
+        out
+    }
+
+    /// [`Layout::node_sockets`] into `out` (cleared first), so a caller
+    /// walking every node reuses one buffer.
+    pub fn node_sockets_into(&self, index: usize, out: &mut Vec<Socket>) {
+        out.clear();
         let Some(node) = self.placement.nodes.get(index) else {
-            return out;
+            return;
         };
+        out.reserve(2 * node.ranks.len() + 2);
         let binding = self.connector.map(ConnectorKind::binding_role);
         for r in &node.ranks {
             if let Some(p) = r.api_port {
@@ -300,7 +309,6 @@ impl Layout {
                 kind: SocketKind::Proxy,
             });
         }
-        out
     }
 
     /// True when every engine uses the layout's one DP RPC port

@@ -15,33 +15,57 @@ use std::collections::BTreeMap;
 /// the hardware table has more (a test holds the table to it).
 pub const MAX_RANK_DEVICES: usize = 16;
 
-/// A rank's `ASCEND_RT_VISIBLE_DEVICES`, held inline: a 64-node plan places
-/// about a thousand ranks per candidate layout, and a heap vector each was
-/// a tenth of `catalog plan`'s time. Reads as a slice of device ids.
+/// Device ids a [`Devices`] can name: every id of a node of the hardware
+/// table (at most [`MAX_RANK_DEVICES`]) with room to spare for layouts the
+/// topology rules refuse (a rank past its node's NPUs), which are placed
+/// before they are judged.
+const DEVICE_IDS: usize = 1024;
+
+/// `0, 1, ..., DEVICE_IDS - 1`: every rank's device list is a window of it.
+static IDS: [u32; DEVICE_IDS] = {
+    let mut ids = [0u32; DEVICE_IDS];
+    let mut i = 0;
+    while i < DEVICE_IDS {
+        ids[i] = i as u32;
+        i += 1;
+    }
+    ids
+};
+
+/// A rank's `ASCEND_RT_VISIBLE_DEVICES`: a contiguous block of device ids,
+/// held as its first id and length (a window of a static table) since a
+/// 64-node plan places about a thousand ranks per candidate layout, and a
+/// heap vector each was a tenth of `catalog plan`'s time (an inline array
+/// of 16 ids, its next form, still most of a rank's bytes). Reads as a
+/// slice of device ids.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Devices {
-    ids: [u32; MAX_RANK_DEVICES],
+    start: u16,
     len: u8,
 }
 
 impl Devices {
     /// Devices `range`, at most [`MAX_RANK_DEVICES`] of them (placement
-    /// only builds ranks the topology rules let through, which fit a node).
+    /// only builds ranks the topology rules let through, which fit a node;
+    /// ids past the table, which only a refused layout reaches, are cut).
     pub fn range(range: std::ops::Range<u32>) -> Devices {
-        let mut ids = [0; MAX_RANK_DEVICES];
-        let mut len = 0;
-        for (slot, d) in ids.iter_mut().zip(range) {
-            *slot = d;
-            len += 1;
+        let start = (range.start as usize).min(DEVICE_IDS);
+        let len = range
+            .len()
+            .min(MAX_RANK_DEVICES)
+            .min(DEVICE_IDS - start);
+        Devices {
+            start: u16::try_from(start).unwrap_or(u16::MAX),
+            len: u8::try_from(len).unwrap_or(0),
         }
-        Devices { ids, len }
     }
 }
 
 impl std::ops::Deref for Devices {
     type Target = [u32];
     fn deref(&self) -> &[u32] {
-        &self.ids[..usize::from(self.len)]
+        let start = usize::from(self.start);
+        IDS.get(start..start + usize::from(self.len)).unwrap_or(&[])
     }
 }
 
@@ -276,6 +300,14 @@ pub fn place(groups: &[GroupShape], input: &PlacementInput) -> Placement {
         ordered.extend(groups.iter().copied().filter(|g| g.role == role));
     }
     let mut p = Placement::default();
+    p.engines
+        .reserve(ordered.iter().map(|g| g.count as usize).sum());
+    p.nodes.reserve(
+        ordered
+            .iter()
+            .map(|g| g.count as usize * g.dp.div_ceil(g.ranks_per_node.max(1)) as usize)
+            .sum(),
+    );
     let mut role_counts = [0usize; 3];
     for g in &ordered {
         for _ in 0..g.count {

@@ -322,4 +322,25 @@ fn a_rank_holds_a_whole_node_of_devices() {
     }
     assert_eq!(Devices::range(4..8).len(), 4);
     assert_eq!(&Devices::range(4..8)[..], &[4, 5, 6, 7]);
+    // More than a rank holds is cut to its first ids.
+    assert_eq!(&Devices::range(3..40)[..], &(3..19).collect::<Vec<u32>>()[..]);
+}
+
+/// A rank placed past its node's NPUs (a layout the topology rules refuse,
+/// placed before it is judged) reads as far as the id table goes, without
+/// a panic.
+#[test]
+fn devices_past_the_id_table_are_cut_not_a_panic() {
+    assert_eq!(&Devices::range(1020..1030)[..], &[1020, 1021, 1022, 1023]);
+    assert!(Devices::range(5000..5008).is_empty());
+    assert!(Devices::range(u32::MAX - 1..u32::MAX).is_empty());
+    let p = place(
+        &[GroupShape {
+            ranks_per_node: 100,
+            ..shape(Role::Decode, 1, 100, 16, 16)
+        }],
+        &PlacementInput::default(),
+    );
+    let last = p.nodes[0].ranks.last().map(|r| r.devices.to_vec());
+    assert_eq!(last, Some(Vec::new()), "rank 99 would hold ids 1584-1599");
 }

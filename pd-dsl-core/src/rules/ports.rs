@@ -3,7 +3,7 @@
 use super::pool;
 use super::topology::u32_of;
 use crate::check::Cx;
-use crate::layout::{Layout, SocketKind};
+use crate::layout::{Layout, Socket, SocketKind};
 use crate::placement::{self, GroupShape};
 use crate::rules::Rule;
 use crate::site::{Site, Spanned};
@@ -273,6 +273,42 @@ impl Findings {
     }
 }
 
+/// Which of a node's sockets overlap: sorted by first port, each compared
+/// only with those still open at its first port, so a node of disjoint
+/// sockets costs a sort instead of every pair.
+#[derive(Default)]
+struct Sweep {
+    order: Vec<u64>,
+    open: Vec<usize>,
+}
+
+impl Sweep {
+    /// Every overlapping pair `(i, j)` of `socks`, `j < i`, in the order of
+    /// `i` then `j` (the order a pairwise walk meets them).
+    fn overlapping(&mut self, socks: &[Socket], pairs: &mut Vec<(usize, usize)>) {
+        pairs.clear();
+        // First port and index in one word: a plain integer sort.
+        self.order.clear();
+        self.order.extend(
+            socks
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (u64::from(s.first) << 32) | i as u64),
+        );
+        self.order.sort_unstable();
+        self.open.clear();
+        for &key in &self.order {
+            let i = (key & u64::from(u32::MAX)) as usize;
+            let first = socks[i].first;
+            // Sockets ending before this one starts end before every later one.
+            self.open.retain(|&j| socks[j].last >= first);
+            pairs.extend(self.open.iter().map(|&j| (i.max(j), i.min(j))));
+            self.open.push(i);
+        }
+        pairs.sort_unstable();
+    }
+}
+
 /// Port rules over a placement: collisions per host, ranges, the ADXL range.
 /// One written value that collides with or overflows on many ranks is one
 /// diagnostic naming the first rank and the count.
@@ -327,56 +363,51 @@ pub(crate) fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx:
         pool::check_placeholders(pool, layout.placement.nodes.len(), cx);
     }
     let mut findings = Findings::default();
+    // Buffers reused across nodes (a 64-node layout has thousands of
+    // sockets; `catalog plan` checks tens of thousands of layouts).
+    let mut socks = Vec::new();
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    let mut sweep = Sweep::default();
+    let proxy_site = spec.proxy.as_ref().map_or(Site::NONE, |p| p.port.site);
     for node in &layout.placement.nodes {
         let engine = &layout.placement.engines[node.engine];
-        // Descriptions and field paths are written only for a finding.
-        let uses: Vec<PortUse> = layout
-            .node_sockets(node.index)
-            .into_iter()
-            .map(|sock| {
-                let (kind, weight, rank, site) = match sock.kind {
-                    SocketKind::Api { dp_rank } => (
-                        "api",
-                        0,
-                        Some((engine.index, dp_rank)),
-                        port_at(engine.role, false).0,
-                    ),
-                    // Both roles compute the span (facts §10.5): it counts
-                    // whichever role binds it.
-                    SocketKind::Kv { dp_rank, .. } => (
-                        "kv",
-                        1,
-                        Some((engine.index, dp_rank)),
-                        kv_at(engine.role, engine.role_index).map_or(Site::NONE, |k| k.0),
-                    ),
-                    SocketKind::DpRpc => ("dp_rpc", 2, None, port_at(engine.role, true).0),
-                    SocketKind::Proxy => (
-                        "proxy",
-                        3,
-                        None,
-                        spec.proxy.as_ref().map_or(Site::NONE, |p| p.port.site),
-                    ),
-                    SocketKind::Pool { name } => (
-                        "pool",
-                        4,
-                        None,
-                        layout
-                            .pool()
-                            .and_then(|p| p.ports.get(name))
-                            .map_or(Site::NONE, |p| p.site),
-                    ),
-                };
-                PortUse {
-                    lo: sock.first,
-                    hi: sock.last,
-                    sock: sock.kind,
-                    kind,
-                    weight,
-                    rank,
-                    site,
+        // The sites of the node's values, once per node (its engine's role).
+        let api_site = port_at(engine.role, false).0;
+        let rpc_site = port_at(engine.role, true).0;
+        let kv_value_site = kv_at(engine.role, engine.role_index).map_or(Site::NONE, |k| k.0);
+        // What the rules need of a socket, built only for a finding (as are
+        // descriptions and field paths).
+        let use_of = |sock: &Socket| -> PortUse {
+            let (kind, weight, rank, site) = match sock.kind {
+                SocketKind::Api { dp_rank } => ("api", 0, Some((engine.index, dp_rank)), api_site),
+                // Both roles compute the span (facts §10.5): it counts
+                // whichever role binds it.
+                SocketKind::Kv { dp_rank, .. } => {
+                    ("kv", 1, Some((engine.index, dp_rank)), kv_value_site)
                 }
-            })
-            .collect();
+                SocketKind::DpRpc => ("dp_rpc", 2, None, rpc_site),
+                SocketKind::Proxy => ("proxy", 3, None, proxy_site),
+                SocketKind::Pool { name } => (
+                    "pool",
+                    4,
+                    None,
+                    layout
+                        .pool()
+                        .and_then(|p| p.ports.get(name))
+                        .map_or(Site::NONE, |p| p.site),
+                ),
+            };
+            PortUse {
+                lo: sock.first,
+                hi: sock.last,
+                sock: sock.kind,
+                kind,
+                weight,
+                rank,
+                site,
+            }
+        };
+        layout.node_sockets_into(node.index, &mut socks);
         // What a socket is, and the field its value was written at.
         let what = |u: &PortUse| -> String {
             let lo = u.lo;
@@ -399,8 +430,9 @@ pub(crate) fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx:
                 SocketKind::Pool { name } => format!("pool.ports.{name}"),
             }
         };
-        for u in &uses {
-            if u.hi > 65535 {
+        for u in socks.iter().filter(|s| s.last > 65535).map(use_of) {
+            let u = &u;
+            {
                 findings.add(
                     Rule::PortRange,
                     u.site,
@@ -415,8 +447,10 @@ pub(crate) fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx:
         }
         // Each colliding pair once, at the value that moves first (see
         // `PortUse::weight`; the later-written value between equals).
-        for (i, a) in uses.iter().enumerate() {
-            for b in uses[..i].iter().filter(|b| a.lo <= b.hi && b.lo <= a.hi) {
+        sweep.overlapping(&socks, &mut pairs);
+        for &(i, j) in &pairs {
+            let (a, b) = (&use_of(&socks[i]), &use_of(&socks[j]));
+            {
                 let (at, other) = if (a.weight, a.site) >= (b.weight, b.site) {
                     (a, b)
                 } else {
@@ -449,21 +483,23 @@ pub(crate) fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx:
     let lo = 20000u32;
     let hi = lo + 1000 * hw.npus_per_node;
     for e in &layout.placement.engines {
-        let spans: Vec<(u32, u32)> = layout
-            .placement
+        let spans = e
             .nodes
             .iter()
-            .filter(|n| n.engine == e.index)
-            .flat_map(|n| n.ranks.iter().filter_map(|r| r.kv_span))
-            .collect();
-        let (Some(first), Some(last)) = (
-            spans.iter().map(|s| s.0).min(),
-            spans.iter().map(|s| s.1).max(),
-        ) else {
+            .filter_map(|&n| layout.placement.nodes.get(n))
+            .flat_map(|n| n.ranks.iter().filter_map(|r| r.kv_span));
+        let Some((first, last)) = spans.fold(None, |acc: Option<(u32, u32)>, (a, b)| {
+            Some(acc.map_or((a, b), |(f, l)| (f.min(a), l.max(b))))
+        }) else {
             continue;
         };
+        let in_range = first < hi && last >= lo;
+        let on_edge = first <= hi && last >= hi;
+        if !(in_range || on_edge) {
+            continue;
+        }
         let (site, field) = kv_site(e.role, e.role_index);
-        if first < hi && last >= lo {
+        if in_range {
             cx.report(
                 Rule::KvPortInAdxlRange,
                 site,
@@ -484,5 +520,50 @@ pub(crate) fn check_ports(spec: &LayoutSpec, layout: &Layout, hw: &Hardware, cx:
                 ),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sweep finds exactly the pairs a walk over every pair finds, in
+    /// the same order, on sets of sockets from disjoint to piled up.
+    #[test]
+    fn the_sweep_finds_every_overlapping_pair_in_pairwise_order() {
+        let mut seed = 0x9e37_79b9_u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % n
+        };
+        let mut sweep = Sweep::default();
+        let mut pairs = Vec::new();
+        let mut found_some = 0;
+        for round in 0..2000 {
+            let n = next(40) as usize;
+            let spread = [4, 40, 400, 70_000][round % 4];
+            let socks: Vec<Socket> = (0..n)
+                .map(|_| {
+                    let first = next(spread) as u32;
+                    Socket {
+                        first,
+                        last: first + next(6) as u32,
+                        kind: SocketKind::DpRpc,
+                    }
+                })
+                .collect();
+            let mut walk = Vec::new();
+            for (i, a) in socks.iter().enumerate() {
+                for (j, b) in socks[..i].iter().enumerate() {
+                    if a.first <= b.last && b.first <= a.last {
+                        walk.push((i, j));
+                    }
+                }
+            }
+            sweep.overlapping(&socks, &mut pairs);
+            assert_eq!(pairs, walk, "round {round}: {socks:?}");
+            found_some += usize::from(!walk.is_empty());
+        }
+        assert!(found_some > 500, "the sets overlap often enough to test it");
     }
 }
