@@ -21,7 +21,9 @@ pub mod upstream;
 
 pub use check::{check, check_owned};
 pub use layout::{Acknowledged, Layout, Proxy, Serve, Socket, SocketKind, Speculative};
-pub use placement::{Devices, Endpoint, EnginePlan, NodePlan, Placement, ProxyLists, RankPlan};
+pub use placement::{
+    Devices, Endpoint, EnginePlan, NodePlan, NodeRanks, Placement, ProxyLists, RankPlan,
+};
 pub use rules::{Diagnostic, Diagnostics, Rule, Severity};
 pub use site::{Site, Spanned};
 pub use spec::*;

@@ -87,6 +87,11 @@ impl Serialize for Devices {
     }
 }
 
+/// A node's ranks, held inline up to a node's most NPUs (a rank holds at
+/// least one): a 64-node placement is then one allocation for its nodes, not
+/// one more per node. Reads as a slice of ranks.
+pub type NodeRanks = smallvec::SmallVec<[RankPlan; MAX_RANK_DEVICES]>;
+
 /// One DP rank.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RankPlan {
@@ -125,7 +130,7 @@ pub struct NodePlan {
     /// where the layout gives one per node.
     pub engine_id: Option<u64>,
     /// The ranks on this node.
-    pub ranks: Vec<RankPlan>,
+    pub ranks: NodeRanks,
 }
 
 impl NodePlan {
