@@ -413,6 +413,15 @@ pub fn place(groups: &[GroupShape], input: &PlacementInput) -> Placement {
         }
     }
     if input.connector.is_some() {
+        let listed = |role: Role| -> usize {
+            p.nodes
+                .iter()
+                .filter(|n| n.role == role)
+                .map(|n| n.ranks.iter().filter(|r| r.api_port.is_some()).count())
+                .sum()
+        };
+        p.proxy.prefill.reserve_exact(listed(Role::Prefill));
+        p.proxy.decode.reserve_exact(listed(Role::Decode));
         for node in &p.nodes {
             let list = match node.role {
                 Role::Prefill => &mut p.proxy.prefill,

@@ -297,12 +297,22 @@ impl Sweep {
         );
         self.order.sort_unstable();
         self.open.clear();
+        // The last port of the open sockets, so a socket past all of them
+        // (every socket of a layout without a collision) closes them at once.
+        let mut reach: Option<u32> = None;
         for &key in &self.order {
             let i = (key & u64::from(u32::MAX)) as usize;
-            let first = socks[i].first;
-            // Sockets ending before this one starts end before every later one.
-            self.open.retain(|&j| socks[j].last >= first);
-            pairs.extend(self.open.iter().map(|&j| (i.max(j), i.min(j))));
+            let (first, last) = (socks[i].first, socks[i].last);
+            if reach.is_some_and(|r| r >= first) {
+                // Sockets ending before this one starts end before every
+                // later one; the one reaching furthest is still open.
+                self.open.retain(|&j| socks[j].last >= first);
+                pairs.extend(self.open.iter().map(|&j| (i.max(j), i.min(j))));
+                reach = reach.max(Some(last));
+            } else {
+                self.open.clear();
+                reach = Some(last);
+            }
             self.open.push(i);
         }
         pairs.sort_unstable();
