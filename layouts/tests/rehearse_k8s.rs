@@ -305,8 +305,10 @@ fn the_kubelet_runs_the_prestop_hook_and_kills_at_the_grace_period() {
             .unwrap_or_else(|e| panic!("{}: rehearsal could not run: {e}", l.name()));
         let out = String::from_utf8_lossy(&out);
         let failures = outcome.failures.join("\n");
+        // The hook sleeps its seconds: it ran that long (to a tenth, at
+        // most a second more).
         let hook = format!(
-            "kubelet: node 0's preStop `sleep {}` ran 5.",
+            "kubelet: node 0's preStop `sleep {0}` ran {0}.",
             pd_dsl::render::k8s::PRESTOP_SECONDS
         );
         assert!(out.contains(&hook), "{}: no `{hook}`:\n{out}", l.name());
