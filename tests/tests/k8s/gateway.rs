@@ -92,6 +92,18 @@ fn the_gateway_objects_select_the_serving_pods_and_validate() {
             assert_eq!(ports, want, "{}", l.name());
         }
         endpoint_picker_serves_the_pool(l.name(), &objects, pool, &matched);
+        // The README says the picker's namespace is an argument an overlay
+        // moving the objects must patch, naming the one the picker got.
+        let readme = std::fs::read_to_string(dir.join("README.md")).expect("k8s README");
+        let named = format!(
+            "`--pool-namespace {}`",
+            pool["metadata"]["namespace"].as_str().expect("pool namespace")
+        );
+        assert!(
+            readme.contains(&named) && readme.contains("must patch that argument"),
+            "{}: the README does not say {named} must follow an overlay's namespace",
+            l.name()
+        );
         files.extend(
             [
                 "inference-pool.yaml",
