@@ -50,10 +50,7 @@ impl Devices {
     /// ids past the table, which only a refused layout reaches, are cut).
     pub fn range(range: std::ops::Range<u32>) -> Devices {
         let start = (range.start as usize).min(DEVICE_IDS);
-        let len = range
-            .len()
-            .min(MAX_RANK_DEVICES)
-            .min(DEVICE_IDS - start);
+        let len = range.len().min(MAX_RANK_DEVICES).min(DEVICE_IDS - start);
         Devices {
             start: u16::try_from(start).unwrap_or(u16::MAX),
             len: u8::try_from(len).unwrap_or(0),

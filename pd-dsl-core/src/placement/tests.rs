@@ -323,7 +323,10 @@ fn a_rank_holds_a_whole_node_of_devices() {
     assert_eq!(Devices::range(4..8).len(), 4);
     assert_eq!(&Devices::range(4..8)[..], &[4, 5, 6, 7]);
     // More than a rank holds is cut to its first ids.
-    assert_eq!(&Devices::range(3..40)[..], &(3..19).collect::<Vec<u32>>()[..]);
+    assert_eq!(
+        &Devices::range(3..40)[..],
+        &(3..19).collect::<Vec<u32>>()[..]
+    );
 }
 
 /// A rank placed past its node's NPUs (a layout the topology rules refuse,

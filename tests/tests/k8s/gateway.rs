@@ -97,7 +97,9 @@ fn the_gateway_objects_select_the_serving_pods_and_validate() {
         let readme = std::fs::read_to_string(dir.join("README.md")).expect("k8s README");
         let named = format!(
             "`--pool-namespace {}`",
-            pool["metadata"]["namespace"].as_str().expect("pool namespace")
+            pool["metadata"]["namespace"]
+                .as_str()
+                .expect("pool namespace")
         );
         assert!(
             readme.contains(&named) && readme.contains("must patch that argument"),
