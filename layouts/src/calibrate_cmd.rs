@@ -249,9 +249,12 @@ pub fn run(a: &CalibrateArgs, layouts: &[Layout], out: &mut dyn Write) -> Res<u8
                 );
                 let _ = writeln!(
                     out,
-                    "  TTFT ms          measured {}  estimated {:.1}\n  TPOT ms          measured {}  estimated {:.1}",
+                    "  TTFT ms          measured {}  estimated {}\n  TPOT ms          measured {}  estimated {:.1}",
                     ms(e.measured_ttft_ms),
-                    e.estimate.ttft_s * 1e3,
+                    e.estimate.queue_s.map_or_else(
+                        || "no bound".to_owned(),
+                        |_| format!("{:.1}", e.estimate.ttft_s * 1e3)
+                    ),
                     ms(e.measured_tpot_ms),
                     e.estimate.tpot_ms
                 );

@@ -144,7 +144,7 @@ fn text(p: &Plan, top: usize, out: &mut dyn Write) -> Result<(), String> {
         let e = &c.estimate;
         let _ = writeln!(
             out,
-            "{:<4} {:<5} {:<44} {:>5} {:>5} {:>10.0} {:>9.1} {:>8.2} {:>8.1}  {}",
+            "{:<4} {:<5} {:<44} {:>5} {:>5} {:>10.0} {:>9.1} {:>8} {:>8.1}  {}",
             i + 1,
             if c.meets { "yes" } else { "no" },
             c.topology,
@@ -152,7 +152,8 @@ fn text(p: &Plan, top: usize, out: &mut dyn Write) -> Result<(), String> {
             c.npus,
             e.output_tokens_per_s,
             e.output_tokens_per_s_per_npu,
-            e.ttft_s,
+            e.queue_s
+                .map_or_else(|| "no bound".to_owned(), |_| format!("{:.2}", e.ttft_s)),
             e.tpot_ms,
             e.bound
         );

@@ -88,3 +88,50 @@ fn the_constants_move_the_figures_their_way() {
     };
     assert!(estimate_with(&l, &w(256), &mfu).unwrap().ttft_s < base.ttft_s);
 }
+
+/// Requests wait before their first token when the layout, not the loop,
+/// bounds what completes: a closed loop far beyond it spends what Little's
+/// law leaves of its cycle waiting; an open loop below capacity waits a
+/// little, more as it nears capacity, and without bound past it (which
+/// fails any TTFT limit); a loop that bounds itself waits none.
+#[test]
+fn requests_wait_when_the_layout_bounds_what_completes() {
+    let l = pd();
+    let light = estimate_with(&l, &w(1), &CALIBRATION).unwrap();
+    assert_eq!(light.bound, "concurrency");
+    assert_eq!(light.queue_s, Some(0.0));
+    let heavy = estimate_with(&l, &w(4000), &CALIBRATION).unwrap();
+    assert_ne!(heavy.bound, "concurrency", "{heavy:?}");
+    let wait = heavy.queue_s.unwrap();
+    assert!(wait > 1.0, "{heavy:?}");
+    // Little's law: 4000 in flight, each held 4000 / rps seconds: its
+    // wait, then the unqueued TTFT, then OSL x TPOT.
+    let held = 4000.0 / heavy.requests_per_s;
+    let cycle = heavy.ttft_s + 1500.0 * heavy.tpot_ms / 1e3;
+    assert!((held - cycle).abs() < 1e-6 * held, "{held} vs {cycle}");
+    assert!(heavy.ttft_text().ends_with(" s"), "{}", heavy.ttft_text());
+    // An open loop: the wait grows toward capacity, then has no bound.
+    let paced = |rate: f64| Workload {
+        concurrency: None,
+        request_rate: Some(rate),
+        ..w(1)
+    };
+    let capacity = heavy.requests_per_s;
+    let slow = estimate_with(&l, &paced(0.3 * capacity), &CALIBRATION).unwrap();
+    let busy = estimate_with(&l, &paced(0.97 * capacity), &CALIBRATION).unwrap();
+    assert_eq!((slow.bound, busy.bound), ("request rate", "request rate"));
+    let (ws, wb) = (slow.queue_s.unwrap(), busy.queue_s.unwrap());
+    assert!(ws >= 0.0 && wb > ws, "{ws} then {wb}");
+    assert!((busy.ttft_s - wb - (slow.ttft_s - ws)).abs() < 1e-9);
+    let over = estimate_with(&l, &paced(2.0 * capacity), &CALIBRATION).unwrap();
+    assert_eq!(over.queue_s, None, "{over:?}");
+    assert_eq!(over.ttft_text(), "no bound");
+    assert!(!over.ttft_within(1e9) && busy.ttft_within(busy.ttft_s));
+    // Capped by a concurrency, the same rate waits a bounded time.
+    let capped = Workload {
+        concurrency: Some(64),
+        ..paced(2.0 * capacity)
+    };
+    let c = estimate_with(&l, &capped, &CALIBRATION).unwrap();
+    assert!(c.queue_s.is_some_and(f64::is_finite), "{c:?}");
+}

@@ -247,10 +247,10 @@ pub fn estimate_unit(inputs: &[Input], opts: &Options) -> Option<crate::estimate
 /// One line for `catalog lint`: what the unit serves, and its P:D balance.
 pub fn estimate_line(file: &str, e: &crate::estimate::Estimate) -> String {
     let mut line = format!(
-        "{file}: serves ~{:.0} output tokens/s ({:.1} per NPU, TTFT {:.2} s, TPOT {:.1} ms, bound by {}; within about {:.0}%) at its workload",
+        "{file}: serves ~{:.0} output tokens/s ({:.1} per NPU, TTFT {}, TPOT {:.1} ms, bound by {}; within about {:.0}%) at its workload",
         e.output_tokens_per_s,
         e.output_tokens_per_s_per_npu,
-        e.ttft_s,
+        e.ttft_text(),
         e.tpot_ms,
         e.bound,
         e.band * 100.0

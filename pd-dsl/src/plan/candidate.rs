@@ -294,7 +294,7 @@ pub(super) fn candidate(
     })?;
     let est = estimate::estimate_with(&layout, w, &estimate::CALIBRATION)
         .ok_or_else(|| "no estimate".to_owned())?;
-    let meets = req.ttft_s.is_none_or(|t| est.ttft_s <= t)
+    let meets = req.ttft_s.is_none_or(|t| est.ttft_within(t))
         && req.tpot_ms.is_none_or(|t| est.tpot_ms <= t)
         && req
             .target_tokens_per_s

@@ -261,11 +261,19 @@ pub fn estimate_doc(e: &crate::estimate::Estimate) -> EstimateDoc {
         total: format!("{:.0}", e.total_tokens_per_s),
         per_npu: format!("{:.1}", e.output_tokens_per_s_per_npu),
         requests: format!("{:.2}", e.requests_per_s),
-        ttft: format!(
-            "{:.2} s (KV transfer {:.0} ms)",
-            e.ttft_s,
-            e.kv_transfer_s * 1e3
-        ),
+        ttft: match e.queue_s {
+            Some(q) if q >= 0.005 => format!(
+                "{} (waiting {q:.2} s, KV transfer {:.0} ms)",
+                e.ttft_text(),
+                e.kv_transfer_s * 1e3
+            ),
+            Some(_) => format!(
+                "{} (KV transfer {:.0} ms)",
+                e.ttft_text(),
+                e.kv_transfer_s * 1e3
+            ),
+            None => "no bound: the requests offered outrun what the layout completes, so they wait longer the longer the run".to_owned(),
+        },
         tpot: format!("{:.1} ms", e.tpot_ms),
         bound: e.bound.to_owned(),
         roles: e

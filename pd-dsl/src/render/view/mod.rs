@@ -56,6 +56,8 @@
 //!                "tokens_per_step", "capacity_rps"}],
 //!     "requests_per_s", "output_tokens_per_s", "total_tokens_per_s",   whole deployment
 //!     "output_tokens_per_s_per_npu", "ttft_s", "kv_transfer_s", "tpot_ms",
+//!     "queue_s": 0.0,                     the wait in ttft_s; null: no bound (an open loop
+//!                                         offering more than the layout completes)
 //!     "bound": "decode",                  concurrency | prefill | decode | request rate
 //!     "band": 0.29,                       leave-one-out median error on upstream's baselines
 //!     "balance": {"idle": "decode", "ratio": 2.1, "engines": 2.1} or null   PD only, see below

@@ -29,11 +29,17 @@
 //!   sustains (`concurrency / (TTFT + OSL x TPOT)`), the prefill ranks'
 //!   capacity, the decode ranks' capacity at their largest batch and the
 //!   rate. A mixed layout's ranks share their time between the two.
+//! - **Queueing** ([`queue`]): when the layout, not the loop, bounds what
+//!   completes, requests wait before their first token (Little's law for a
+//!   closed loop; Kingman-Sakasegawa per stage for an open one below
+//!   capacity; without bound above it). The wait is part of TTFT.
 //!
 //! The hardware figures ([`HardwarePeak`]) carry their sources; the four
 //! constants are fitted on upstream's frozen e2e baselines by
 //! `tests/tests/estimate_calibration.rs`, which reports leave-one-out errors
 //! (BENCHMARKS.md) and fails when [`CALIBRATION`] is not its fit.
+
+mod queue;
 
 use crate::capacity::{self, RoleBudget};
 use crate::dims::{self, AttentionDims, Params};
@@ -183,10 +189,15 @@ pub struct Estimate {
     pub total_tokens_per_s: f64,
     /// Output tokens/s per NPU of the deployment.
     pub output_tokens_per_s_per_npu: f64,
-    /// Time to first token, s (prefill, KV transfer; no queueing).
+    /// Time to first token, s: the wait, prefill and KV transfer (without
+    /// the wait when it has no bound, see `queue_s`).
     pub ttft_s: f64,
     /// KV transfer's share of it, s.
     pub kv_transfer_s: f64,
+    /// The wait before prefill (or a decode slot) in it, s; `null` when an
+    /// open loop offers more than the layout completes, so the wait grows
+    /// for as long as the run lasts.
+    pub queue_s: Option<f64>,
     /// Time per output token, ms.
     pub tpot_ms: f64,
     /// What bounds the throughput: `concurrency`, `prefill`, `decode` or
@@ -198,6 +209,22 @@ pub struct Estimate {
     /// PD: the side that idles when one role's capacity exceeds the
     /// other's by more than [`BALANCE_RATIO`].
     pub balance: Option<Balance>,
+}
+
+impl Estimate {
+    /// TTFT as documents and tables print it: seconds, or that it has no
+    /// bound.
+    pub fn ttft_text(&self) -> String {
+        match self.queue_s {
+            Some(_) => format!("{:.2} s", self.ttft_s),
+            None => "no bound".to_owned(),
+        }
+    }
+
+    /// Whether TTFT is within `limit_s` (never, when it has no bound).
+    pub fn ttft_within(&self, limit_s: f64) -> bool {
+        self.queue_s.is_some() && self.ttft_s <= limit_s
+    }
 }
 
 /// One role of a PD layout idles: the other bounds the deployment.
@@ -469,6 +496,39 @@ pub fn estimate_from(
         .copied()
         .filter(|(_, r)| r.is_finite())
         .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    // The wait before the first token: none when the loop bounds itself;
+    // the open loop's queues at the rate it offers when that bounds it;
+    // else what Little's law leaves of the closed loop's cycle, or no bound
+    // for an open loop beyond what the layout completes.
+    let queue = match (bound, w.request_rate) {
+        ("concurrency", _) => Some(0.0),
+        ("request rate", Some(r)) => {
+            let stages = if pd {
+                vec![
+                    queue::Stage {
+                        servers: p_ranks,
+                        service_s: prefill_s,
+                    },
+                    queue::Stage {
+                        servers: d_ranks * slots,
+                        service_s: osl * step / tps,
+                    },
+                ]
+            } else {
+                // A mixed rank serves a request as its capacity counts it.
+                vec![queue::Stage {
+                    servers: d_ranks,
+                    service_s: prefill_s + osl * full / (tps * slots),
+                }]
+            };
+            queue::open_wait(r, &stages)
+        }
+        _ => match (concurrency, w.request_rate) {
+            (Some(c), _) => Some(queue::closed_wait(c, rps, cycle(batch))),
+            (None, Some(_)) => None,
+            (None, None) => Some(queue::closed_wait(slots * d_ranks, rps, cycle(batch))),
+        },
+    };
     Some(Estimate {
         workload: *w,
         roles,
@@ -476,8 +536,9 @@ pub fn estimate_from(
         output_tokens_per_s: rps * osl,
         total_tokens_per_s: rps * (osl + isl),
         output_tokens_per_s_per_npu: rps * osl / npus_total.max(1) as f64,
-        ttft_s: ttft,
+        ttft_s: ttft + queue.unwrap_or(0.0),
         kv_transfer_s: kv_transfer,
+        queue_s: queue,
         tpot_ms: tpot * 1e3,
         bound,
         band: BAND,
