@@ -313,3 +313,42 @@ fn the_v2_runners_collection_phase_needs_enable_eplb() {
         );
     }
 }
+
+/// A speculative method vLLM's V2 model runner refuses, on a role whose env
+/// turns that runner on (rule `v2_runner_unsupported`, from the generated
+/// vLLM facts' `v2_speculative_methods`): refused at the method's value for
+/// the decode engine only; accepted with the env `0` or with MTP.
+#[test]
+fn the_v2_runners_speculative_methods_are_judged_at_the_method() {
+    let with = |method: &str, env: &str| {
+        YAML.replace("method: mtp", &format!("method: {method}"))
+            .replace(
+                "graph: full_decode_only }",
+                &format!(
+                    "graph: full_decode_only, env: [{{ name: VLLM_USE_V2_MODEL_RUNNER, value: \"{env}\" }}] }}"
+                ),
+            )
+    };
+    let text = with("suffix", "1");
+    let e = load::from_yaml("l.yaml", &text).expect_err("refused");
+    let at = find(&text, "suffix", 0);
+    assert_eq!(
+        rules(&e),
+        [("v2_runner_unsupported".to_owned(), Some(at))],
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("decode engine") && e.to_string().contains("vLLM 0.22.1"),
+        "{e}"
+    );
+    for (method, env) in [("suffix", "0"), ("mtp", "1")] {
+        let text = with(method, env);
+        assert!(
+            load::from_yaml("l.yaml", &text).is_ok(),
+            "{method} {env}: {:?}",
+            load::from_yaml("l.yaml", &text)
+                .err()
+                .map(|e| e.to_string())
+        );
+    }
+}

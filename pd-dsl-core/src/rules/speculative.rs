@@ -55,6 +55,20 @@ declare_rules! {
     /// `async_speculative_methods` (`dspark` from vLLM 0.25.1, `dflash` from
     /// 0.20.2); in practice `ngram` is refused.
     AsyncSchedulingSpeculativeMethod = "async_scheduling_speculative_method", Hard, "`async_scheduling` runs only with the speculative methods vLLM supports it with (EAGLE, MTP, draft model, ...)";
+    /// A speculative method vLLM's V2 model runner refuses, on a role that
+    /// turns that runner on with env `VLLM_USE_V2_MODEL_RUNNER` (non-zero):
+    /// ValueError "VLLM_USE_V2_MODEL_RUNNER does not yet support: ..."
+    /// (vllm/config/vllm.py `_validate_v2_model_runner` @0.20.2 L1807;
+    /// `_get_v2_model_runner_unsupported_features` @0.22.1 L2000 …
+    /// @0.30.0 L2839). The methods are the generated vLLM facts'
+    /// `v2_speculative_methods`: all but eagle, eagle3 and mtp up to vLLM
+    /// 0.23.0, `dflash` allowed from 0.24.0, `dspark` from 0.25.1,
+    /// `extract_hidden_states` from 0.29.0; vLLM 0.30.0 refuses ngram,
+    /// ngram_gpu, draft_model, suffix, medusa, mlp_speculator and
+    /// custom_class. vllm-ascend's patch of the gate
+    /// (patch/platform/patch_use_v2_model_runner.py, from v0.23.0rc1) skips
+    /// it only on 310P devices, which the hardware table has not.
+    V2RunnerUnsupported = "v2_runner_unsupported", Hard, "a role on vLLM's V2 model runner uses only the speculative methods that runner supports";
     /// Draft-model speculative method without a draft for the weights.
     SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "a speculative method that runs a draft model (eagle, eagle3, dflash, medusa, draft_model, mlp_speculator, custom_class) needs one the model table names";
 }
@@ -121,6 +135,24 @@ pub(crate) fn check_method(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mu
                 msite,
                 format!("{scope}.speculative.method"),
                 format!("found speculative method `{}` with `async_scheduling: true` on image `{}`, expected one of {} or an MTP model type, or async scheduling off: vLLM {} refuses other methods with async scheduling at start ({} `VllmConfig.__post_init__`)", s.method, img.tag, list(named), v.version, a.source),
+            );
+        }
+        if super::features::v2_runner_on(serve)
+            && let Some(img) = image
+            && let Ok(v) = crate::upstream::vllm_of(img)
+            && let Some(r) = &v.v2_speculative_methods
+            && r.refused.contains(&s.method)
+        {
+            let named = v
+                .speculative_methods
+                .iter()
+                .map(|m| m.name.as_str())
+                .filter(|m| !m.ends_with("_mtp") && !r.refused.iter().any(|x| x == m));
+            cx.report(
+                Rule::V2RunnerUnsupported,
+                msite,
+                format!("{scope}.speculative.method"),
+                format!("found speculative method `{}` on a {role} engine running vLLM's V2 model runner (env `VLLM_USE_V2_MODEL_RUNNER`) on image `{}`, expected one of {} or an MTP model type, or the V1 runner (no `VLLM_USE_V2_MODEL_RUNNER`): vLLM {} refuses it at start (\"VLLM_USE_V2_MODEL_RUNNER does not yet support: ...\", {})", s.method, img.tag, list(named), v.version, r.source),
             );
         }
         if s.tokens == 0 || s.tokens > 15 {

@@ -319,10 +319,12 @@ pub enum PcpVerdict<'a> {
     /// `VLLM_USE_V2_MODEL_RUNNER` is set true.
     V1Runner(&'a PcpRefusal),
     /// The V2 runner is on, and vLLM's V2 runner refuses PCP (vllm-ascend
-    /// does not take that out): no PCP starts on the image.
+    /// does not take that out).
     V2Runner {
-        /// vllm-ascend's V1-runner refusal.
-        v1: &'a PcpRefusal,
+        /// vllm-ascend's V1-runner refusal, where it has one (from
+        /// v0.25.1rc1): then no PCP starts on the image; without it (up to
+        /// v0.24.0rc1) PCP starts on the V1 runner.
+        v1: Option<&'a PcpRefusal>,
         /// vLLM's V2-runner refusals.
         runner: &'a V2Runner,
     },
@@ -365,9 +367,9 @@ pub fn pcp_verdict<'a>(
     {
         return Some(PcpVerdict::VllmWithDp { source });
     }
-    let v1 = rel.pcp_refusal("use_v2_model_runner")?;
+    let v1 = rel.pcp_refusal("use_v2_model_runner");
     if !v2_runner {
-        return Some(PcpVerdict::V1Runner(v1));
+        return v1.map(PcpVerdict::V1Runner);
     }
     let runner = self::vllm(vllm).ok()?.v2_model_runner.as_ref()?;
     (runner.unsupported.iter().any(|u| u == PCP_FEATURE)

@@ -52,6 +52,10 @@ pub struct VllmRelease {
     pub speculative_methods: Vec<SpeculativeMethodFact>,
     /// What the V2 model runner refuses; `None` before it.
     pub v2_model_runner: Option<V2Runner>,
+    /// The speculative methods the V2 model runner refuses; `None` before
+    /// it.
+    #[serde(default)]
+    pub v2_speculative_methods: Option<V2Speculative>,
     /// The speculative methods `--async-scheduling` starts with; `None`
     /// where vLLM has no such check.
     #[serde(default)]
@@ -130,6 +134,19 @@ pub struct SpeculativeMethodFact {
     /// `extract_hidden_states` get one of their own).
     pub needs_model: bool,
     /// Path in the sdist.
+    pub source: String,
+}
+
+/// The speculative methods vLLM's V2 model runner refuses
+/// (`_get_v2_model_runner_unsupported_features`, vllm/config/vllm.py; in
+/// `_validate_v2_model_runner` at vLLM 0.20.2): with
+/// `VLLM_USE_V2_MODEL_RUNNER` set true, `VllmConfig` raises at start.
+#[derive(Debug, Deserialize)]
+pub struct V2Speculative {
+    /// The `SpeculativeConfig` methods refused (an MTP model type is read as
+    /// `mtp`, which vLLM rewrites it to), sorted.
+    pub refused: Vec<String>,
+    /// `path:line` of the method test.
     pub source: String,
 }
 
