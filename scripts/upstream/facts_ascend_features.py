@@ -5,6 +5,7 @@ V2 model runner, and Engram's tensor-parallel sizes."""
 from __future__ import annotations
 
 import ast
+import re
 
 from facts_ascend_package import FactsError, Package
 
@@ -294,4 +295,51 @@ def engram_tp(pkg: Package) -> dict | None:
                         sizes = [e.value for e in c.comparators[0].elts if isinstance(e, ast.Constant)]
                         if arch:
                             return {"architecture": arch, "tp_sizes": sizes, "source": f"{rel}:{node.lineno}"}
+    return None
+
+
+def sp_graph_alignment(pkg: Package) -> dict | None:
+    """Whether the V1 model runner hands vLLM the TP size when it resolves
+    the capture sizes (`NPUModelRunner._check_and_update_cudagraph_mode`,
+    vllm_ascend/worker/model_runner_v1.py), so that vLLM's refusal of a
+    decode step and TP neither a multiple of the other under sequence
+    parallelism (`adjust_cudagraph_sizes_for_spec_decode`) can fire:
+    `passes_tp` is `never` when the runner itself calls
+    `adjust_cudagraph_sizes_for_spec_decode(<lcm>, 1)` (it pre-aligns to
+    lcm(step, TP) and hands vLLM TP 1), `unless_sizes_aligned` when an `if`
+    testing `all(size % graph_alignment == 0 ...)` sets
+    `resolver_tensor_parallel_size = 1` (typed capture sizes all multiples
+    of lcm(step, TP) skip vLLM's TP step), else `always` (vLLM's runner, or
+    its resolver, gets the TP size). `source`: `path:line` of that call,
+    that `if`, or the function. `None` without the function."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("worker/model_runner_v1.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "_check_and_update_cudagraph_mode"):
+                continue
+            for c in ast.walk(fn):
+                if (
+                    isinstance(c, ast.Call)
+                    and isinstance(c.func, ast.Attribute)
+                    and c.func.attr == "adjust_cudagraph_sizes_for_spec_decode"
+                    and len(c.args) == 2
+                    and isinstance(c.args[1], ast.Constant)
+                    and c.args[1].value == 1
+                ):
+                    return {"passes_tp": "never", "source": f"{rel}:{c.lineno}"}
+            for x in ast.walk(fn):
+                if (
+                    isinstance(x, ast.If)
+                    and re.search(r"\ball\(.*% graph_alignment == 0", ast.unparse(x.test))
+                    and any(
+                        isinstance(s, ast.Assign)
+                        and [ast.unparse(t) for t in s.targets] == ["resolver_tensor_parallel_size"]
+                        and isinstance(s.value, ast.Constant)
+                        and s.value.value == 1
+                        for s in x.body
+                    )
+                ):
+                    return {"passes_tp": "unless_sizes_aligned", "source": f"{rel}:{x.lineno}"}
+            return {"passes_tp": "always", "source": f"{rel}:{fn.lineno}"}
     return None

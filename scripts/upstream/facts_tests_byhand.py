@@ -32,6 +32,49 @@ class ByHand(unittest.TestCase):
         k30 = table("0.30.0rc2")["kvpp"]
         self.assertEqual((k30["graphs"], k30["methods"]), (["eager", "piecewise"], ["dspark", "mtp"]))
 
+    def test_sp_graph_alignment(self):
+        # vllm_ascend/worker/model_runner_v1.py `_check_and_update_cudagraph_mode`, read by hand:
+        # @0.26.0rc1 L4945 it calls vLLM's `resolve_cudagraph_mode_and_sizes(...,
+        # tensor_parallel_size=self.parallel_config.tensor_parallel_size, ...)` (vLLM's runner via
+        # `super()` @0.18.0 L3319); @0.27.1rc1 L5399-5404 (@0.28.0rc1 L5980) `if graph_alignment >
+        # max(...) and capture_sizes and all(size % graph_alignment == 0 for size in capture_sizes):
+        # resolver_tensor_parallel_size = 1`; @0.29.0rc1 L6129 (@0.30.0rc1/rc2 L6387)
+        # `adjust_cudagraph_sizes_for_spec_decode(graph_alignment, 1)` with graph_alignment =
+        # math.lcm(uniform_decode_query_len, tensor_parallel_size).
+        want = {
+            "0.18.0": ("always", 3313),
+            "0.26.0rc1": ("always", 4945),
+            "0.27.1rc1": ("unless_sizes_aligned", 5399),
+            "0.28.0rc1": ("unless_sizes_aligned", 5980),
+            "0.29.0rc1": ("never", 6129),
+            "0.30.0rc2": ("never", 6387),
+        }
+        for v, (passes, line) in want.items():
+            self.assertEqual(
+                table(v)["sp_graph_alignment"],
+                {"passes_tp": passes, "source": f"vllm_ascend/worker/model_runner_v1.py:{line}"},
+                v,
+            )
+        # Read, not matched: the pre-alignment handing vLLM the TP size again, or the exemption
+        # setting another value, falls back to `always`.
+        class Mod:
+            def __init__(self, text):
+                self.tree = ast.parse(text)
+
+        class Pkg:
+            def __init__(self, text):
+                self.modules = {"vllm_ascend/worker/model_runner_v1.py": Mod(text)}
+
+        def read(body):
+            text = "class R:\n    def _check_and_update_cudagraph_mode(self):\n" + "".join(f"        {x}\n" for x in body)
+            return facts_ascend.sp_graph_alignment(Pkg(text))["passes_tp"]
+
+        self.assertEqual(read(["self.c.adjust_cudagraph_sizes_for_spec_decode(a, 1)"]), "never")
+        self.assertEqual(read(["self.c.adjust_cudagraph_sizes_for_spec_decode(a, tp)"]), "always")
+        aligned = "if all(s % graph_alignment == 0 for s in sizes):"
+        self.assertEqual(read([aligned, "    resolver_tensor_parallel_size = 1"]), "unless_sizes_aligned")
+        self.assertEqual(read([aligned, "    resolver_tensor_parallel_size = 2"]), "always")
+
     def test_v41_runner_and_engram(self):
         # vllm_ascend/platform.py @0.30.0rc1: `_validate_model_runner_config` raises "DeepSeek V4.1 on
         # Ascend A5 requires Model Runner V2" for architecture in ("DeepseekV41ForCausalLM",

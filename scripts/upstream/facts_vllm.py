@@ -52,7 +52,13 @@ import sys
 from pathlib import Path
 
 from facts_vllm_calls import Caller
-from facts_vllm_config import _parents, context_parallel, v2_model_runner, v2_speculative_methods  # noqa: F401
+from facts_vllm_config import (  # noqa: F401
+    _parents,
+    context_parallel,
+    spec_decode_sp_alignment,
+    v2_model_runner,
+    v2_speculative_methods,
+)
 from facts_vllm_eval import Group, Parser, Subparsers
 from facts_vllm_kwargs import KwargsRules
 from facts_vllm_source import ClassObj, FactsError, FuncObj, Resolver, Source, Unknown, describe
@@ -133,6 +139,7 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
         "async_speculative_methods": async_speculative_methods(Source(src, overrides)),
         "context_parallel": context_parallel(Source(src, overrides)),
         "drafting_slots": drafting_slots(Source(src, overrides)),
+        "spec_decode_sp_alignment": spec_decode_sp_alignment(Source(src, overrides)),
     }
 
 

@@ -252,3 +252,80 @@ def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
         for c in ast.iter_child_nodes(n):
             parent[c] = n
     return parent
+
+
+COMPILATION = "vllm/config/compilation.py"
+GPU_RUNNER = "vllm/v1/worker/gpu_model_runner.py"
+
+
+def spec_decode_sp_alignment(source: Source) -> dict | None:
+    """vLLM's refusal of capture sizes that cannot be multiples of both the
+    decode step and TP (`CompilationConfig.adjust_cudagraph_sizes_for_spec_decode`,
+    vllm/config/compilation.py): under `if tensor_parallel_size > 1 and
+    self.pass_config.enable_sp:` the step is `max(uniform_decode_query_len,
+    tensor_parallel_size)`, and an `if` raises when it is not a multiple of
+    both. `source`: `path:line` of that `if`. `call`: `path:line` of the
+    V1 runner's call (vllm/config/compilation.py from vLLM 0.20.2, the GPU
+    model runner before), made under `decode_mode() == CUDAGraphMode.FULL`;
+    `needs_separate_routine`: the call also needs `separate_routine()`, which
+    vLLM's `FULL` mode lacks and `FULL_DECODE_ONLY` has (vLLM 0.18.0,
+    0.19.1). `None` without the refusal."""
+    text = _read(source, COMPILATION)
+    if text is None:
+        return None
+    tree = ast.parse(text, COMPILATION)
+    fn = next(
+        (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "adjust_cudagraph_sizes_for_spec_decode"),
+        None,
+    )
+    if fn is None:
+        return None
+    at = None
+    for sp in ast.walk(fn):
+        if not (
+            isinstance(sp, ast.If)
+            and {"tensor_parallel_size > 1", "self.pass_config.enable_sp"}
+            <= {ast.unparse(v) for v in (sp.test.values if isinstance(sp.test, ast.BoolOp) else [sp.test])}
+        ):
+            continue
+        takes_max = any(
+            isinstance(s, ast.Assign) and ast.unparse(s.value) == "max(uniform_decode_query_len, tensor_parallel_size)"
+            for s in sp.body
+        )
+        for r in sp.body:
+            test = ast.unparse(r.test) if isinstance(r, ast.If) else ""
+            if (
+                takes_max
+                and isinstance(r, ast.If)
+                and _raises(r)
+                and "% uniform_decode_query_len != 0" in test
+                and "% tensor_parallel_size != 0" in test
+            ):
+                at = r.lineno
+    if at is None:
+        return None
+    call = None
+    for rel in (COMPILATION, GPU_RUNNER):
+        t = _read(source, rel)
+        if t is None:
+            continue
+        mod = ast.parse(t, rel)
+        parent = _parents(mod)
+        for c in ast.walk(mod):
+            if not (
+                isinstance(c, ast.Call)
+                and isinstance(c.func, ast.Attribute)
+                and c.func.attr == "adjust_cudagraph_sizes_for_spec_decode"
+            ):
+                continue
+            up = parent.get(c)
+            while up is not None and not isinstance(up, ast.If):
+                up = parent.get(up)
+            if up is None or "decode_mode() == CUDAGraphMode.FULL" not in ast.unparse(up.test):
+                raise FactsError(f"`{rel}`:{c.lineno}: the call of `adjust_cudagraph_sizes_for_spec_decode` is not under `decode_mode() == CUDAGraphMode.FULL`")
+            call = {"call": f"{rel}:{c.lineno}", "needs_separate_routine": "separate_routine()" in ast.unparse(up.test)}
+        if call:
+            break
+    if call is None:
+        raise FactsError(f"`{COMPILATION}`: nothing calls `adjust_cudagraph_sizes_for_spec_decode`")
+    return {"source": f"{COMPILATION}:{at}", **call}

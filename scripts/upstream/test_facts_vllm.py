@@ -79,6 +79,7 @@ class WellFormed(unittest.TestCase):
                         "async_speculative_methods",
                         "context_parallel",
                         "drafting_slots",
+                        "spec_decode_sp_alignment",
                     ],
                 )
                 slots = f["drafting_slots"]
@@ -358,6 +359,50 @@ class HandRead(unittest.TestCase):
                     '            and self.speculative_config.method not in ("eagle", "eagle3", "mtp")\n'
                     "            and self.parallel_config.enable_dbo\n")
         self.assertIsNone(read("0.20.2", ov))
+
+    def test_spec_decode_sp_alignment(self):
+        # vllm/config/compilation.py `adjust_cudagraph_sizes_for_spec_decode`, read by hand: under
+        # `if tensor_parallel_size > 1 and self.pass_config.enable_sp:` the step is
+        # `max(uniform_decode_query_len, tensor_parallel_size)` and `if multiple_of %
+        # uniform_decode_query_len != 0 or multiple_of % tensor_parallel_size != 0:` raises "Can't
+        # determine cudagraph shapes ..." (@0.18.0 L1157, @0.28.0 L1525, @0.30.0 L1553). The V1 runner
+        # calls it from vllm/v1/worker/gpu_model_runner.py @0.18.0 L6090 under `decode_mode() ==
+        # CUDAGraphMode.FULL and cudagraph_mode.separate_routine() and uniform_decode_query_len > 1`,
+        # from `resolve_cudagraph_mode_and_sizes` (compilation.py @0.20.2 L1415) without
+        # `separate_routine()`.
+        lines = {"0.18.0": (1157, "vllm/v1/worker/gpu_model_runner.py:6090", True),
+                 "0.20.2": (1453, "vllm/config/compilation.py:1415", False),
+                 "0.28.0": (1525, "vllm/config/compilation.py:1487", False),
+                 "0.30.0": (1553, "vllm/config/compilation.py:1515", False)}
+        for v, (line, call, separate) in lines.items():
+            with self.subTest(vllm=v):
+                self.assertEqual(
+                    facts(v)["spec_decode_sp_alignment"],
+                    {"source": f"vllm/config/compilation.py:{line}", "call": call, "needs_separate_routine": separate},
+                )
+        for v in PINNED:
+            self.assertEqual(facts(v)["spec_decode_sp_alignment"]["needs_separate_routine"], version_key(v) < version_key("0.20.2"), v)
+
+    def test_spec_decode_sp_alignment_is_read_not_matched(self):
+        def read(v, ov):
+            return fv.spec_decode_sp_alignment(fv.Source(corpus("vllm", v), ov))
+
+        # The step taken as the lcm instead of the max: no such refusal.
+        ov = mutate("0.28.0", "vllm/config/compilation.py",
+                    "multiple_of = max(uniform_decode_query_len, tensor_parallel_size)",
+                    "multiple_of = math.lcm(uniform_decode_query_len, tensor_parallel_size)")
+        self.assertIsNone(read("0.28.0", ov))
+        # The SP test dropped from the guard: no such refusal.
+        ov = mutate("0.28.0", "vllm/config/compilation.py",
+                    "if tensor_parallel_size > 1 and self.pass_config.enable_sp:",
+                    "if tensor_parallel_size > 1:")
+        self.assertIsNone(read("0.28.0", ov))
+        # The call guarded by a separate decode routine again: FULL no longer reaches it.
+        ov = mutate("0.28.0", "vllm/config/compilation.py",
+                    "            and cudagraph_mode.decode_mode() == CUDAGraphMode.FULL\n            and uniform",
+                    "            and cudagraph_mode.decode_mode() == CUDAGraphMode.FULL\n"
+                    "            and cudagraph_mode.separate_routine()\n            and uniform")
+        self.assertTrue(read("0.28.0", ov)["needs_separate_routine"])
 
     def test_async_scheduling_methods(self):
         # vllm/config/vllm.py `VllmConfig.__post_init__`: with async scheduling on, a method outside
