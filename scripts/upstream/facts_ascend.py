@@ -21,6 +21,7 @@ from pathlib import Path
 from facts_ascend_config import additional_config
 from facts_ascend_features import (  # noqa: F401
     _v2_fields_needing_flag,
+    enable_sp,
     engram_tp,
     eplb_runner,
     kvpp,
@@ -70,6 +71,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "v2_runner_required": v2_runner_required(pkg),
         "engram_tp": engram_tp(pkg),
         "sp_graph_alignment": sp_graph_alignment(pkg),
+        "enable_sp": enable_sp(pkg),
         "kv_pool_backends": kv_pool_backends(pkg),
         "kv_pool_runner": kv_pool_runner(src),
     }

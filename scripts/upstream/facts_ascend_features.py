@@ -343,3 +343,51 @@ def sp_graph_alignment(pkg: Package) -> dict | None:
                     return {"passes_tp": "unless_sizes_aligned", "source": f"{rel}:{x.lineno}"}
             return {"passes_tp": "always", "source": f"{rel}:{fn.lineno}"}
     return None
+
+
+def enable_sp(pkg: Package) -> dict | None:
+    """What vllm-ascend's `enable_sp()` (vllm_ascend/utils.py), the sequence
+    parallelism the model runner hands vLLM's graph sizing
+    (`update_pass_config`), reads: `additional_config.enable_flashcomm1`
+    (a test `"enable_flashcomm1" in additional_config`), `env.<NAME>`
+    (`envs_ascend.NAME` or `os.getenv("NAME", ...)`), `shared_expert_dp`
+    (an `if` on the `enable_shared_expert_dp` argument that sets it on),
+    `parallel_config.use_sequence_parallel_moe` (vLLM's own property).
+    `source`: `path:line` of the function. `None` without it."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("vllm_ascend/utils.py"):
+            continue
+        for fn in mod.tree.body:
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "enable_sp"):
+                continue
+            reads: set[str] = set()
+            for x in ast.walk(fn):
+                if (
+                    isinstance(x, ast.Compare)
+                    and isinstance(x.left, ast.Constant)
+                    and x.left.value == "enable_flashcomm1"
+                    and isinstance(x.ops[0], ast.In)
+                ):
+                    reads.add("additional_config.enable_flashcomm1")
+                if isinstance(x, ast.Attribute) and ast.unparse(x.value) == "envs_ascend":
+                    reads.add(f"env.{x.attr}")
+                if (
+                    isinstance(x, ast.Call)
+                    and ast.unparse(x.func) == "os.getenv"
+                    and x.args
+                    and isinstance(x.args[0], ast.Constant)
+                ):
+                    reads.add(f"env.{x.args[0].value}")
+                if isinstance(x, ast.Attribute) and x.attr == "use_sequence_parallel_moe":
+                    reads.add("parallel_config.use_sequence_parallel_moe")
+                if (
+                    isinstance(x, ast.If)
+                    and "enable_shared_expert_dp" in {n.id for n in ast.walk(x.test) if isinstance(n, ast.Name)}
+                    and any(
+                        isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and s.value.value is True
+                        for s in x.body
+                    )
+                ):
+                    reads.add("shared_expert_dp")
+            return {"reads": sorted(reads), "source": f"{rel}:{fn.lineno}"}
+    return None

@@ -75,6 +75,41 @@ class ByHand(unittest.TestCase):
         self.assertEqual(read([aligned, "    resolver_tensor_parallel_size = 1"]), "unless_sizes_aligned")
         self.assertEqual(read([aligned, "    resolver_tensor_parallel_size = 2"]), "always")
 
+    def test_enable_sp_reads(self):
+        # vllm_ascend/utils.py `enable_sp`, read by hand: @0.18.0 L774-792 `envs_ascend.
+        # VLLM_ASCEND_ENABLE_FLASHCOMM1 or bool(int(os.getenv("VLLM_ASCEND_ENABLE_FLASHCOMM", "0")))`,
+        # then `if not _ENABLE_SP and enable_shared_expert_dp: _ENABLE_SP = True`; @0.23.0 L903-929
+        # `"enable_flashcomm1" in additional_config` first, else the config/env, and the same forcing;
+        # @0.26.0rc1 L861-888 no forcing ("no longer changes the FlashComm1 setting"); @0.27.1rc1 L811
+        # `return bool(vllm_config.parallel_config.use_sequence_parallel_moe)`.
+        flash = ["additional_config.enable_flashcomm1", "env.VLLM_ASCEND_ENABLE_FLASHCOMM1"]
+        want = {
+            "0.18.0": (["env.VLLM_ASCEND_ENABLE_FLASHCOMM", "env.VLLM_ASCEND_ENABLE_FLASHCOMM1", "shared_expert_dp"], 774),
+            "0.23.0": (flash + ["shared_expert_dp"], 903),
+            "0.26.0rc1": (flash, 861),
+            "0.27.1rc1": (["parallel_config.use_sequence_parallel_moe"], 811),
+        }
+        for v, (reads, line) in want.items():
+            self.assertEqual(table(v)["enable_sp"], {"reads": reads, "source": f"vllm_ascend/utils.py:{line}"}, v)
+
+        class Mod:
+            def __init__(self, text):
+                self.tree = ast.parse(text)
+
+        class Pkg:
+            def __init__(self, text):
+                self.modules = {"vllm_ascend/utils.py": Mod(text)}
+
+        def read(body):
+            text = "def enable_sp(vllm_config=None, enable_shared_expert_dp=False):\n" + "".join(f"    {x}\n" for x in body)
+            return facts_ascend.enable_sp(Pkg(text))["reads"]
+
+        # Read, not matched: another env, the forcing setting False, a key test on another key.
+        self.assertEqual(read(["return envs_ascend.VLLM_ASCEND_X"]), ["env.VLLM_ASCEND_X"])
+        self.assertEqual(read(["if enable_shared_expert_dp:", "    on = False"]), [])
+        self.assertEqual(read(["if enable_shared_expert_dp:", "    on = True"]), ["shared_expert_dp"])
+        self.assertEqual(read(['return "enable_flashcomm2" in additional_config']), [])
+
     def test_v41_runner_and_engram(self):
         # vllm_ascend/platform.py @0.30.0rc1: `_validate_model_runner_config` raises "DeepSeek V4.1 on
         # Ascend A5 requires Model Runner V2" for architecture in ("DeepseekV41ForCausalLM",
