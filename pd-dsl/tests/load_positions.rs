@@ -352,3 +352,44 @@ fn the_v2_runners_speculative_methods_are_judged_at_the_method() {
         );
     }
 }
+
+/// A full decode graph with MTP 2 (decode step 3), TP4 and FlashComm1
+/// sequence parallelism (rule `speculative_sp_graph_alignment`, from the
+/// generated facts' `spec_decode_sp_alignment`, `sp_graph_alignment` and
+/// `enable_sp`): refused at the decode role's `tokens`; accepted with MTP 3
+/// (step 4) or without the env.
+#[test]
+fn the_decode_step_and_tp_align_under_sequence_parallelism() {
+    let with = |tokens: u32, env: &str| {
+        YAML.replace("{ role: decode, count: 1, dp: 16, tp: 1 }", "{ role: decode, count: 1, dp: 4, tp: 4 }")
+            .replace(
+                "  decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only }",
+                &format!(
+                    "  decode: {{ max_num_batched_tokens: 240, max_num_seqs: 60, graph: full_decode_only, speculative: {{ method: mtp, tokens: {tokens} }}, env: [{{ name: VLLM_ASCEND_ENABLE_FLASHCOMM1, value: \"{env}\" }}] }}"
+                ),
+            )
+    };
+    let text = with(2, "1");
+    let e = load::from_yaml("l.yaml", &text).expect_err("refused");
+    let at = find(&text, "tokens: 2 }", 0);
+    let at = load::Position {
+        column: at.column + "tokens: ".len() as u64,
+        ..at
+    };
+    assert_eq!(
+        rules(&e),
+        [("speculative_sp_graph_alignment".to_owned(), Some(at))],
+        "{e}"
+    );
+    assert!(e.to_string().contains("decode step 3"), "{e}");
+    for (tokens, env) in [(3, "1"), (2, "0")] {
+        let text = with(tokens, env);
+        assert!(
+            load::from_yaml("l.yaml", &text).is_ok(),
+            "{tokens} {env}: {:?}",
+            load::from_yaml("l.yaml", &text)
+                .err()
+                .map(|e| e.to_string())
+        );
+    }
+}

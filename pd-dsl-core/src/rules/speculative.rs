@@ -69,6 +69,23 @@ declare_rules! {
     /// (patch/platform/patch_use_v2_model_runner.py, from v0.23.0rc1) skips
     /// it only on 310P devices, which the hardware table has not.
     V2RunnerUnsupported = "v2_runner_unsupported", Hard, "a role on vLLM's V2 model runner uses only the speculative methods that runner supports";
+    /// A full decode graph with speculative tokens on a TP engine with
+    /// sequence parallelism (vllm-ascend's `enable_sp()`, as the generated
+    /// `enable_sp` says it reads: FlashComm1 by env or key, shared-expert DP
+    /// up to 0.25.1rc1; not judged where it is vLLM's
+    /// `use_sequence_parallel_moe`, 0.27.1rc1 and 0.28.0rc1) whose decode step
+    /// (`tokens + 1`) and TP are not multiples of one another, on the V1
+    /// model runner: vLLM raises ValueError "Can't determine cudagraph shapes
+    /// ..." (vllm/config/compilation.py `adjust_cudagraph_sizes_for_spec_decode`
+    /// @0.18.0 L1157, @0.28.0 L1525), called for `full_decode_only` and, from
+    /// vLLM 0.20.2, `full`. vllm-ascend hands it the TP size up to 0.26.0rc1,
+    /// at 0.27.1rc1/0.28.0rc1 unless the typed capture sizes are all
+    /// multiples of lcm(step, TP), and from 0.29.0rc1 never (it pre-aligns
+    /// to that lcm; vllm_ascend/worker/model_runner_v1.py
+    /// `_check_and_update_cudagraph_mode` @0.29.0rc1 L6129). Read from the
+    /// generated facts (vLLM's `spec_decode_sp_alignment`, vllm-ascend's
+    /// `sp_graph_alignment` and `enable_sp`).
+    SpeculativeSpGraphAlignment = "speculative_sp_graph_alignment", Hard, "with sequence parallelism and a full decode graph, the decode step and TP are multiples of one another";
     /// Draft-model speculative method without a draft for the weights.
     SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "a speculative method that runs a draft model (eagle, eagle3, dflash, medusa, draft_model, mlp_speculator, custom_class) needs one the model table names";
 }
@@ -352,4 +369,114 @@ pub(crate) fn check_draft(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut
             ),
         );
     }
+}
+
+/// A full decode graph with speculative tokens, TP and sequence parallelism
+/// whose decode step and TP are not multiples of one another (rule
+/// `speculative_sp_graph_alignment`).
+pub(crate) fn check_sp_alignment(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    tp: u32,
+    cx: &mut Cx,
+) {
+    let (Some(graph), Some(s), Some(img)) = (serve.graph, &serve.speculative, facts.image) else {
+        return;
+    };
+    let (Some(rel), Ok(v)) = (img.facts(), crate::upstream::vllm_of(img)) else {
+        return;
+    };
+    let (Some(ascend), Some(refusal)) = (&rel.sp_graph_alignment, &v.spec_decode_sp_alignment)
+    else {
+        return;
+    };
+    // vLLM calls it for a FULL decode graph: `FULL_DECODE_ONLY` has a
+    // separate decode routine, `FULL` has not.
+    let reached = match graph {
+        GraphMode::FullDecodeOnly => true,
+        GraphMode::Full => !refusal.needs_separate_routine,
+        GraphMode::Eager | GraphMode::Piecewise => false,
+    };
+    let step = s.tokens.saturating_add(1);
+    let tp = u64::from(tp);
+    if !reached
+        || s.tokens == 0
+        || tp <= 1
+        || super::features::v2_runner_on(serve)
+        || enable_sp(rel, serve, tp) != Some(true)
+        || step.max(tp) % step.min(tp) == 0
+    {
+        return;
+    }
+    let spec = facts.spec;
+    let block = match spec.roles.get(&role) {
+        Some(b) if b.graph.is_some() => b,
+        _ => &spec.serve,
+    };
+    let lcm = step / gcd(step, tp) * tp;
+    let aligned =
+        !block.capture_sizes.is_empty() && block.capture_sizes.iter().all(|c| c.value % lcm == 0);
+    let exempt = match ascend.passes_tp.as_str() {
+        "always" => "",
+        "unless_sizes_aligned" if !aligned => " or `capture_sizes` all multiples of their lcm",
+        _ => return,
+    };
+    let sp = spec
+        .roles
+        .get(&role)
+        .and_then(|b| b.speculative.as_ref())
+        .or(spec.serve.speculative.as_ref());
+    let site = sp.map_or(Site::NONE, |sp| sp.tokens.site);
+    cx.report(
+        Rule::SpeculativeSpGraphAlignment,
+        site,
+        format!("{}.speculative.tokens", role.as_str()),
+        format!(
+            "found {} speculative tokens (decode step {step}) with `{}` graphs, TP {tp} and sequence parallelism on a {role} engine, expected a step that TP divides or that divides TP{exempt}, or sequence parallelism off: vLLM {} refuses to size the graphs at start on image `{}` (\"Can't determine cudagraph shapes ...\", {} `adjust_cudagraph_sizes_for_spec_decode`; vllm-ascend {} hands it the TP size, {})",
+            s.tokens,
+            graph.as_str(),
+            v.version,
+            img.tag,
+            refusal.source,
+            rel.version,
+            ascend.source
+        ),
+    );
+}
+
+/// vllm-ascend's `enable_sp()` for a role of TP `tp`, from what the facts
+/// say it reads (`enable_sp`): `additional_config.enable_flashcomm1` when
+/// the key is present, else the env variables it reads as integers; or
+/// forced on by `enable_shared_expert_dp`, which `AscendConfig` keeps only
+/// with `--enable-expert-parallel` and TP > 1 (ascend_config.py @v0.18.0
+/// L63-71, @v0.20.2rc1 L106-114). `None` where it reads what pd-dsl does
+/// not model (vLLM's `use_sequence_parallel_moe`, from v0.27.1rc1).
+fn enable_sp(rel: &crate::upstream::Release, serve: &Serve, tp: u64) -> Option<bool> {
+    let f = rel.enable_sp.as_ref()?;
+    let mut key = false;
+    let mut forced = false;
+    let mut envs = Vec::new();
+    for r in &f.reads {
+        match r.as_str() {
+            "additional_config.enable_flashcomm1" => key = true,
+            "shared_expert_dp" => forced = true,
+            _ => envs.push(r.strip_prefix("env.")?),
+        }
+    }
+    let switched = match serve.additional_config.get("enable_flashcomm1") {
+        Some(v) if key => super::model::python_truthy(Some(v)),
+        _ => envs.iter().any(|name| {
+            matches!(serve.env_value(name), Some(crate::spec::EnvValue::Literal(s)) if s.trim().parse::<i64>().is_ok_and(|n| n != 0))
+        }),
+    };
+    let shared = forced
+        && super::model::python_truthy(serve.additional_config.get("enable_shared_expert_dp"))
+        && serve.expert_parallel
+        && tp > 1;
+    Some(switched || shared)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
 }

@@ -61,6 +61,13 @@ pub struct Release {
     /// vllm_ascend/platform.py); `None` before Ascend Engram.
     #[serde(default)]
     pub engram_tp: Option<EngramTp>,
+    /// Whether the V1 model runner hands vLLM the TP size when it sizes the
+    /// graphs (`_check_and_update_cudagraph_mode`); `None` without it.
+    #[serde(default)]
+    pub sp_graph_alignment: Option<SpGraphAlignment>,
+    /// What `enable_sp()` (vllm_ascend/utils.py) reads; `None` without it.
+    #[serde(default)]
+    pub enable_sp: Option<EnableSp>,
     /// The stores `AscendStoreConnector` keeps a KV pool in, with the env
     /// variable each reads its per-node config path from.
     pub kv_pool_backends: Vec<PoolBackendFact>,
@@ -186,6 +193,32 @@ pub struct EplbRunner {
     /// default.
     #[serde(default)]
     pub v2_fields_need_flag: Vec<FieldNeedsFlag>,
+    /// `path:line` in the sdist.
+    pub source: String,
+}
+
+/// What vllm-ascend's `enable_sp()` (vllm_ascend/utils.py), the sequence
+/// parallelism its model runner hands vLLM's graph sizing, reads:
+/// `additional_config.enable_flashcomm1`, `env.<NAME>`, `shared_expert_dp`
+/// (forced on by `enable_shared_expert_dp`), or
+/// `parallel_config.use_sequence_parallel_moe` (vLLM's property).
+#[derive(Debug, Deserialize)]
+pub struct EnableSp {
+    /// What it reads, sorted.
+    pub reads: Vec<String>,
+    /// `path:line` of the function.
+    pub source: String,
+}
+
+/// How the V1 model runner (vllm_ascend/worker/model_runner_v1.py
+/// `_check_and_update_cudagraph_mode`) hands vLLM the TP size when it sizes
+/// the capture sizes for speculative decoding.
+#[derive(Debug, Deserialize)]
+pub struct SpGraphAlignment {
+    /// `always`; `unless_sizes_aligned` (not when the typed capture sizes
+    /// are all multiples of lcm(step, TP)); `never` (it pre-aligns to that
+    /// lcm and hands vLLM TP 1).
+    pub passes_tp: String,
     /// `path:line` in the sdist.
     pub source: String,
 }

@@ -66,6 +66,25 @@ pub struct VllmRelease {
     /// The batch slots the speculative methods reserve for drafting.
     #[serde(default)]
     pub drafting_slots: Option<DraftingSlots>,
+    /// The refusal of a decode step and TP that are not multiples of one
+    /// another under sequence parallelism; `None` without it.
+    #[serde(default)]
+    pub spec_decode_sp_alignment: Option<SpecDecodeSpAlignment>,
+}
+
+/// vLLM's refusal of full-graph capture sizes under sequence parallelism
+/// when neither the decode step (`num_speculative_tokens + 1`) nor TP is a
+/// multiple of the other (`CompilationConfig.adjust_cudagraph_sizes_for_spec_decode`,
+/// vllm/config/compilation.py).
+#[derive(Debug, Deserialize)]
+pub struct SpecDecodeSpAlignment {
+    /// `path:line` of the raising `if`.
+    pub source: String,
+    /// `path:line` of the V1 runner's call, made for a FULL decode graph.
+    pub call: String,
+    /// The call also needs a separate decode routine (`FULL_DECODE_ONLY`,
+    /// not `FULL`).
+    pub needs_separate_routine: bool,
 }
 
 /// The batch slots vLLM reserves for drafting

@@ -444,3 +444,88 @@ fn pcp_on_the_v2_runner_before_vllm_ascend_refuses_the_v1_runner() {
         assert_eq!(broken(&with(image, false)), BTreeSet::new(), "{image}");
     }
 }
+
+/// MTP 2 (decode step 3) on the TP4 decode engine with a full decode graph
+/// and sequence parallelism (env `VLLM_ASCEND_ENABLE_FLASHCOMM1`): vLLM
+/// cannot size graphs for both 3 and 4 where vllm-ascend hands it the TP
+/// size (generated `sp_graph_alignment` `always`, SP read as the generated
+/// `enable_sp` says), and not from v0.29.0rc1 (`never`); MTP 1 (step 2
+/// divides 4), no SP, the V2 runner, or `full` on vLLM 0.18.0 (no separate
+/// decode routine) start. Shared-expert DP turns SP on up to v0.25.1rc1,
+/// not at v0.26.0rc1.
+#[test]
+fn speculative_steps_and_tp_align_under_sequence_parallelism() {
+    let with =
+        |image: &str, graph: &str, tokens: u64, env: &[(&str, &str)], config: serde_json::Value| {
+            let mut v = pd("deepseek_v3_1_w8a8_mtp_quarot", image);
+            v["serve"]["speculative"] = json!({"method": "mtp", "tokens": 1});
+            let env: Vec<_> = env
+                .iter()
+                .map(|(n, x)| json!({"name": n, "value": x}))
+                .collect();
+            with_role(
+                v,
+                "decode",
+                json!({
+                    "graph": graph,
+                    "speculative": {"method": "mtp", "tokens": tokens},
+                    "env": env,
+                    "additional_config": config,
+                    "max_num_batched_tokens": 256, "max_num_seqs": 64
+                }),
+            )
+        };
+    let sp = [("VLLM_ASCEND_ENABLE_FLASHCOMM1", "1")];
+    for image in ["v0.18.0", "v0.23.0", "v0.26.0rc1"] {
+        let refused = with(image, "full_decode_only", 2, &sp, json!({}));
+        assert_eq!(
+            broken(&refused),
+            only("speculative_sp_graph_alignment"),
+            "{image}"
+        );
+        let m = messages(&refused, "speculative_sp_graph_alignment");
+        assert!(
+            m[0].contains("decode step 3")
+                && m[0].contains("TP 4")
+                && m[0].contains("vllm/config/compilation.py:"),
+            "{m:?}"
+        );
+        assert_eq!(
+            broken(&with(image, "full_decode_only", 1, &sp, json!({}))),
+            BTreeSet::new(),
+            "{image}"
+        );
+        assert_eq!(
+            broken(&with(image, "full_decode_only", 2, &[], json!({}))),
+            BTreeSet::new(),
+            "{image}"
+        );
+        let v2 = [sp[0], ("VLLM_USE_V2_MODEL_RUNNER", "1")];
+        assert!(
+            !broken(&with(image, "full_decode_only", 2, &v2, json!({})))
+                .contains("speculative_sp_graph_alignment"),
+            "{image}"
+        );
+    }
+    assert_eq!(
+        broken(&with("v0.18.0", "full", 2, &sp, json!({}))),
+        BTreeSet::new()
+    );
+    assert_eq!(
+        broken(&with("v0.23.0", "full", 2, &sp, json!({}))),
+        only("speculative_sp_graph_alignment")
+    );
+    assert_eq!(
+        broken(&with("v0.29.0rc1", "full_decode_only", 2, &sp, json!({}))),
+        BTreeSet::new()
+    );
+    let shared = json!({"enable_shared_expert_dp": true});
+    assert_eq!(
+        broken(&with("v0.23.0", "full_decode_only", 2, &[], shared.clone())),
+        only("speculative_sp_graph_alignment")
+    );
+    assert_eq!(
+        broken(&with("v0.26.0rc1", "full_decode_only", 2, &[], shared)),
+        BTreeSet::new()
+    );
+}
