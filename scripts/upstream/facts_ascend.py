@@ -26,6 +26,7 @@ from facts_ascend_features import (  # noqa: F401
     eplb_runner,
     kvpp,
     sp_graph_alignment,
+    tp_aligned_capture_sizes,
     v2_runner_required,
 )
 from facts_ascend_image import IMAGE_WORKFLOW, IMAGES, TOOLS, image_suffixes, images  # noqa: F401
@@ -72,6 +73,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "engram_tp": engram_tp(pkg),
         "sp_graph_alignment": sp_graph_alignment(pkg),
         "enable_sp": enable_sp(pkg),
+        "tp_aligned_capture_sizes": tp_aligned_capture_sizes(pkg),
         "kv_pool_backends": kv_pool_backends(pkg),
         "kv_pool_runner": kv_pool_runner(src),
     }

@@ -391,3 +391,53 @@ def enable_sp(pkg: Package) -> dict | None:
                     reads.add("shared_expert_dp")
             return {"reads": sorted(reads), "source": f"{rel}:{fn.lineno}"}
     return None
+
+
+def tp_aligned_capture_sizes(pkg: Package) -> dict | None:
+    """vllm-ascend's refusal of capture sizes none of which is a multiple of
+    TP (`_setup_compile_backend`, vllm_ascend/platform.py): under an `if`
+    testing `tensor_parallel_size > 1` and `requires_tp_aligned_capture_sizes`
+    (with `cudagraph_mode != CUDAGraphMode.NONE` and not `enforce_eager`),
+    an `if not <sizes>:` raises. `requires`: the terms the requirement is an
+    `or` of (`enable_sp` for the call `enable_sp(...)`, the function's
+    keyword arguments `enable_shared_expert_dp`, `enable_dsa_cp`, which
+    the platform passes from `AscendConfig`), sorted. `source`: `path:line`
+    of the raising `if`. `None` without it."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("vllm_ascend/platform.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "_setup_compile_backend"):
+                continue
+            requires: list[str] | None = None
+            for x in ast.walk(fn):
+                if (
+                    isinstance(x, ast.Assign)
+                    and [ast.unparse(t) for t in x.targets] == ["requires_tp_aligned_capture_sizes"]
+                    and isinstance(x.value, ast.BoolOp)
+                    and isinstance(x.value.op, ast.Or)
+                ):
+                    requires = sorted(
+                        v.func.id if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) else ast.unparse(v)
+                        for v in x.value.values
+                    )
+            if requires is None:
+                return None
+            for x in ast.walk(fn):
+                test = ast.unparse(x.test) if isinstance(x, ast.If) else ""
+                if not (
+                    "tensor_parallel_size > 1" in test
+                    and "requires_tp_aligned_capture_sizes" in test
+                    and "cudagraph_mode != CUDAGraphMode.NONE" in test
+                    and "enforce_eager" in test
+                ):
+                    continue
+                for r in x.body:
+                    if (
+                        isinstance(r, ast.If)
+                        and isinstance(r.test, ast.UnaryOp)
+                        and isinstance(r.test.op, ast.Not)
+                        and any(isinstance(e, ast.Raise) for b in r.body for e in ast.walk(b))
+                    ):
+                        return {"requires": requires, "source": f"{rel}:{r.lineno}"}
+    return None

@@ -110,6 +110,44 @@ class ByHand(unittest.TestCase):
         self.assertEqual(read(["if enable_shared_expert_dp:", "    on = True"]), ["shared_expert_dp"])
         self.assertEqual(read(['return "enable_flashcomm2" in additional_config']), [])
 
+    def test_tp_aligned_capture_sizes(self):
+        # vllm_ascend/platform.py `_setup_compile_backend`, read by hand: @0.27.1rc1 L1179
+        # `requires_tp_aligned_capture_sizes = enable_sp(vllm_config) or enable_shared_expert_dp or
+        # enable_dsa_cp`, then under `tensor_parallel_size > 1 and cudagraph_mode != CUDAGraphMode.NONE
+        # and not enforce_eager and requires_tp_aligned_capture_sizes`, `if not sp_aclgraph_sizes:`
+        # raises AssertionError "... does not contain values that are multiples of tp_size" (L1188;
+        # @0.28.0rc1 L1168, @0.30.0rc2 L1288); no `_setup_compile_backend` @0.26.0rc1.
+        self.assertIsNone(table("0.26.0rc1")["tp_aligned_capture_sizes"])
+        for v, line in {"0.27.1rc1": 1188, "0.28.0rc1": 1168, "0.30.0rc2": 1288}.items():
+            self.assertEqual(
+                table(v)["tp_aligned_capture_sizes"],
+                {"requires": ["enable_dsa_cp", "enable_shared_expert_dp", "enable_sp"], "source": f"vllm_ascend/platform.py:{line}"},
+                v,
+            )
+
+        class Mod:
+            def __init__(self, text):
+                self.tree = ast.parse(text)
+
+        class Pkg:
+            def __init__(self, text):
+                self.modules = {"vllm_ascend/platform.py": Mod(text)}
+
+        def read(requires, raises="raise AssertionError()"):
+            text = (
+                "def _setup_compile_backend(c, enable_shared_expert_dp=False):\n"
+                f"    requires_tp_aligned_capture_sizes = {requires}\n"
+                "    if c.tensor_parallel_size > 1 and c.cudagraph_mode != CUDAGraphMode.NONE and not c.enforce_eager"
+                " and requires_tp_aligned_capture_sizes:\n"
+                "        if not sizes:\n"
+                f"            {raises}\n"
+            )
+            return facts_ascend.tp_aligned_capture_sizes(Pkg(text))
+
+        # Read, not matched: the terms as written; no raise, no refusal.
+        self.assertEqual(read("enable_sp(c) or enable_shared_expert_dp")["requires"], ["enable_shared_expert_dp", "enable_sp"])
+        self.assertIsNone(read("enable_sp(c) or enable_shared_expert_dp", "pass"))
+
     def test_v41_runner_and_engram(self):
         # vllm_ascend/platform.py @0.30.0rc1: `_validate_model_runner_config` raises "DeepSeek V4.1 on
         # Ascend A5 requires Model Runner V2" for architecture in ("DeepseekV41ForCausalLM",
