@@ -393,3 +393,40 @@ fn the_decode_step_and_tp_align_under_sequence_parallelism() {
         );
     }
 }
+
+/// Shared-expert DP with capture sizes none of which TP divides (rule
+/// `capture_sizes_tp_aligned`, from the generated facts'
+/// `tp_aligned_capture_sizes`): refused at the first size on v0.30.0rc2;
+/// accepted with a multiple of TP among them.
+#[test]
+fn shared_expert_dp_capture_sizes_are_judged_at_the_first_size() {
+    let with = |sizes: &str| {
+        YAML.replace("image: v0.21.0rc1", "image: v0.30.0rc2")
+            .replace(
+                "{ role: decode, count: 1, dp: 16, tp: 1 }",
+                "{ role: decode, count: 1, dp: 4, tp: 4 }",
+            )
+            .replace(
+                "  decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only }",
+                &format!(
+                    "  decode: {{ max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only, capture_sizes: [{sizes}], additional_config: {{ enable_shared_expert_dp: true }} }}"
+                ),
+            )
+    };
+    let text = with("6, 10, 14");
+    let e = load::from_yaml("l.yaml", &text).expect_err("refused");
+    let at = find(&text, "6, 10, 14", 0);
+    assert_eq!(
+        rules(&e),
+        [("capture_sizes_tp_aligned".to_owned(), Some(at))],
+        "{e}"
+    );
+    let text = with("6, 8, 14");
+    assert!(
+        load::from_yaml("l.yaml", &text).is_ok(),
+        "{:?}",
+        load::from_yaml("l.yaml", &text)
+            .err()
+            .map(|e| e.to_string())
+    );
+}

@@ -322,5 +322,6 @@ pub(crate) fn check_serve(
     speculative::check_batches(facts, role, serve, cx);
     if let Some((_, tp)) = dp_tp {
         speculative::check_sp_alignment(facts, role, serve, tp, cx);
+        super::limits::check_capture_sizes_tp(facts, role, serve, tp, cx);
     }
 }

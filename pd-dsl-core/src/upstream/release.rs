@@ -68,6 +68,10 @@ pub struct Release {
     /// What `enable_sp()` (vllm_ascend/utils.py) reads; `None` without it.
     #[serde(default)]
     pub enable_sp: Option<EnableSp>,
+    /// The platform's refusal of capture sizes none of which is a multiple
+    /// of TP (`_setup_compile_backend`); `None` without it.
+    #[serde(default)]
+    pub tp_aligned_capture_sizes: Option<TpAlignedCaptureSizes>,
     /// The stores `AscendStoreConnector` keeps a KV pool in, with the env
     /// variable each reads its per-node config path from.
     pub kv_pool_backends: Vec<PoolBackendFact>,
@@ -194,6 +198,18 @@ pub struct EplbRunner {
     #[serde(default)]
     pub v2_fields_need_flag: Vec<FieldNeedsFlag>,
     /// `path:line` in the sdist.
+    pub source: String,
+}
+
+/// `_setup_compile_backend` (vllm_ascend/platform.py) refuses, with TP
+/// above 1 and a cudagraph mode, capture sizes none of which is a multiple
+/// of TP when one of `requires` holds.
+#[derive(Debug, Deserialize)]
+pub struct TpAlignedCaptureSizes {
+    /// What requires TP-aligned sizes: `enable_sp` (the call),
+    /// `enable_shared_expert_dp`, `enable_dsa_cp` (`AscendConfig`'s).
+    pub requires: Vec<String>,
+    /// `path:line` of the raising `if`.
     pub source: String,
 }
 

@@ -529,3 +529,53 @@ fn speculative_steps_and_tp_align_under_sequence_parallelism() {
         BTreeSet::new()
     );
 }
+
+/// Shared-expert DP with `expert_parallel` on the TP4 decode engine and a
+/// full decode graph: typed capture sizes none of which 4 divides are
+/// refused where the generated `tp_aligned_capture_sizes` lists the
+/// requirement (v0.27.1rc1 on), not before; one multiple of 4, or no
+/// shared-expert DP, starts.
+#[test]
+fn shared_expert_dp_needs_a_tp_aligned_capture_size() {
+    let with = |image: &str, sizes: serde_json::Value, shared: bool| {
+        let v = pd("deepseek_v3_1_w8a8_mtp_quarot", image);
+        with_role(
+            v,
+            "decode",
+            json!({
+                "graph": "full_decode_only",
+                "capture_sizes": sizes,
+                "additional_config": {"enable_shared_expert_dp": shared}
+            }),
+        )
+    };
+    for image in ["v0.27.1rc1", "v0.30.0rc2"] {
+        let refused = with(image, json!([3, 6, 9]), true);
+        assert_eq!(
+            broken(&refused),
+            only("capture_sizes_tp_aligned"),
+            "{image}"
+        );
+        let m = messages(&refused, "capture_sizes_tp_aligned");
+        assert!(
+            m[0].contains("3, 6, 9")
+                && m[0].contains("TP 4")
+                && m[0].contains("vllm_ascend/platform.py:"),
+            "{m:?}"
+        );
+        assert_eq!(
+            broken(&with(image, json!([3, 8]), true)),
+            BTreeSet::new(),
+            "{image}"
+        );
+        assert_eq!(
+            broken(&with(image, json!([3, 6, 9]), false)),
+            BTreeSet::new(),
+            "{image}"
+        );
+    }
+    assert_eq!(
+        broken(&with("v0.26.0rc1", json!([3, 6, 9]), true)),
+        BTreeSet::new()
+    );
+}
