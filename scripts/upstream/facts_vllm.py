@@ -55,6 +55,7 @@ from facts_vllm_calls import Caller
 from facts_vllm_config import (  # noqa: F401
     _parents,
     context_parallel,
+    spec_decode_rounding,
     spec_decode_sp_alignment,
     v2_model_runner,
     v2_speculative_methods,
@@ -140,6 +141,7 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
         "context_parallel": context_parallel(Source(src, overrides)),
         "drafting_slots": drafting_slots(Source(src, overrides)),
         "spec_decode_sp_alignment": spec_decode_sp_alignment(Source(src, overrides)),
+        "spec_decode_rounding": spec_decode_rounding(Source(src, overrides)),
     }
 
 

@@ -304,6 +304,11 @@ def spec_decode_sp_alignment(source: Source) -> dict | None:
                 at = r.lineno
     if at is None:
         return None
+    return {"source": f"{COMPILATION}:{at}", **_spec_decode_call(source)}
+
+
+def _spec_decode_call(source: Source) -> dict:
+    """`call` and `needs_separate_routine` of `spec_decode_sp_alignment`."""
     call = None
     for rel in (COMPILATION, GPU_RUNNER):
         t = _read(source, rel)
@@ -328,4 +333,37 @@ def spec_decode_sp_alignment(source: Source) -> dict | None:
             break
     if call is None:
         raise FactsError(f"`{COMPILATION}`: nothing calls `adjust_cudagraph_sizes_for_spec_decode`")
-    return {"source": f"{COMPILATION}:{at}", **call}
+    return call
+
+
+def spec_decode_rounding(source: Source) -> dict | None:
+    """vLLM's refusal of capture sizes none of which, rounded up to the
+    decode step (`multiple_of`, at least `uniform_decode_query_len`), fits
+    under the largest (`CompilationConfig.adjust_cudagraph_sizes_for_spec_decode`):
+    the `if len(rounded_sizes) == 0:` that raises, after the fallback to
+    `[multiple_of]` when `multiple_of <= self.max_cudagraph_capture_size`.
+    `source`: `path:line` of that `if`; `call`, `needs_separate_routine` as in
+    `spec_decode_sp_alignment`. `None` without it."""
+    text = _read(source, COMPILATION)
+    if text is None:
+        return None
+    tree = ast.parse(text, COMPILATION)
+    fn = next(
+        (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "adjust_cudagraph_sizes_for_spec_decode"),
+        None,
+    )
+    if fn is None:
+        return None
+    fallback = False
+    for x in fn.body:
+        if not isinstance(x, ast.If):
+            continue
+        test = ast.unparse(x.test)
+        if (
+            test == "len(rounded_sizes) == 0 and multiple_of <= self.max_cudagraph_capture_size"
+            and ast.unparse(x.body[0]) == "rounded_sizes = [multiple_of]"
+        ):
+            fallback = True
+        if fallback and test == "len(rounded_sizes) == 0" and _raises(x):
+            return {"source": f"{COMPILATION}:{x.lineno}", **_spec_decode_call(source)}
+    return None

@@ -80,6 +80,7 @@ class WellFormed(unittest.TestCase):
                         "context_parallel",
                         "drafting_slots",
                         "spec_decode_sp_alignment",
+                        "spec_decode_rounding",
                     ],
                 )
                 slots = f["drafting_slots"]
@@ -403,6 +404,30 @@ class HandRead(unittest.TestCase):
                     "            and cudagraph_mode.decode_mode() == CUDAGraphMode.FULL\n"
                     "            and cudagraph_mode.separate_routine()\n            and uniform")
         self.assertTrue(read("0.28.0", ov)["needs_separate_routine"])
+
+    def test_spec_decode_rounding(self):
+        # vllm/config/compilation.py `adjust_cudagraph_sizes_for_spec_decode`, read by hand: the sizes
+        # rounded up to `multiple_of` that fit under `self.max_cudagraph_capture_size`; `if
+        # len(rounded_sizes) == 0 and multiple_of <= self.max_cudagraph_capture_size: rounded_sizes =
+        # [multiple_of]`, then `if len(rounded_sizes) == 0:` raises "No valid cudagraph sizes after
+        # rounding ..." (@0.18.0 L1186, @0.28.0 L1554, @0.30.0 L1582); the call as for the SP refusal.
+        for v, (line, call) in {
+            "0.18.0": (1186, "vllm/v1/worker/gpu_model_runner.py:6090"),
+            "0.28.0": (1554, "vllm/config/compilation.py:1487"),
+            "0.30.0": (1582, "vllm/config/compilation.py:1515"),
+        }.items():
+            got = facts(v)["spec_decode_rounding"]
+            self.assertEqual((got["source"], got["call"]), (f"vllm/config/compilation.py:{line}", call), v)
+        for v in PINNED:
+            got = facts(v)["spec_decode_rounding"]
+            self.assertEqual(got["needs_separate_routine"], version_key(v) < version_key("0.20.2"), v)
+        # Read, not matched: without the fallback to [multiple_of], or without the raise, no refusal.
+        ov = mutate("0.28.0", "vllm/config/compilation.py", "            rounded_sizes = [multiple_of]\n", "            pass\n")
+        self.assertIsNone(fv.spec_decode_rounding(fv.Source(corpus("vllm", "0.28.0"), ov)))
+        ov = mutate("0.28.0", "vllm/config/compilation.py",
+                    '            raise ValueError(\n                f"No valid cudagraph sizes',
+                    '            logger.warning(\n                f"No valid cudagraph sizes')
+        self.assertIsNone(fv.spec_decode_rounding(fv.Source(corpus("vllm", "0.28.0"), ov)))
 
     def test_async_scheduling_methods(self):
         # vllm/config/vllm.py `VllmConfig.__post_init__`: with async scheduling on, a method outside
