@@ -430,3 +430,39 @@ fn shared_expert_dp_capture_sizes_are_judged_at_the_first_size() {
             .map(|e| e.to_string())
     );
 }
+
+/// Capture sizes all below the decode step with a full decode graph (rule
+/// `capture_sizes_cover_decode_step`, from the generated vLLM facts'
+/// `spec_decode_rounding`): MTP 1 and `capture_sizes: [1]` refused at the
+/// size; `[1, 2]` accepted.
+#[test]
+fn capture_sizes_below_the_decode_step_are_judged_at_the_size() {
+    let with = |sizes: &str| {
+        YAML.replace(
+            "  decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only }",
+            &format!(
+                "  decode: {{ max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only, capture_sizes: [{sizes}] }}"
+            ),
+        )
+    };
+    let text = with("1");
+    let e = load::from_yaml("l.yaml", &text).expect_err("refused");
+    let at = find(&text, "[1]", 0);
+    let at = load::Position {
+        column: at.column + 1,
+        ..at
+    };
+    assert_eq!(
+        rules(&e),
+        [("capture_sizes_cover_decode_step".to_owned(), Some(at))],
+        "{e}"
+    );
+    let text = with("1, 2");
+    assert!(
+        load::from_yaml("l.yaml", &text).is_ok(),
+        "{:?}",
+        load::from_yaml("l.yaml", &text)
+            .err()
+            .map(|e| e.to_string())
+    );
+}

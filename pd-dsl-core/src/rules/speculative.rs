@@ -86,6 +86,18 @@ declare_rules! {
     /// generated facts (vLLM's `spec_decode_sp_alignment`, vllm-ascend's
     /// `sp_graph_alignment` and `enable_sp`).
     SpeculativeSpGraphAlignment = "speculative_sp_graph_alignment", Hard, "with sequence parallelism and a full decode graph, the decode step and TP are multiples of one another";
+    /// Typed capture sizes all below the decode step (`tokens + 1`) with a
+    /// full decode graph and speculative tokens on the V1 model runner:
+    /// vLLM rounds each size up to the step (at least `tokens + 1`; with
+    /// sequence parallelism the TP alignment) and raises ValueError "No
+    /// valid cudagraph sizes after rounding ..." when none fits under the
+    /// largest (vllm/config/compilation.py
+    /// `adjust_cudagraph_sizes_for_spec_decode` @0.18.0 L1186, @0.30.0
+    /// L1582), called for `full_decode_only` and, from vLLM 0.20.2, `full`.
+    /// Read from the generated vLLM facts' `spec_decode_rounding`. vLLM's
+    /// default sizes, a `max_num_batched_tokens` below the step and the SP
+    /// alignment above the step are not judged.
+    CaptureSizesCoverDecodeStep = "capture_sizes_cover_decode_step", Hard, "with speculative tokens and a full decode graph, some capture size holds a whole decode step";
     /// Draft-model speculative method without a draft for the weights.
     SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "a speculative method that runs a draft model (eagle, eagle3, dflash, medusa, draft_model, mlp_speculator, custom_class) needs one the model table names";
 }
@@ -441,6 +453,74 @@ pub(crate) fn check_sp_alignment(
             refusal.source,
             rel.version,
             ascend.source
+        ),
+    );
+}
+
+/// Typed capture sizes all below the decode step with a full decode graph
+/// (rule `capture_sizes_cover_decode_step`).
+pub(crate) fn check_decode_step_sizes(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+    let (Some(graph), Some(s), Some(img)) = (serve.graph, &serve.speculative, facts.image) else {
+        return;
+    };
+    let Ok(v) = crate::upstream::vllm_of(img) else {
+        return;
+    };
+    let Some(refusal) = &v.spec_decode_rounding else {
+        return;
+    };
+    let reached = match graph {
+        GraphMode::FullDecodeOnly => true,
+        GraphMode::Full => !refusal.needs_separate_routine,
+        GraphMode::Eager | GraphMode::Piecewise => false,
+    };
+    if !reached || s.tokens == 0 || super::features::v2_runner_on(serve) {
+        return;
+    }
+    let spec = facts.spec;
+    let block = match spec.roles.get(&role) {
+        Some(b) if b.graph.is_some() => b,
+        _ => &spec.serve,
+    };
+    let step = s.tokens.saturating_add(1);
+    let Some(first) = block.capture_sizes.first() else {
+        return;
+    };
+    let largest = block
+        .capture_sizes
+        .iter()
+        .map(|c| c.value)
+        .max()
+        .unwrap_or(0);
+    let smallest = block
+        .capture_sizes
+        .iter()
+        .map(|c| c.value)
+        .min()
+        .unwrap_or(0);
+    // Sizes above `max_num_batched_tokens` are dropped first
+    // (`VllmConfig._set_cudagraph_sizes`); with none left vLLM takes another
+    // path, not judged here.
+    if largest >= step || serve.max_num_batched_tokens.is_some_and(|m| m < smallest) {
+        return;
+    }
+    let sizes: Vec<String> = block
+        .capture_sizes
+        .iter()
+        .map(|c| c.value.to_string())
+        .collect();
+    cx.report(
+        Rule::CaptureSizesCoverDecodeStep,
+        first.site,
+        format!("{}.graph.capture_sizes", role.as_str()),
+        format!(
+            "found capture sizes {} with `{}` graphs and {} speculative tokens on a {role} engine, expected one of at least {step} (the decode step, `num_speculative_tokens + 1`): vLLM {} rounds every size up to the step and refuses to start when none fits under the largest on image `{}` (\"No valid cudagraph sizes after rounding ...\", {} `adjust_cudagraph_sizes_for_spec_decode`)",
+            sizes.join(", "),
+            graph.as_str(),
+            s.tokens,
+            v.version,
+            img.tag,
+            refusal.source
         ),
     );
 }

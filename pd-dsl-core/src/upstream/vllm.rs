@@ -70,6 +70,11 @@ pub struct VllmRelease {
     /// another under sequence parallelism; `None` without it.
     #[serde(default)]
     pub spec_decode_sp_alignment: Option<SpecDecodeSpAlignment>,
+    /// The refusal of capture sizes none of which, rounded up to the decode
+    /// step, fits under the largest; `None` without it (same shape: its
+    /// `source` is the raising `if`).
+    #[serde(default)]
+    pub spec_decode_rounding: Option<SpecDecodeSpAlignment>,
 }
 
 /// vLLM's refusal of full-graph capture sizes under sequence parallelism
