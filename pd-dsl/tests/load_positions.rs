@@ -313,3 +313,156 @@ fn the_v2_runners_collection_phase_needs_enable_eplb() {
         );
     }
 }
+
+/// A speculative method vLLM's V2 model runner refuses, on a role whose env
+/// turns that runner on (rule `v2_runner_unsupported`, from the generated
+/// vLLM facts' `v2_speculative_methods`): refused at the method's value for
+/// the decode engine only; accepted with the env `0` or with MTP.
+#[test]
+fn the_v2_runners_speculative_methods_are_judged_at_the_method() {
+    let with = |method: &str, env: &str| {
+        YAML.replace("method: mtp", &format!("method: {method}"))
+            .replace(
+                "graph: full_decode_only }",
+                &format!(
+                    "graph: full_decode_only, env: [{{ name: VLLM_USE_V2_MODEL_RUNNER, value: \"{env}\" }}] }}"
+                ),
+            )
+    };
+    let text = with("suffix", "1");
+    let e = load::from_yaml("l.yaml", &text).expect_err("refused");
+    let at = find(&text, "suffix", 0);
+    assert_eq!(
+        rules(&e),
+        [("v2_runner_unsupported".to_owned(), Some(at))],
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("decode engine") && e.to_string().contains("vLLM 0.22.1"),
+        "{e}"
+    );
+    for (method, env) in [("suffix", "0"), ("mtp", "1")] {
+        let text = with(method, env);
+        assert!(
+            load::from_yaml("l.yaml", &text).is_ok(),
+            "{method} {env}: {:?}",
+            load::from_yaml("l.yaml", &text)
+                .err()
+                .map(|e| e.to_string())
+        );
+    }
+}
+
+/// A full decode graph with MTP 2 (decode step 3), TP4 and FlashComm1
+/// sequence parallelism (rule `speculative_sp_graph_alignment`, from the
+/// generated facts' `spec_decode_sp_alignment`, `sp_graph_alignment` and
+/// `enable_sp`): refused at the decode role's `tokens`; accepted with MTP 3
+/// (step 4) or without the env.
+#[test]
+fn the_decode_step_and_tp_align_under_sequence_parallelism() {
+    let with = |tokens: u32, env: &str| {
+        YAML.replace("{ role: decode, count: 1, dp: 16, tp: 1 }", "{ role: decode, count: 1, dp: 4, tp: 4 }")
+            .replace(
+                "  decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only }",
+                &format!(
+                    "  decode: {{ max_num_batched_tokens: 240, max_num_seqs: 60, graph: full_decode_only, speculative: {{ method: mtp, tokens: {tokens} }}, env: [{{ name: VLLM_ASCEND_ENABLE_FLASHCOMM1, value: \"{env}\" }}] }}"
+                ),
+            )
+    };
+    let text = with(2, "1");
+    let e = load::from_yaml("l.yaml", &text).expect_err("refused");
+    let at = find(&text, "tokens: 2 }", 0);
+    let at = load::Position {
+        column: at.column + "tokens: ".len() as u64,
+        ..at
+    };
+    assert_eq!(
+        rules(&e),
+        [("speculative_sp_graph_alignment".to_owned(), Some(at))],
+        "{e}"
+    );
+    assert!(e.to_string().contains("decode step 3"), "{e}");
+    for (tokens, env) in [(3, "1"), (2, "0")] {
+        let text = with(tokens, env);
+        assert!(
+            load::from_yaml("l.yaml", &text).is_ok(),
+            "{tokens} {env}: {:?}",
+            load::from_yaml("l.yaml", &text)
+                .err()
+                .map(|e| e.to_string())
+        );
+    }
+}
+
+/// Shared-expert DP with capture sizes none of which TP divides (rule
+/// `capture_sizes_tp_aligned`, from the generated facts'
+/// `tp_aligned_capture_sizes`): refused at the first size on v0.30.0rc2;
+/// accepted with a multiple of TP among them.
+#[test]
+fn shared_expert_dp_capture_sizes_are_judged_at_the_first_size() {
+    let with = |sizes: &str| {
+        YAML.replace("image: v0.21.0rc1", "image: v0.30.0rc2")
+            .replace(
+                "{ role: decode, count: 1, dp: 16, tp: 1 }",
+                "{ role: decode, count: 1, dp: 4, tp: 4 }",
+            )
+            .replace(
+                "  decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only }",
+                &format!(
+                    "  decode: {{ max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only, capture_sizes: [{sizes}], additional_config: {{ enable_shared_expert_dp: true }} }}"
+                ),
+            )
+    };
+    let text = with("6, 10, 14");
+    let e = load::from_yaml("l.yaml", &text).expect_err("refused");
+    let at = find(&text, "6, 10, 14", 0);
+    assert_eq!(
+        rules(&e),
+        [("capture_sizes_tp_aligned".to_owned(), Some(at))],
+        "{e}"
+    );
+    let text = with("6, 8, 14");
+    assert!(
+        load::from_yaml("l.yaml", &text).is_ok(),
+        "{:?}",
+        load::from_yaml("l.yaml", &text)
+            .err()
+            .map(|e| e.to_string())
+    );
+}
+
+/// Capture sizes all below the decode step with a full decode graph (rule
+/// `capture_sizes_cover_decode_step`, from the generated vLLM facts'
+/// `spec_decode_rounding`): MTP 1 and `capture_sizes: [1]` refused at the
+/// size; `[1, 2]` accepted.
+#[test]
+fn capture_sizes_below_the_decode_step_are_judged_at_the_size() {
+    let with = |sizes: &str| {
+        YAML.replace(
+            "  decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only }",
+            &format!(
+                "  decode: {{ max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only, capture_sizes: [{sizes}] }}"
+            ),
+        )
+    };
+    let text = with("1");
+    let e = load::from_yaml("l.yaml", &text).expect_err("refused");
+    let at = find(&text, "[1]", 0);
+    let at = load::Position {
+        column: at.column + 1,
+        ..at
+    };
+    assert_eq!(
+        rules(&e),
+        [("capture_sizes_cover_decode_step".to_owned(), Some(at))],
+        "{e}"
+    );
+    let text = with("1, 2");
+    assert!(
+        load::from_yaml("l.yaml", &text).is_ok(),
+        "{:?}",
+        load::from_yaml("l.yaml", &text)
+            .err()
+            .map(|e| e.to_string())
+    );
+}

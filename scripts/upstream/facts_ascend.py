@@ -19,7 +19,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from facts_ascend_config import additional_config
-from facts_ascend_features import _v2_fields_needing_flag, engram_tp, eplb_runner, kvpp, v2_runner_required  # noqa: F401
+from facts_ascend_features import (  # noqa: F401
+    _v2_fields_needing_flag,
+    enable_sp,
+    engram_tp,
+    eplb_runner,
+    kvpp,
+    sp_graph_alignment,
+    tp_aligned_capture_sizes,
+    v2_runner_required,
+)
 from facts_ascend_image import IMAGE_WORKFLOW, IMAGES, TOOLS, image_suffixes, images  # noqa: F401
 from facts_ascend_package import FactsError, Package  # noqa: F401
 from facts_ascend_parallel import (
@@ -62,6 +71,9 @@ def ascend_facts(src: Path, version: str) -> dict:
         "kvpp": kvpp(pkg),
         "v2_runner_required": v2_runner_required(pkg),
         "engram_tp": engram_tp(pkg),
+        "sp_graph_alignment": sp_graph_alignment(pkg),
+        "enable_sp": enable_sp(pkg),
+        "tp_aligned_capture_sizes": tp_aligned_capture_sizes(pkg),
         "kv_pool_backends": kv_pool_backends(pkg),
         "kv_pool_runner": kv_pool_runner(src),
     }

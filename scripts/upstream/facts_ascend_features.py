@@ -5,6 +5,7 @@ V2 model runner, and Engram's tensor-parallel sizes."""
 from __future__ import annotations
 
 import ast
+import re
 
 from facts_ascend_package import FactsError, Package
 
@@ -294,4 +295,149 @@ def engram_tp(pkg: Package) -> dict | None:
                         sizes = [e.value for e in c.comparators[0].elts if isinstance(e, ast.Constant)]
                         if arch:
                             return {"architecture": arch, "tp_sizes": sizes, "source": f"{rel}:{node.lineno}"}
+    return None
+
+
+def sp_graph_alignment(pkg: Package) -> dict | None:
+    """Whether the V1 model runner hands vLLM the TP size when it resolves
+    the capture sizes (`NPUModelRunner._check_and_update_cudagraph_mode`,
+    vllm_ascend/worker/model_runner_v1.py), so that vLLM's refusal of a
+    decode step and TP neither a multiple of the other under sequence
+    parallelism (`adjust_cudagraph_sizes_for_spec_decode`) can fire:
+    `passes_tp` is `never` when the runner itself calls
+    `adjust_cudagraph_sizes_for_spec_decode(<lcm>, 1)` (it pre-aligns to
+    lcm(step, TP) and hands vLLM TP 1), `unless_sizes_aligned` when an `if`
+    testing `all(size % graph_alignment == 0 ...)` sets
+    `resolver_tensor_parallel_size = 1` (typed capture sizes all multiples
+    of lcm(step, TP) skip vLLM's TP step), else `always` (vLLM's runner, or
+    its resolver, gets the TP size). `source`: `path:line` of that call,
+    that `if`, or the function. `None` without the function."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("worker/model_runner_v1.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "_check_and_update_cudagraph_mode"):
+                continue
+            for c in ast.walk(fn):
+                if (
+                    isinstance(c, ast.Call)
+                    and isinstance(c.func, ast.Attribute)
+                    and c.func.attr == "adjust_cudagraph_sizes_for_spec_decode"
+                    and len(c.args) == 2
+                    and isinstance(c.args[1], ast.Constant)
+                    and c.args[1].value == 1
+                ):
+                    return {"passes_tp": "never", "source": f"{rel}:{c.lineno}"}
+            for x in ast.walk(fn):
+                if (
+                    isinstance(x, ast.If)
+                    and re.search(r"\ball\(.*% graph_alignment == 0", ast.unparse(x.test))
+                    and any(
+                        isinstance(s, ast.Assign)
+                        and [ast.unparse(t) for t in s.targets] == ["resolver_tensor_parallel_size"]
+                        and isinstance(s.value, ast.Constant)
+                        and s.value.value == 1
+                        for s in x.body
+                    )
+                ):
+                    return {"passes_tp": "unless_sizes_aligned", "source": f"{rel}:{x.lineno}"}
+            return {"passes_tp": "always", "source": f"{rel}:{fn.lineno}"}
+    return None
+
+
+def enable_sp(pkg: Package) -> dict | None:
+    """What vllm-ascend's `enable_sp()` (vllm_ascend/utils.py), the sequence
+    parallelism the model runner hands vLLM's graph sizing
+    (`update_pass_config`), reads: `additional_config.enable_flashcomm1`
+    (a test `"enable_flashcomm1" in additional_config`), `env.<NAME>`
+    (`envs_ascend.NAME` or `os.getenv("NAME", ...)`), `shared_expert_dp`
+    (an `if` on the `enable_shared_expert_dp` argument that sets it on),
+    `parallel_config.use_sequence_parallel_moe` (vLLM's own property).
+    `source`: `path:line` of the function. `None` without it."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("vllm_ascend/utils.py"):
+            continue
+        for fn in mod.tree.body:
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "enable_sp"):
+                continue
+            reads: set[str] = set()
+            for x in ast.walk(fn):
+                if (
+                    isinstance(x, ast.Compare)
+                    and isinstance(x.left, ast.Constant)
+                    and x.left.value == "enable_flashcomm1"
+                    and isinstance(x.ops[0], ast.In)
+                ):
+                    reads.add("additional_config.enable_flashcomm1")
+                if isinstance(x, ast.Attribute) and ast.unparse(x.value) == "envs_ascend":
+                    reads.add(f"env.{x.attr}")
+                if (
+                    isinstance(x, ast.Call)
+                    and ast.unparse(x.func) == "os.getenv"
+                    and x.args
+                    and isinstance(x.args[0], ast.Constant)
+                ):
+                    reads.add(f"env.{x.args[0].value}")
+                if isinstance(x, ast.Attribute) and x.attr == "use_sequence_parallel_moe":
+                    reads.add("parallel_config.use_sequence_parallel_moe")
+                if (
+                    isinstance(x, ast.If)
+                    and "enable_shared_expert_dp" in {n.id for n in ast.walk(x.test) if isinstance(n, ast.Name)}
+                    and any(
+                        isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and s.value.value is True
+                        for s in x.body
+                    )
+                ):
+                    reads.add("shared_expert_dp")
+            return {"reads": sorted(reads), "source": f"{rel}:{fn.lineno}"}
+    return None
+
+
+def tp_aligned_capture_sizes(pkg: Package) -> dict | None:
+    """vllm-ascend's refusal of capture sizes none of which is a multiple of
+    TP (`_setup_compile_backend`, vllm_ascend/platform.py): under an `if`
+    testing `tensor_parallel_size > 1` and `requires_tp_aligned_capture_sizes`
+    (with `cudagraph_mode != CUDAGraphMode.NONE` and not `enforce_eager`),
+    an `if not <sizes>:` raises. `requires`: the terms the requirement is an
+    `or` of (`enable_sp` for the call `enable_sp(...)`, the function's
+    keyword arguments `enable_shared_expert_dp`, `enable_dsa_cp`, which
+    the platform passes from `AscendConfig`), sorted. `source`: `path:line`
+    of the raising `if`. `None` without it."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("vllm_ascend/platform.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "_setup_compile_backend"):
+                continue
+            requires: list[str] | None = None
+            for x in ast.walk(fn):
+                if (
+                    isinstance(x, ast.Assign)
+                    and [ast.unparse(t) for t in x.targets] == ["requires_tp_aligned_capture_sizes"]
+                    and isinstance(x.value, ast.BoolOp)
+                    and isinstance(x.value.op, ast.Or)
+                ):
+                    requires = sorted(
+                        v.func.id if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) else ast.unparse(v)
+                        for v in x.value.values
+                    )
+            if requires is None:
+                return None
+            for x in ast.walk(fn):
+                test = ast.unparse(x.test) if isinstance(x, ast.If) else ""
+                if not (
+                    "tensor_parallel_size > 1" in test
+                    and "requires_tp_aligned_capture_sizes" in test
+                    and "cudagraph_mode != CUDAGraphMode.NONE" in test
+                    and "enforce_eager" in test
+                ):
+                    continue
+                for r in x.body:
+                    if (
+                        isinstance(r, ast.If)
+                        and isinstance(r.test, ast.UnaryOp)
+                        and isinstance(r.test.op, ast.Not)
+                        and any(isinstance(e, ast.Raise) for b in r.body for e in ast.walk(b))
+                    ):
+                        return {"requires": requires, "source": f"{rel}:{r.lineno}"}
     return None

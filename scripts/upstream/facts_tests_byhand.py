@@ -32,6 +32,122 @@ class ByHand(unittest.TestCase):
         k30 = table("0.30.0rc2")["kvpp"]
         self.assertEqual((k30["graphs"], k30["methods"]), (["eager", "piecewise"], ["dspark", "mtp"]))
 
+    def test_sp_graph_alignment(self):
+        # vllm_ascend/worker/model_runner_v1.py `_check_and_update_cudagraph_mode`, read by hand:
+        # @0.26.0rc1 L4945 it calls vLLM's `resolve_cudagraph_mode_and_sizes(...,
+        # tensor_parallel_size=self.parallel_config.tensor_parallel_size, ...)` (vLLM's runner via
+        # `super()` @0.18.0 L3319); @0.27.1rc1 L5399-5404 (@0.28.0rc1 L5980) `if graph_alignment >
+        # max(...) and capture_sizes and all(size % graph_alignment == 0 for size in capture_sizes):
+        # resolver_tensor_parallel_size = 1`; @0.29.0rc1 L6129 (@0.30.0rc1/rc2 L6387)
+        # `adjust_cudagraph_sizes_for_spec_decode(graph_alignment, 1)` with graph_alignment =
+        # math.lcm(uniform_decode_query_len, tensor_parallel_size).
+        want = {
+            "0.18.0": ("always", 3313),
+            "0.26.0rc1": ("always", 4945),
+            "0.27.1rc1": ("unless_sizes_aligned", 5399),
+            "0.28.0rc1": ("unless_sizes_aligned", 5980),
+            "0.29.0rc1": ("never", 6129),
+            "0.30.0rc2": ("never", 6387),
+        }
+        for v, (passes, line) in want.items():
+            self.assertEqual(
+                table(v)["sp_graph_alignment"],
+                {"passes_tp": passes, "source": f"vllm_ascend/worker/model_runner_v1.py:{line}"},
+                v,
+            )
+        # Read, not matched: the pre-alignment handing vLLM the TP size again, or the exemption
+        # setting another value, falls back to `always`.
+        class Mod:
+            def __init__(self, text):
+                self.tree = ast.parse(text)
+
+        class Pkg:
+            def __init__(self, text):
+                self.modules = {"vllm_ascend/worker/model_runner_v1.py": Mod(text)}
+
+        def read(body):
+            text = "class R:\n    def _check_and_update_cudagraph_mode(self):\n" + "".join(f"        {x}\n" for x in body)
+            return facts_ascend.sp_graph_alignment(Pkg(text))["passes_tp"]
+
+        self.assertEqual(read(["self.c.adjust_cudagraph_sizes_for_spec_decode(a, 1)"]), "never")
+        self.assertEqual(read(["self.c.adjust_cudagraph_sizes_for_spec_decode(a, tp)"]), "always")
+        aligned = "if all(s % graph_alignment == 0 for s in sizes):"
+        self.assertEqual(read([aligned, "    resolver_tensor_parallel_size = 1"]), "unless_sizes_aligned")
+        self.assertEqual(read([aligned, "    resolver_tensor_parallel_size = 2"]), "always")
+
+    def test_enable_sp_reads(self):
+        # vllm_ascend/utils.py `enable_sp`, read by hand: @0.18.0 L774-792 `envs_ascend.
+        # VLLM_ASCEND_ENABLE_FLASHCOMM1 or bool(int(os.getenv("VLLM_ASCEND_ENABLE_FLASHCOMM", "0")))`,
+        # then `if not _ENABLE_SP and enable_shared_expert_dp: _ENABLE_SP = True`; @0.23.0 L903-929
+        # `"enable_flashcomm1" in additional_config` first, else the config/env, and the same forcing;
+        # @0.26.0rc1 L861-888 no forcing ("no longer changes the FlashComm1 setting"); @0.27.1rc1 L811
+        # `return bool(vllm_config.parallel_config.use_sequence_parallel_moe)`.
+        flash = ["additional_config.enable_flashcomm1", "env.VLLM_ASCEND_ENABLE_FLASHCOMM1"]
+        want = {
+            "0.18.0": (["env.VLLM_ASCEND_ENABLE_FLASHCOMM", "env.VLLM_ASCEND_ENABLE_FLASHCOMM1", "shared_expert_dp"], 774),
+            "0.23.0": (flash + ["shared_expert_dp"], 903),
+            "0.26.0rc1": (flash, 861),
+            "0.27.1rc1": (["parallel_config.use_sequence_parallel_moe"], 811),
+        }
+        for v, (reads, line) in want.items():
+            self.assertEqual(table(v)["enable_sp"], {"reads": reads, "source": f"vllm_ascend/utils.py:{line}"}, v)
+
+        class Mod:
+            def __init__(self, text):
+                self.tree = ast.parse(text)
+
+        class Pkg:
+            def __init__(self, text):
+                self.modules = {"vllm_ascend/utils.py": Mod(text)}
+
+        def read(body):
+            text = "def enable_sp(vllm_config=None, enable_shared_expert_dp=False):\n" + "".join(f"    {x}\n" for x in body)
+            return facts_ascend.enable_sp(Pkg(text))["reads"]
+
+        # Read, not matched: another env, the forcing setting False, a key test on another key.
+        self.assertEqual(read(["return envs_ascend.VLLM_ASCEND_X"]), ["env.VLLM_ASCEND_X"])
+        self.assertEqual(read(["if enable_shared_expert_dp:", "    on = False"]), [])
+        self.assertEqual(read(["if enable_shared_expert_dp:", "    on = True"]), ["shared_expert_dp"])
+        self.assertEqual(read(['return "enable_flashcomm2" in additional_config']), [])
+
+    def test_tp_aligned_capture_sizes(self):
+        # vllm_ascend/platform.py `_setup_compile_backend`, read by hand: @0.27.1rc1 L1179
+        # `requires_tp_aligned_capture_sizes = enable_sp(vllm_config) or enable_shared_expert_dp or
+        # enable_dsa_cp`, then under `tensor_parallel_size > 1 and cudagraph_mode != CUDAGraphMode.NONE
+        # and not enforce_eager and requires_tp_aligned_capture_sizes`, `if not sp_aclgraph_sizes:`
+        # raises AssertionError "... does not contain values that are multiples of tp_size" (L1188;
+        # @0.28.0rc1 L1168, @0.30.0rc2 L1288); no `_setup_compile_backend` @0.26.0rc1.
+        self.assertIsNone(table("0.26.0rc1")["tp_aligned_capture_sizes"])
+        for v, line in {"0.27.1rc1": 1188, "0.28.0rc1": 1168, "0.30.0rc2": 1288}.items():
+            self.assertEqual(
+                table(v)["tp_aligned_capture_sizes"],
+                {"requires": ["enable_dsa_cp", "enable_shared_expert_dp", "enable_sp"], "source": f"vllm_ascend/platform.py:{line}"},
+                v,
+            )
+
+        class Mod:
+            def __init__(self, text):
+                self.tree = ast.parse(text)
+
+        class Pkg:
+            def __init__(self, text):
+                self.modules = {"vllm_ascend/platform.py": Mod(text)}
+
+        def read(requires, raises="raise AssertionError()"):
+            text = (
+                "def _setup_compile_backend(c, enable_shared_expert_dp=False):\n"
+                f"    requires_tp_aligned_capture_sizes = {requires}\n"
+                "    if c.tensor_parallel_size > 1 and c.cudagraph_mode != CUDAGraphMode.NONE and not c.enforce_eager"
+                " and requires_tp_aligned_capture_sizes:\n"
+                "        if not sizes:\n"
+                f"            {raises}\n"
+            )
+            return facts_ascend.tp_aligned_capture_sizes(Pkg(text))
+
+        # Read, not matched: the terms as written; no raise, no refusal.
+        self.assertEqual(read("enable_sp(c) or enable_shared_expert_dp")["requires"], ["enable_shared_expert_dp", "enable_sp"])
+        self.assertIsNone(read("enable_sp(c) or enable_shared_expert_dp", "pass"))
+
     def test_v41_runner_and_engram(self):
         # vllm_ascend/platform.py @0.30.0rc1: `_validate_model_runner_config` raises "DeepSeek V4.1 on
         # Ascend A5 requires Model Runner V2" for architecture in ("DeepseekV41ForCausalLM",

@@ -52,7 +52,14 @@ import sys
 from pathlib import Path
 
 from facts_vllm_calls import Caller
-from facts_vllm_config import _parents, context_parallel, v2_model_runner  # noqa: F401
+from facts_vllm_config import (  # noqa: F401
+    _parents,
+    context_parallel,
+    spec_decode_rounding,
+    spec_decode_sp_alignment,
+    v2_model_runner,
+    v2_speculative_methods,
+)
 from facts_vllm_eval import Group, Parser, Subparsers
 from facts_vllm_kwargs import KwargsRules
 from facts_vllm_source import ClassObj, FactsError, FuncObj, Resolver, Source, Unknown, describe
@@ -122,15 +129,19 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise FactsError(f"flags defined twice in vllm {version}: {dup}")
+    methods = speculative_methods(Source(src, overrides))
     return {
         "package": "vllm",
         "version": version,
         "serve_flags": flags,
-        "speculative_methods": speculative_methods(Source(src, overrides)),
+        "speculative_methods": methods,
         "v2_model_runner": v2_model_runner(Source(src, overrides)),
+        "v2_speculative_methods": v2_speculative_methods(Source(src, overrides), [m["name"] for m in methods]),
         "async_speculative_methods": async_speculative_methods(Source(src, overrides)),
         "context_parallel": context_parallel(Source(src, overrides)),
         "drafting_slots": drafting_slots(Source(src, overrides)),
+        "spec_decode_sp_alignment": spec_decode_sp_alignment(Source(src, overrides)),
+        "spec_decode_rounding": spec_decode_rounding(Source(src, overrides)),
     }
 
 

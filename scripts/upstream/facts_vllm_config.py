@@ -94,8 +94,9 @@ def v2_model_runner(source: Source) -> dict | None:
     """What vLLM's V2 model runner refuses and which MoE architectures it
     runs by default (vllm/config/vllm.py): the string constants
     `_get_v2_model_runner_unsupported_features` appends (the V1 runner is
-    kept, or `VLLM_USE_V2_MODEL_RUNNER=1` raises, when one applies), and
-    `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`. `None` before the V2 runner."""
+    kept, or `VLLM_USE_V2_MODEL_RUNNER=1` raises, when one applies; vLLM
+    0.20.2 appends them in `_validate_v2_model_runner` itself, which raises),
+    and `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`. `None` before the V2 runner."""
     text = source.overrides.get(VLLM_CONFIG)
     if text is None:
         path = source.root / VLLM_CONFIG
@@ -106,8 +107,9 @@ def v2_model_runner(source: Source) -> dict | None:
     unsupported: set[str] = set()
     found = False
     archs: set[str] = set()
+    gate = _v2_gate(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == "_get_v2_model_runner_unsupported_features":
+        if node is gate:
             found = True
             for call in ast.walk(node):
                 if (
@@ -130,6 +132,110 @@ def v2_model_runner(source: Source) -> dict | None:
     return {"unsupported": sorted(unsupported), "default_architectures": sorted(archs), "source": VLLM_CONFIG}
 
 
+def _v2_gate(tree: ast.Module) -> ast.FunctionDef | None:
+    """The function of vllm/config/vllm.py that collects what the V2 model
+    runner refuses: `_get_v2_model_runner_unsupported_features` (vLLM
+    0.22.1+), else `_validate_v2_model_runner` (0.20.2, where it raises on
+    the list itself); `None` before the V2 runner."""
+    funcs = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    return funcs.get("_get_v2_model_runner_unsupported_features") or funcs.get("_validate_v2_model_runner")
+
+
+def _appends(stmts: list[ast.stmt]) -> bool:
+    """Whether `stmts` append to `unsupported` themselves (not in a nested
+    `if`)."""
+    return any(
+        isinstance(s, ast.Expr)
+        and isinstance(s.value, ast.Call)
+        and isinstance(s.value.func, ast.Attribute)
+        and s.value.func.attr == "append"
+        and ast.unparse(s.value.func.value) == "unsupported"
+        for s in stmts
+    )
+
+
+def _method_truth(test: ast.expr, method: str) -> bool | None:
+    """`test` evaluated for a speculative config of `method`: compares of
+    `<x>.method` with `==`, `!=`, `in`, `not in` string constants, and
+    `<x>speculative_config is not None` (true: the layout has one), joined
+    by `and`/`or`; `None` when it reads anything else (the branch depends
+    on more than the method)."""
+    if isinstance(test, ast.BoolOp):
+        vals = [_method_truth(v, method) for v in test.values]
+        if isinstance(test.op, ast.And):
+            return False if False in vals else (None if None in vals else True)
+        return True if True in vals else (None if None in vals else False)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = ast.unparse(test.left), test.ops[0], test.comparators[0]
+    if isinstance(op, ast.IsNot) and left.endswith("speculative_config") and ast.unparse(right) == "None":
+        return True
+    if not left.endswith("speculative_config.method"):
+        return None
+    if isinstance(right, ast.Constant) and isinstance(right.value, str) and isinstance(op, (ast.Eq, ast.NotEq)):
+        return (method == right.value) == isinstance(op, ast.Eq)
+    if (
+        isinstance(right, (ast.Tuple, ast.List, ast.Set))
+        and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in right.elts)
+        and isinstance(op, (ast.In, ast.NotIn))
+    ):
+        return (method in [e.value for e in right.elts]) == isinstance(op, ast.In)
+    return None
+
+
+def v2_speculative_methods(source: Source, methods: list[str]) -> dict | None:
+    """Which of `methods` (the release's `SpeculativeConfig` methods) the V2
+    model runner refuses: the `if`/`elif` chains of the gate (`_v2_gate`)
+    whose tests read only the speculative method, each evaluated per method
+    as `SpeculativeConfig` leaves it (an MTP model type `deepseek_mtp` is
+    rewritten to `mtp` first); a method is refused when the first branch
+    whose test holds appends to `unsupported` (0.20.2: `method not in
+    ("eagle", "eagle3", "mtp")`; 0.22.1-0.29.0: `in ("ngram", "ngram_gpu")`
+    then `elif not in (...)`; 0.30.0: `in (...)` alone). A chain whose test
+    also reads another setting (`parallel_drafting`, the PP size) refuses
+    nothing here. `source`: `path:line` of the first refusing chain's `if`.
+    `None` before the V2 runner, or when no chain refuses."""
+    text = _read(source, VLLM_CONFIG)
+    if text is None:
+        return None
+    gate = _v2_gate(ast.parse(text, VLLM_CONFIG))
+    if gate is None:
+        return None
+    parent = _parents(gate)
+    heads = [
+        n
+        for n in ast.walk(gate)
+        if isinstance(n, ast.If)
+        and ".method" in ast.unparse(n.test)
+        and not (isinstance(parent.get(n), ast.If) and parent[n].orelse == [n])
+    ]
+    refused: set[str] = set()
+    first: int | None = None
+    for head in sorted(heads, key=lambda n: n.lineno):
+        for m in methods:
+            seen = "mtp" if m.endswith("_mtp") else m
+            node: ast.If | None = head
+            while node is not None:
+                truth = _method_truth(node.test, seen)
+                if truth is None:
+                    break
+                if truth:
+                    if _appends(node.body):
+                        refused.add(m)
+                        first = head.lineno if first is None else min(first, head.lineno)
+                    break
+                if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+                    node = node.orelse[0]
+                else:
+                    if node.orelse and _appends(node.orelse):
+                        refused.add(m)
+                        first = head.lineno if first is None else min(first, head.lineno)
+                    node = None
+    if first is None:
+        return None
+    return {"refused": sorted(refused), "source": f"{VLLM_CONFIG}:{first}"}
+
+
 def _read(source: Source, rel: str) -> str | None:
     text = source.overrides.get(rel)
     if text is None:
@@ -146,3 +252,118 @@ def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
         for c in ast.iter_child_nodes(n):
             parent[c] = n
     return parent
+
+
+COMPILATION = "vllm/config/compilation.py"
+GPU_RUNNER = "vllm/v1/worker/gpu_model_runner.py"
+
+
+def spec_decode_sp_alignment(source: Source) -> dict | None:
+    """vLLM's refusal of capture sizes that cannot be multiples of both the
+    decode step and TP (`CompilationConfig.adjust_cudagraph_sizes_for_spec_decode`,
+    vllm/config/compilation.py): under `if tensor_parallel_size > 1 and
+    self.pass_config.enable_sp:` the step is `max(uniform_decode_query_len,
+    tensor_parallel_size)`, and an `if` raises when it is not a multiple of
+    both. `source`: `path:line` of that `if`. `call`: `path:line` of the
+    V1 runner's call (vllm/config/compilation.py from vLLM 0.20.2, the GPU
+    model runner before), made under `decode_mode() == CUDAGraphMode.FULL`;
+    `needs_separate_routine`: the call also needs `separate_routine()`, which
+    vLLM's `FULL` mode lacks and `FULL_DECODE_ONLY` has (vLLM 0.18.0,
+    0.19.1). `None` without the refusal."""
+    text = _read(source, COMPILATION)
+    if text is None:
+        return None
+    tree = ast.parse(text, COMPILATION)
+    fn = next(
+        (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "adjust_cudagraph_sizes_for_spec_decode"),
+        None,
+    )
+    if fn is None:
+        return None
+    at = None
+    for sp in ast.walk(fn):
+        if not (
+            isinstance(sp, ast.If)
+            and {"tensor_parallel_size > 1", "self.pass_config.enable_sp"}
+            <= {ast.unparse(v) for v in (sp.test.values if isinstance(sp.test, ast.BoolOp) else [sp.test])}
+        ):
+            continue
+        takes_max = any(
+            isinstance(s, ast.Assign) and ast.unparse(s.value) == "max(uniform_decode_query_len, tensor_parallel_size)"
+            for s in sp.body
+        )
+        for r in sp.body:
+            test = ast.unparse(r.test) if isinstance(r, ast.If) else ""
+            if (
+                takes_max
+                and isinstance(r, ast.If)
+                and _raises(r)
+                and "% uniform_decode_query_len != 0" in test
+                and "% tensor_parallel_size != 0" in test
+            ):
+                at = r.lineno
+    if at is None:
+        return None
+    return {"source": f"{COMPILATION}:{at}", **_spec_decode_call(source)}
+
+
+def _spec_decode_call(source: Source) -> dict:
+    """`call` and `needs_separate_routine` of `spec_decode_sp_alignment`."""
+    call = None
+    for rel in (COMPILATION, GPU_RUNNER):
+        t = _read(source, rel)
+        if t is None:
+            continue
+        mod = ast.parse(t, rel)
+        parent = _parents(mod)
+        for c in ast.walk(mod):
+            if not (
+                isinstance(c, ast.Call)
+                and isinstance(c.func, ast.Attribute)
+                and c.func.attr == "adjust_cudagraph_sizes_for_spec_decode"
+            ):
+                continue
+            up = parent.get(c)
+            while up is not None and not isinstance(up, ast.If):
+                up = parent.get(up)
+            if up is None or "decode_mode() == CUDAGraphMode.FULL" not in ast.unparse(up.test):
+                raise FactsError(f"`{rel}`:{c.lineno}: the call of `adjust_cudagraph_sizes_for_spec_decode` is not under `decode_mode() == CUDAGraphMode.FULL`")
+            call = {"call": f"{rel}:{c.lineno}", "needs_separate_routine": "separate_routine()" in ast.unparse(up.test)}
+        if call:
+            break
+    if call is None:
+        raise FactsError(f"`{COMPILATION}`: nothing calls `adjust_cudagraph_sizes_for_spec_decode`")
+    return call
+
+
+def spec_decode_rounding(source: Source) -> dict | None:
+    """vLLM's refusal of capture sizes none of which, rounded up to the
+    decode step (`multiple_of`, at least `uniform_decode_query_len`), fits
+    under the largest (`CompilationConfig.adjust_cudagraph_sizes_for_spec_decode`):
+    the `if len(rounded_sizes) == 0:` that raises, after the fallback to
+    `[multiple_of]` when `multiple_of <= self.max_cudagraph_capture_size`.
+    `source`: `path:line` of that `if`; `call`, `needs_separate_routine` as in
+    `spec_decode_sp_alignment`. `None` without it."""
+    text = _read(source, COMPILATION)
+    if text is None:
+        return None
+    tree = ast.parse(text, COMPILATION)
+    fn = next(
+        (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "adjust_cudagraph_sizes_for_spec_decode"),
+        None,
+    )
+    if fn is None:
+        return None
+    fallback = False
+    for x in fn.body:
+        if not isinstance(x, ast.If):
+            continue
+        test = ast.unparse(x.test)
+        if (
+            test == "len(rounded_sizes) == 0 and multiple_of <= self.max_cudagraph_capture_size"
+            and ast.unparse(x.body[0]) == "rounded_sizes = [multiple_of]"
+        ):
+            fallback = True
+        if fallback and test == "len(rounded_sizes) == 0" and _raises(x):
+            return {"source": f"{COMPILATION}:{x.lineno}", **_spec_decode_call(source)}
+    return None

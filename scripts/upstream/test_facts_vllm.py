@@ -75,9 +75,12 @@ class WellFormed(unittest.TestCase):
                         "serve_flags",
                         "speculative_methods",
                         "v2_model_runner",
+                        "v2_speculative_methods",
                         "async_speculative_methods",
                         "context_parallel",
                         "drafting_slots",
+                        "spec_decode_sp_alignment",
+                        "spec_decode_rounding",
                     ],
                 )
                 slots = f["drafting_slots"]
@@ -94,6 +97,14 @@ class WellFormed(unittest.TestCase):
                     self.assertEqual(list(runner), ["unsupported", "default_architectures", "source"])
                     self.assertEqual(runner["unsupported"], sorted(set(runner["unsupported"])))
                     self.assertTrue((corpus("vllm", v) / runner["source"]).is_file())
+                spec = f["v2_speculative_methods"]
+                self.assertEqual(spec is None, runner is None, v)
+                if spec is not None:
+                    self.assertEqual(list(spec), ["refused", "source"])
+                    self.assertEqual(spec["refused"], sorted(set(spec["refused"])))
+                    self.assertLessEqual(set(spec["refused"]), {m["name"] for m in f["speculative_methods"]})
+                    path, line = spec["source"].rsplit(":", 1)
+                    self.assertTrue((corpus("vllm", v) / path).is_file(), spec)
                 self.assertEqual((f["package"], f["version"]), ("vllm", v))
                 names = [x["name"] for x in f["serve_flags"]]
                 self.assertEqual(names, sorted(names), "serve_flags not sorted by name")
@@ -264,9 +275,13 @@ class HandRead(unittest.TestCase):
 
     def test_v2_model_runner_refusals(self):
         # vllm/config/vllm.py `_get_v2_model_runner_unsupported_features` appends "prefill context
-        # parallelism" when prefill_context_parallel_size > 1 @0.19.1 .. @0.28.0, no longer @0.29.0;
-        # there is no V2 runner gate @0.18.0.
+        # parallelism" when prefill_context_parallel_size > 1 @0.22.1 .. @0.28.0, no longer @0.29.0;
+        # vLLM 0.20.2 appends it in `_validate_v2_model_runner` itself (L1804-1805), which raises
+        # "VLLM_USE_V2_MODEL_RUNNER does not yet support: ..." (L1834); no V2 runner gate @0.18.0
+        # and @0.19.1.
         self.assertIsNone(facts("0.18.0")["v2_model_runner"])
+        self.assertIsNone(facts("0.19.1")["v2_model_runner"])
+        self.assertIn("prefill context parallelism", facts("0.20.2")["v2_model_runner"]["unsupported"])
         for v in PINNED:
             got = facts(v)["v2_model_runner"]
             if got is None:
@@ -274,12 +289,145 @@ class HandRead(unittest.TestCase):
             with self.subTest(vllm=v):
                 refuses = "prefill context parallelism" in got["unsupported"]
                 self.assertEqual(refuses, version_key(v) < version_key("0.29.0"))
-                self.assertIn("sequence parallelism", got["unsupported"])
+                # sequence parallelism joins the list at 0.22.1 (L1992-1996)
+                self.assertEqual("sequence parallelism" in got["unsupported"], version_key(v) >= version_key("0.22.1"))
         self.assertIn("DeepseekV2ForCausalLM", facts("0.25.1")["v2_model_runner"]["default_architectures"])
         v = PINNED[-1]
         ov = mutate(v, "vllm/config/vllm.py", 'unsupported.append("sequence parallelism")',
                     'unsupported.append("sequence parallelism")\n            unsupported.append("lookahead")')
         self.assertIn("lookahead", fv.v2_model_runner(fv.Source(corpus("vllm", v), ov))["unsupported"])
+
+    def test_v2_runner_speculative_methods(self):
+        # vllm/config/vllm.py, read by hand: @0.20.2 `_validate_v2_model_runner` L1807-1811 appends
+        # "speculative method '<m>'" when `self.speculative_config.method not in ("eagle", "eagle3",
+        # "mtp")`; `_get_v2_model_runner_unsupported_features` @0.22.1 L2000-2003 (@0.23.0 L2009)
+        # appends for `in ("ngram", "ngram_gpu")`, `elif ... not in ("eagle", "eagle3", "mtp")`;
+        # @0.24.0 L2029-2031 adds "dflash" to the allowed tuple, @0.25.1 L2070-2079 "dspark",
+        # @0.29.0 L2564-2574 "extract_hidden_states"; @0.30.0 L2839-2850 lists the refused ones
+        # instead: ngram, ngram_gpu, draft_model, suffix, medusa, mlp_speculator, custom_class.
+        allowed = {
+            "0.20.2": ({"eagle", "eagle3", "mtp"}, 1807),
+            "0.22.1": ({"eagle", "eagle3", "mtp"}, 2000),
+            "0.23.0": ({"eagle", "eagle3", "mtp"}, 2009),
+            "0.24.0": ({"eagle", "eagle3", "mtp", "dflash"}, 2029),
+            "0.25.1": ({"eagle", "eagle3", "mtp", "dflash", "dspark"}, 2070),
+            "0.28.0": ({"eagle", "eagle3", "mtp", "dflash", "dspark"}, 2398),
+            "0.29.0": ({"eagle", "eagle3", "mtp", "dflash", "dspark", "extract_hidden_states"}, 2564),
+        }
+        self.assertIsNone(facts("0.18.0")["v2_speculative_methods"])
+        self.assertIsNone(facts("0.19.1")["v2_speculative_methods"])
+        for v, (ok, line) in allowed.items():
+            with self.subTest(vllm=v):
+                f = facts(v)
+                names = {m["name"] for m in f["speculative_methods"] if not m["name"].endswith("_mtp")}
+                got = f["v2_speculative_methods"]
+                self.assertEqual(set(got["refused"]), names - ok)
+                self.assertEqual(got["source"], f"vllm/config/vllm.py:{line}")
+                # an MTP model type is rewritten to `mtp` before the runner sees it
+                self.assertNotIn("deepseek_mtp", got["refused"])
+        got = facts("0.30.0")["v2_speculative_methods"]
+        self.assertEqual(
+            got,
+            {
+                "refused": ["custom_class", "draft_model", "medusa", "mlp_speculator", "ngram", "ngram_gpu", "suffix"],
+                "source": "vllm/config/vllm.py:2839",
+            },
+        )
+
+    def test_v2_runner_speculative_methods_are_read_not_matched(self):
+        def read(v, ov):
+            src = fv.Source(corpus("vllm", v), ov)
+            return fv.v2_speculative_methods(src, [m["name"] for m in fv.speculative_methods(src)])
+
+        # A method added to 0.30.0's refused tuple is refused.
+        ov = mutate("0.30.0", "vllm/config/vllm.py", '                "custom_class",\n            ):',
+                    '                "custom_class",\n                "dflash",\n            ):')
+        self.assertIn("dflash", read("0.30.0", ov)["refused"])
+        # A method added to 0.22.1's allowed tuple is no longer refused; ngram still is (first branch).
+        ov = mutate("0.22.1", "vllm/config/vllm.py", 'elif speculative_config.method not in ("eagle", "eagle3", "mtp"):',
+                    'elif speculative_config.method not in ("eagle", "eagle3", "mtp", "suffix", "ngram"):')
+        got = read("0.22.1", ov)["refused"]
+        self.assertNotIn("suffix", got)
+        self.assertIn("ngram", got)
+        # A branch that no longer appends refuses nothing.
+        ov = mutate("0.22.1", "vllm/config/vllm.py",
+                    "                unsupported.append(f\"speculative method '{speculative_config.method}'\")",
+                    "                pass")
+        self.assertEqual(read("0.22.1", ov)["refused"], ["ngram", "ngram_gpu"])
+        # A test that also reads another setting refuses nothing for sure.
+        ov = mutate("0.20.2", "vllm/config/vllm.py",
+                    '            and self.speculative_config.method not in ("eagle", "eagle3", "mtp")\n',
+                    '            and self.speculative_config.method not in ("eagle", "eagle3", "mtp")\n'
+                    "            and self.parallel_config.enable_dbo\n")
+        self.assertIsNone(read("0.20.2", ov))
+
+    def test_spec_decode_sp_alignment(self):
+        # vllm/config/compilation.py `adjust_cudagraph_sizes_for_spec_decode`, read by hand: under
+        # `if tensor_parallel_size > 1 and self.pass_config.enable_sp:` the step is
+        # `max(uniform_decode_query_len, tensor_parallel_size)` and `if multiple_of %
+        # uniform_decode_query_len != 0 or multiple_of % tensor_parallel_size != 0:` raises "Can't
+        # determine cudagraph shapes ..." (@0.18.0 L1157, @0.28.0 L1525, @0.30.0 L1553). The V1 runner
+        # calls it from vllm/v1/worker/gpu_model_runner.py @0.18.0 L6090 under `decode_mode() ==
+        # CUDAGraphMode.FULL and cudagraph_mode.separate_routine() and uniform_decode_query_len > 1`,
+        # from `resolve_cudagraph_mode_and_sizes` (compilation.py @0.20.2 L1415) without
+        # `separate_routine()`.
+        lines = {"0.18.0": (1157, "vllm/v1/worker/gpu_model_runner.py:6090", True),
+                 "0.20.2": (1453, "vllm/config/compilation.py:1415", False),
+                 "0.28.0": (1525, "vllm/config/compilation.py:1487", False),
+                 "0.30.0": (1553, "vllm/config/compilation.py:1515", False)}
+        for v, (line, call, separate) in lines.items():
+            with self.subTest(vllm=v):
+                self.assertEqual(
+                    facts(v)["spec_decode_sp_alignment"],
+                    {"source": f"vllm/config/compilation.py:{line}", "call": call, "needs_separate_routine": separate},
+                )
+        for v in PINNED:
+            self.assertEqual(facts(v)["spec_decode_sp_alignment"]["needs_separate_routine"], version_key(v) < version_key("0.20.2"), v)
+
+    def test_spec_decode_sp_alignment_is_read_not_matched(self):
+        def read(v, ov):
+            return fv.spec_decode_sp_alignment(fv.Source(corpus("vllm", v), ov))
+
+        # The step taken as the lcm instead of the max: no such refusal.
+        ov = mutate("0.28.0", "vllm/config/compilation.py",
+                    "multiple_of = max(uniform_decode_query_len, tensor_parallel_size)",
+                    "multiple_of = math.lcm(uniform_decode_query_len, tensor_parallel_size)")
+        self.assertIsNone(read("0.28.0", ov))
+        # The SP test dropped from the guard: no such refusal.
+        ov = mutate("0.28.0", "vllm/config/compilation.py",
+                    "if tensor_parallel_size > 1 and self.pass_config.enable_sp:",
+                    "if tensor_parallel_size > 1:")
+        self.assertIsNone(read("0.28.0", ov))
+        # The call guarded by a separate decode routine again: FULL no longer reaches it.
+        ov = mutate("0.28.0", "vllm/config/compilation.py",
+                    "            and cudagraph_mode.decode_mode() == CUDAGraphMode.FULL\n            and uniform",
+                    "            and cudagraph_mode.decode_mode() == CUDAGraphMode.FULL\n"
+                    "            and cudagraph_mode.separate_routine()\n            and uniform")
+        self.assertTrue(read("0.28.0", ov)["needs_separate_routine"])
+
+    def test_spec_decode_rounding(self):
+        # vllm/config/compilation.py `adjust_cudagraph_sizes_for_spec_decode`, read by hand: the sizes
+        # rounded up to `multiple_of` that fit under `self.max_cudagraph_capture_size`; `if
+        # len(rounded_sizes) == 0 and multiple_of <= self.max_cudagraph_capture_size: rounded_sizes =
+        # [multiple_of]`, then `if len(rounded_sizes) == 0:` raises "No valid cudagraph sizes after
+        # rounding ..." (@0.18.0 L1186, @0.28.0 L1554, @0.30.0 L1582); the call as for the SP refusal.
+        for v, (line, call) in {
+            "0.18.0": (1186, "vllm/v1/worker/gpu_model_runner.py:6090"),
+            "0.28.0": (1554, "vllm/config/compilation.py:1487"),
+            "0.30.0": (1582, "vllm/config/compilation.py:1515"),
+        }.items():
+            got = facts(v)["spec_decode_rounding"]
+            self.assertEqual((got["source"], got["call"]), (f"vllm/config/compilation.py:{line}", call), v)
+        for v in PINNED:
+            got = facts(v)["spec_decode_rounding"]
+            self.assertEqual(got["needs_separate_routine"], version_key(v) < version_key("0.20.2"), v)
+        # Read, not matched: without the fallback to [multiple_of], or without the raise, no refusal.
+        ov = mutate("0.28.0", "vllm/config/compilation.py", "            rounded_sizes = [multiple_of]\n", "            pass\n")
+        self.assertIsNone(fv.spec_decode_rounding(fv.Source(corpus("vllm", "0.28.0"), ov)))
+        ov = mutate("0.28.0", "vllm/config/compilation.py",
+                    '            raise ValueError(\n                f"No valid cudagraph sizes',
+                    '            logger.warning(\n                f"No valid cudagraph sizes')
+        self.assertIsNone(fv.spec_decode_rounding(fv.Source(corpus("vllm", "0.28.0"), ov)))
 
     def test_async_scheduling_methods(self):
         # vllm/config/vllm.py `VllmConfig.__post_init__`: with async scheduling on, a method outside

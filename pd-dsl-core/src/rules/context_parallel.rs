@@ -22,9 +22,11 @@ declare_rules! {
     /// `pcp<N>` above 1 where the image refuses it: vllm-ascend's
     /// `_validate_parallel_config` (platform.py) refuses PCP with DP above 1
     /// at 0.21.0rc1 to 0.24.0rc1, and on the V1 model runner from 0.25.1rc1;
-    /// vLLM's V2 runner refuses PCP up to 0.28.0 (vllm/config/vllm.py
-    /// `_get_v2_model_runner_unsupported_features`), except where
-    /// vllm-ascend's patch allows it (0.28.0rc1); vLLM's `ParallelConfig`
+    /// vLLM's V2 runner, on with env `VLLM_USE_V2_MODEL_RUNNER`, refuses PCP
+    /// from 0.20.2 to 0.28.0 (vllm/config/vllm.py `_validate_v2_model_runner`
+    /// @0.20.2 L1804, `_get_v2_model_runner_unsupported_features` @0.24.0),
+    /// at DP1 too, except where vllm-ascend's patch allows it (0.28.0rc1);
+    /// vLLM's `ParallelConfig`
     /// refuses PCP with DP above 1 at 0.26.0 to 0.29.0 ("PCP does not support
     /// data parallelism yet", vllm/config/parallel.py
     /// `_validate_parallel_config` @v0.28.0 L527), which vllm-ascend
@@ -161,7 +163,18 @@ pub(crate) fn check_pcp(
             r.source,
             r.condition
         ),
-        Some(crate::upstream::PcpVerdict::V2Runner { v1, runner }) => format!(
+        Some(crate::upstream::PcpVerdict::V2Runner { v1: None, runner }) => format!(
+            "found `{}` on a {role} engine running vLLM's V2 model runner (env `VLLM_USE_V2_MODEL_RUNNER`) on image {}, expected PCP1, or the V1 model runner (no `VLLM_USE_V2_MODEL_RUNNER`), which vllm-ascend {} runs PCP on: vLLM {vllm}'s V2 model runner refuses \"{}\" at start ({} `_validate_v2_model_runner`)",
+            g.shape(),
+            img.tag,
+            rel.version,
+            crate::upstream::PCP_FEATURE,
+            runner.source
+        ),
+        Some(crate::upstream::PcpVerdict::V2Runner {
+            v1: Some(v1),
+            runner,
+        }) => format!(
             "found `{}` on image {}, expected PCP1: vLLM {vllm}'s V2 model runner refuses \"{}\" ({} `_get_v2_model_runner_unsupported_features`) and vllm-ascend {} refuses PCP on the V1 runner ({}), so no PCP starts on this image",
             g.shape(),
             img.tag,

@@ -34,6 +34,73 @@ declare_rules! {
     /// @v0.18.0 L1188 … @v0.30.0rc2 L1461; DeepSeek-V4 128 only at
     /// v0.20.2rc1, 32/64/128 from v0.21.0rc1 to v0.30.0rc2).
     BlockSizeBackend = "block_size_backend", Hard, "`block_size` is one the attention backend keeps";
+    /// Typed `capture_sizes` none of which is a multiple of TP, on an engine
+    /// of TP above 1 with a cudagraph mode (not `graph: eager`) where
+    /// vllm-ascend requires TP-aligned sizes: AssertionError "... does not
+    /// contain values that are multiples of tp_size" (vllm_ascend/platform.py
+    /// `_setup_compile_backend` @v0.27.1rc1 L1188, @v0.30.0rc2 L1288). The
+    /// requirement is the generated facts' `tp_aligned_capture_sizes`; the
+    /// rule judges its `enable_shared_expert_dp` term, which `AscendConfig`
+    /// keeps with `--enable-expert-parallel` and TP above 1 (ascend_config.py
+    /// @v0.27.1rc1 L514-518, @v0.30.0rc2 L747-751); the `enable_sp()` and
+    /// `enable_dsa_cp` terms read vLLM's `use_sequence_parallel_moe`, which
+    /// pd-dsl does not model.
+    CaptureSizesTpAligned = "capture_sizes_tp_aligned", Hard, "with shared-expert DP and a cudagraph mode, some capture size is a multiple of TP";
+}
+
+/// Typed capture sizes none of which TP divides where vllm-ascend needs
+/// one (rule `capture_sizes_tp_aligned`).
+pub(crate) fn check_capture_sizes_tp(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    tp: u32,
+    cx: &mut Cx,
+) {
+    let Some(img) = facts.image else {
+        return;
+    };
+    let Some(r) = img
+        .facts()
+        .and_then(|r| r.tp_aligned_capture_sizes.as_ref())
+    else {
+        return;
+    };
+    let shared_dp = r.requires.iter().any(|x| x == "enable_shared_expert_dp")
+        && super::model::python_truthy(serve.additional_config.get("enable_shared_expert_dp"))
+        && serve.expert_parallel;
+    if tp <= 1 || !shared_dp || matches!(serve.graph, None | Some(crate::spec::GraphMode::Eager)) {
+        return;
+    }
+    let spec = facts.spec;
+    let block = match spec.roles.get(&role) {
+        Some(b) if b.graph.is_some() => b,
+        _ => &spec.serve,
+    };
+    let tp64 = u64::from(tp);
+    let Some(first) = block.capture_sizes.first() else {
+        return;
+    };
+    if block.capture_sizes.iter().any(|c| c.value % tp64 == 0) {
+        return;
+    }
+    let sizes: Vec<String> = block
+        .capture_sizes
+        .iter()
+        .map(|c| c.value.to_string())
+        .collect();
+    cx.report(
+        Rule::CaptureSizesTpAligned,
+        first.site,
+        format!("{}.graph.capture_sizes", role.as_str()),
+        format!(
+            "found capture sizes {} on a {role} engine of TP {tp} with `enable_shared_expert_dp` and `expert_parallel`, expected at least one multiple of {tp}: vllm-ascend {} keeps only the sizes TP divides and refuses to start when none is left on image `{}` (\"does not contain values that are multiples of tp_size\", {} `_setup_compile_backend`)",
+            sizes.join(", "),
+            img.facts().map_or("", |r| r.version.as_str()),
+            img.tag,
+            r.source
+        ),
+    );
 }
 
 /// Role restrictions and limits vllm-ascend enforces at start-up that read

@@ -55,6 +55,49 @@ declare_rules! {
     /// `async_speculative_methods` (`dspark` from vLLM 0.25.1, `dflash` from
     /// 0.20.2); in practice `ngram` is refused.
     AsyncSchedulingSpeculativeMethod = "async_scheduling_speculative_method", Hard, "`async_scheduling` runs only with the speculative methods vLLM supports it with (EAGLE, MTP, draft model, ...)";
+    /// A speculative method vLLM's V2 model runner refuses, on a role that
+    /// turns that runner on with env `VLLM_USE_V2_MODEL_RUNNER` (non-zero):
+    /// ValueError "VLLM_USE_V2_MODEL_RUNNER does not yet support: ..."
+    /// (vllm/config/vllm.py `_validate_v2_model_runner` @0.20.2 L1807;
+    /// `_get_v2_model_runner_unsupported_features` @0.22.1 L2000 …
+    /// @0.30.0 L2839). The methods are the generated vLLM facts'
+    /// `v2_speculative_methods`: all but eagle, eagle3 and mtp up to vLLM
+    /// 0.23.0, `dflash` allowed from 0.24.0, `dspark` from 0.25.1,
+    /// `extract_hidden_states` from 0.29.0; vLLM 0.30.0 refuses ngram,
+    /// ngram_gpu, draft_model, suffix, medusa, mlp_speculator and
+    /// custom_class. vllm-ascend's patch of the gate
+    /// (patch/platform/patch_use_v2_model_runner.py, from v0.23.0rc1) skips
+    /// it only on 310P devices, which the hardware table has not.
+    V2RunnerUnsupported = "v2_runner_unsupported", Hard, "a role on vLLM's V2 model runner uses only the speculative methods that runner supports";
+    /// A full decode graph with speculative tokens on a TP engine with
+    /// sequence parallelism (vllm-ascend's `enable_sp()`, as the generated
+    /// `enable_sp` says it reads: FlashComm1 by env or key, shared-expert DP
+    /// up to 0.25.1rc1; not judged where it is vLLM's
+    /// `use_sequence_parallel_moe`, 0.27.1rc1 and 0.28.0rc1) whose decode step
+    /// (`tokens + 1`) and TP are not multiples of one another, on the V1
+    /// model runner: vLLM raises ValueError "Can't determine cudagraph shapes
+    /// ..." (vllm/config/compilation.py `adjust_cudagraph_sizes_for_spec_decode`
+    /// @0.18.0 L1157, @0.28.0 L1525), called for `full_decode_only` and, from
+    /// vLLM 0.20.2, `full`. vllm-ascend hands it the TP size up to 0.26.0rc1,
+    /// at 0.27.1rc1/0.28.0rc1 unless the typed capture sizes are all
+    /// multiples of lcm(step, TP), and from 0.29.0rc1 never (it pre-aligns
+    /// to that lcm; vllm_ascend/worker/model_runner_v1.py
+    /// `_check_and_update_cudagraph_mode` @0.29.0rc1 L6129). Read from the
+    /// generated facts (vLLM's `spec_decode_sp_alignment`, vllm-ascend's
+    /// `sp_graph_alignment` and `enable_sp`).
+    SpeculativeSpGraphAlignment = "speculative_sp_graph_alignment", Hard, "with sequence parallelism and a full decode graph, the decode step and TP are multiples of one another";
+    /// Typed capture sizes all below the decode step (`tokens + 1`) with a
+    /// full decode graph and speculative tokens on the V1 model runner:
+    /// vLLM rounds each size up to the step (at least `tokens + 1`; with
+    /// sequence parallelism the TP alignment) and raises ValueError "No
+    /// valid cudagraph sizes after rounding ..." when none fits under the
+    /// largest (vllm/config/compilation.py
+    /// `adjust_cudagraph_sizes_for_spec_decode` @0.18.0 L1186, @0.30.0
+    /// L1582), called for `full_decode_only` and, from vLLM 0.20.2, `full`.
+    /// Read from the generated vLLM facts' `spec_decode_rounding`. vLLM's
+    /// default sizes, a `max_num_batched_tokens` below the step and the SP
+    /// alignment above the step are not judged.
+    CaptureSizesCoverDecodeStep = "capture_sizes_cover_decode_step", Hard, "with speculative tokens and a full decode graph, some capture size holds a whole decode step";
     /// Draft-model speculative method without a draft for the weights.
     SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "a speculative method that runs a draft model (eagle, eagle3, dflash, medusa, draft_model, mlp_speculator, custom_class) needs one the model table names";
 }
@@ -121,6 +164,24 @@ pub(crate) fn check_method(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mu
                 msite,
                 format!("{scope}.speculative.method"),
                 format!("found speculative method `{}` with `async_scheduling: true` on image `{}`, expected one of {} or an MTP model type, or async scheduling off: vLLM {} refuses other methods with async scheduling at start ({} `VllmConfig.__post_init__`)", s.method, img.tag, list(named), v.version, a.source),
+            );
+        }
+        if super::features::v2_runner_on(serve)
+            && let Some(img) = image
+            && let Ok(v) = crate::upstream::vllm_of(img)
+            && let Some(r) = &v.v2_speculative_methods
+            && r.refused.contains(&s.method)
+        {
+            let named = v
+                .speculative_methods
+                .iter()
+                .map(|m| m.name.as_str())
+                .filter(|m| !m.ends_with("_mtp") && !r.refused.iter().any(|x| x == m));
+            cx.report(
+                Rule::V2RunnerUnsupported,
+                msite,
+                format!("{scope}.speculative.method"),
+                format!("found speculative method `{}` on a {role} engine running vLLM's V2 model runner (env `VLLM_USE_V2_MODEL_RUNNER`) on image `{}`, expected one of {} or an MTP model type, or the V1 runner (no `VLLM_USE_V2_MODEL_RUNNER`): vLLM {} refuses it at start (\"VLLM_USE_V2_MODEL_RUNNER does not yet support: ...\", {})", s.method, img.tag, list(named), v.version, r.source),
             );
         }
         if s.tokens == 0 || s.tokens > 15 {
@@ -320,4 +381,182 @@ pub(crate) fn check_draft(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut
             ),
         );
     }
+}
+
+/// A full decode graph with speculative tokens, TP and sequence parallelism
+/// whose decode step and TP are not multiples of one another (rule
+/// `speculative_sp_graph_alignment`).
+pub(crate) fn check_sp_alignment(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    tp: u32,
+    cx: &mut Cx,
+) {
+    let (Some(graph), Some(s), Some(img)) = (serve.graph, &serve.speculative, facts.image) else {
+        return;
+    };
+    let (Some(rel), Ok(v)) = (img.facts(), crate::upstream::vllm_of(img)) else {
+        return;
+    };
+    let (Some(ascend), Some(refusal)) = (&rel.sp_graph_alignment, &v.spec_decode_sp_alignment)
+    else {
+        return;
+    };
+    // vLLM calls it for a FULL decode graph: `FULL_DECODE_ONLY` has a
+    // separate decode routine, `FULL` has not.
+    let reached = match graph {
+        GraphMode::FullDecodeOnly => true,
+        GraphMode::Full => !refusal.needs_separate_routine,
+        GraphMode::Eager | GraphMode::Piecewise => false,
+    };
+    let step = s.tokens.saturating_add(1);
+    let tp = u64::from(tp);
+    if !reached
+        || s.tokens == 0
+        || tp <= 1
+        || super::features::v2_runner_on(serve)
+        || enable_sp(rel, serve, tp) != Some(true)
+        || step.max(tp) % step.min(tp) == 0
+    {
+        return;
+    }
+    let spec = facts.spec;
+    let block = match spec.roles.get(&role) {
+        Some(b) if b.graph.is_some() => b,
+        _ => &spec.serve,
+    };
+    let lcm = step / gcd(step, tp) * tp;
+    let aligned =
+        !block.capture_sizes.is_empty() && block.capture_sizes.iter().all(|c| c.value % lcm == 0);
+    let exempt = match ascend.passes_tp.as_str() {
+        "always" => "",
+        "unless_sizes_aligned" if !aligned => " or `capture_sizes` all multiples of their lcm",
+        _ => return,
+    };
+    let sp = spec
+        .roles
+        .get(&role)
+        .and_then(|b| b.speculative.as_ref())
+        .or(spec.serve.speculative.as_ref());
+    let site = sp.map_or(Site::NONE, |sp| sp.tokens.site);
+    cx.report(
+        Rule::SpeculativeSpGraphAlignment,
+        site,
+        format!("{}.speculative.tokens", role.as_str()),
+        format!(
+            "found {} speculative tokens (decode step {step}) with `{}` graphs, TP {tp} and sequence parallelism on a {role} engine, expected a step that TP divides or that divides TP{exempt}, or sequence parallelism off: vLLM {} refuses to size the graphs at start on image `{}` (\"Can't determine cudagraph shapes ...\", {} `adjust_cudagraph_sizes_for_spec_decode`; vllm-ascend {} hands it the TP size, {})",
+            s.tokens,
+            graph.as_str(),
+            v.version,
+            img.tag,
+            refusal.source,
+            rel.version,
+            ascend.source
+        ),
+    );
+}
+
+/// Typed capture sizes all below the decode step with a full decode graph
+/// (rule `capture_sizes_cover_decode_step`).
+pub(crate) fn check_decode_step_sizes(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+    let (Some(graph), Some(s), Some(img)) = (serve.graph, &serve.speculative, facts.image) else {
+        return;
+    };
+    let Ok(v) = crate::upstream::vllm_of(img) else {
+        return;
+    };
+    let Some(refusal) = &v.spec_decode_rounding else {
+        return;
+    };
+    let reached = match graph {
+        GraphMode::FullDecodeOnly => true,
+        GraphMode::Full => !refusal.needs_separate_routine,
+        GraphMode::Eager | GraphMode::Piecewise => false,
+    };
+    if !reached || s.tokens == 0 || super::features::v2_runner_on(serve) {
+        return;
+    }
+    let spec = facts.spec;
+    let block = match spec.roles.get(&role) {
+        Some(b) if b.graph.is_some() => b,
+        _ => &spec.serve,
+    };
+    let step = s.tokens.saturating_add(1);
+    let Some(first) = block.capture_sizes.first() else {
+        return;
+    };
+    let largest = block
+        .capture_sizes
+        .iter()
+        .map(|c| c.value)
+        .max()
+        .unwrap_or(0);
+    let smallest = block
+        .capture_sizes
+        .iter()
+        .map(|c| c.value)
+        .min()
+        .unwrap_or(0);
+    // Sizes above `max_num_batched_tokens` are dropped first
+    // (`VllmConfig._set_cudagraph_sizes`); with none left vLLM takes another
+    // path, not judged here.
+    if largest >= step || serve.max_num_batched_tokens.is_some_and(|m| m < smallest) {
+        return;
+    }
+    let sizes: Vec<String> = block
+        .capture_sizes
+        .iter()
+        .map(|c| c.value.to_string())
+        .collect();
+    cx.report(
+        Rule::CaptureSizesCoverDecodeStep,
+        first.site,
+        format!("{}.graph.capture_sizes", role.as_str()),
+        format!(
+            "found capture sizes {} with `{}` graphs and {} speculative tokens on a {role} engine, expected one of at least {step} (the decode step, `num_speculative_tokens + 1`): vLLM {} rounds every size up to the step and refuses to start when none fits under the largest on image `{}` (\"No valid cudagraph sizes after rounding ...\", {} `adjust_cudagraph_sizes_for_spec_decode`)",
+            sizes.join(", "),
+            graph.as_str(),
+            s.tokens,
+            v.version,
+            img.tag,
+            refusal.source
+        ),
+    );
+}
+
+/// vllm-ascend's `enable_sp()` for a role of TP `tp`, from what the facts
+/// say it reads (`enable_sp`): `additional_config.enable_flashcomm1` when
+/// the key is present, else the env variables it reads as integers; or
+/// forced on by `enable_shared_expert_dp`, which `AscendConfig` keeps only
+/// with `--enable-expert-parallel` and TP > 1 (ascend_config.py @v0.18.0
+/// L63-71, @v0.20.2rc1 L106-114). `None` where it reads what pd-dsl does
+/// not model (vLLM's `use_sequence_parallel_moe`, from v0.27.1rc1).
+fn enable_sp(rel: &crate::upstream::Release, serve: &Serve, tp: u64) -> Option<bool> {
+    let f = rel.enable_sp.as_ref()?;
+    let mut key = false;
+    let mut forced = false;
+    let mut envs = Vec::new();
+    for r in &f.reads {
+        match r.as_str() {
+            "additional_config.enable_flashcomm1" => key = true,
+            "shared_expert_dp" => forced = true,
+            _ => envs.push(r.strip_prefix("env.")?),
+        }
+    }
+    let switched = match serve.additional_config.get("enable_flashcomm1") {
+        Some(v) if key => super::model::python_truthy(Some(v)),
+        _ => envs.iter().any(|name| {
+            matches!(serve.env_value(name), Some(crate::spec::EnvValue::Literal(s)) if s.trim().parse::<i64>().is_ok_and(|n| n != 0))
+        }),
+    };
+    let shared = forced
+        && super::model::python_truthy(serve.additional_config.get("enable_shared_expert_dp"))
+        && serve.expert_parallel
+        && tp > 1;
+    Some(switched || shared)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
 }

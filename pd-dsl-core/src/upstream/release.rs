@@ -61,6 +61,17 @@ pub struct Release {
     /// vllm_ascend/platform.py); `None` before Ascend Engram.
     #[serde(default)]
     pub engram_tp: Option<EngramTp>,
+    /// Whether the V1 model runner hands vLLM the TP size when it sizes the
+    /// graphs (`_check_and_update_cudagraph_mode`); `None` without it.
+    #[serde(default)]
+    pub sp_graph_alignment: Option<SpGraphAlignment>,
+    /// What `enable_sp()` (vllm_ascend/utils.py) reads; `None` without it.
+    #[serde(default)]
+    pub enable_sp: Option<EnableSp>,
+    /// The platform's refusal of capture sizes none of which is a multiple
+    /// of TP (`_setup_compile_backend`); `None` without it.
+    #[serde(default)]
+    pub tp_aligned_capture_sizes: Option<TpAlignedCaptureSizes>,
     /// The stores `AscendStoreConnector` keeps a KV pool in, with the env
     /// variable each reads its per-node config path from.
     pub kv_pool_backends: Vec<PoolBackendFact>,
@@ -186,6 +197,44 @@ pub struct EplbRunner {
     /// default.
     #[serde(default)]
     pub v2_fields_need_flag: Vec<FieldNeedsFlag>,
+    /// `path:line` in the sdist.
+    pub source: String,
+}
+
+/// `_setup_compile_backend` (vllm_ascend/platform.py) refuses, with TP
+/// above 1 and a cudagraph mode, capture sizes none of which is a multiple
+/// of TP when one of `requires` holds.
+#[derive(Debug, Deserialize)]
+pub struct TpAlignedCaptureSizes {
+    /// What requires TP-aligned sizes: `enable_sp` (the call),
+    /// `enable_shared_expert_dp`, `enable_dsa_cp` (`AscendConfig`'s).
+    pub requires: Vec<String>,
+    /// `path:line` of the raising `if`.
+    pub source: String,
+}
+
+/// What vllm-ascend's `enable_sp()` (vllm_ascend/utils.py), the sequence
+/// parallelism its model runner hands vLLM's graph sizing, reads:
+/// `additional_config.enable_flashcomm1`, `env.<NAME>`, `shared_expert_dp`
+/// (forced on by `enable_shared_expert_dp`), or
+/// `parallel_config.use_sequence_parallel_moe` (vLLM's property).
+#[derive(Debug, Deserialize)]
+pub struct EnableSp {
+    /// What it reads, sorted.
+    pub reads: Vec<String>,
+    /// `path:line` of the function.
+    pub source: String,
+}
+
+/// How the V1 model runner (vllm_ascend/worker/model_runner_v1.py
+/// `_check_and_update_cudagraph_mode`) hands vLLM the TP size when it sizes
+/// the capture sizes for speculative decoding.
+#[derive(Debug, Deserialize)]
+pub struct SpGraphAlignment {
+    /// `always`; `unless_sizes_aligned` (not when the typed capture sizes
+    /// are all multiples of lcm(step, TP)); `never` (it pre-aligns to that
+    /// lcm and hands vLLM TP 1).
+    pub passes_tp: String,
     /// `path:line` in the sdist.
     pub source: String,
 }
@@ -319,10 +368,12 @@ pub enum PcpVerdict<'a> {
     /// `VLLM_USE_V2_MODEL_RUNNER` is set true.
     V1Runner(&'a PcpRefusal),
     /// The V2 runner is on, and vLLM's V2 runner refuses PCP (vllm-ascend
-    /// does not take that out): no PCP starts on the image.
+    /// does not take that out).
     V2Runner {
-        /// vllm-ascend's V1-runner refusal.
-        v1: &'a PcpRefusal,
+        /// vllm-ascend's V1-runner refusal, where it has one (from
+        /// v0.25.1rc1): then no PCP starts on the image; without it (up to
+        /// v0.24.0rc1) PCP starts on the V1 runner.
+        v1: Option<&'a PcpRefusal>,
         /// vLLM's V2-runner refusals.
         runner: &'a V2Runner,
     },
@@ -365,9 +416,9 @@ pub fn pcp_verdict<'a>(
     {
         return Some(PcpVerdict::VllmWithDp { source });
     }
-    let v1 = rel.pcp_refusal("use_v2_model_runner")?;
+    let v1 = rel.pcp_refusal("use_v2_model_runner");
     if !v2_runner {
-        return Some(PcpVerdict::V1Runner(v1));
+        return v1.map(PcpVerdict::V1Runner);
     }
     let runner = self::vllm(vllm).ok()?.v2_model_runner.as_ref()?;
     (runner.unsupported.iter().any(|u| u == PCP_FEATURE)

@@ -52,6 +52,10 @@ pub struct VllmRelease {
     pub speculative_methods: Vec<SpeculativeMethodFact>,
     /// What the V2 model runner refuses; `None` before it.
     pub v2_model_runner: Option<V2Runner>,
+    /// The speculative methods the V2 model runner refuses; `None` before
+    /// it.
+    #[serde(default)]
+    pub v2_speculative_methods: Option<V2Speculative>,
     /// The speculative methods `--async-scheduling` starts with; `None`
     /// where vLLM has no such check.
     #[serde(default)]
@@ -62,6 +66,30 @@ pub struct VllmRelease {
     /// The batch slots the speculative methods reserve for drafting.
     #[serde(default)]
     pub drafting_slots: Option<DraftingSlots>,
+    /// The refusal of a decode step and TP that are not multiples of one
+    /// another under sequence parallelism; `None` without it.
+    #[serde(default)]
+    pub spec_decode_sp_alignment: Option<SpecDecodeSpAlignment>,
+    /// The refusal of capture sizes none of which, rounded up to the decode
+    /// step, fits under the largest; `None` without it (same shape: its
+    /// `source` is the raising `if`).
+    #[serde(default)]
+    pub spec_decode_rounding: Option<SpecDecodeSpAlignment>,
+}
+
+/// vLLM's refusal of full-graph capture sizes under sequence parallelism
+/// when neither the decode step (`num_speculative_tokens + 1`) nor TP is a
+/// multiple of the other (`CompilationConfig.adjust_cudagraph_sizes_for_spec_decode`,
+/// vllm/config/compilation.py).
+#[derive(Debug, Deserialize)]
+pub struct SpecDecodeSpAlignment {
+    /// `path:line` of the raising `if`.
+    pub source: String,
+    /// `path:line` of the V1 runner's call, made for a FULL decode graph.
+    pub call: String,
+    /// The call also needs a separate decode routine (`FULL_DECODE_ONLY`,
+    /// not `FULL`).
+    pub needs_separate_routine: bool,
 }
 
 /// The batch slots vLLM reserves for drafting
@@ -130,6 +158,19 @@ pub struct SpeculativeMethodFact {
     /// `extract_hidden_states` get one of their own).
     pub needs_model: bool,
     /// Path in the sdist.
+    pub source: String,
+}
+
+/// The speculative methods vLLM's V2 model runner refuses
+/// (`_get_v2_model_runner_unsupported_features`, vllm/config/vllm.py; in
+/// `_validate_v2_model_runner` at vLLM 0.20.2): with
+/// `VLLM_USE_V2_MODEL_RUNNER` set true, `VllmConfig` raises at start.
+#[derive(Debug, Deserialize)]
+pub struct V2Speculative {
+    /// The `SpeculativeConfig` methods refused (an MTP model type is read as
+    /// `mtp`, which vLLM rewrites it to), sorted.
+    pub refused: Vec<String>,
+    /// `path:line` of the method test.
     pub source: String,
 }
 

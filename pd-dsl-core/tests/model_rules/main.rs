@@ -349,4 +349,5 @@ fn attention_keys_are_flagged_where_ignored() {
 }
 
 mod dsa;
+mod graphs;
 mod per_release;

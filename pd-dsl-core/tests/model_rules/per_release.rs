@@ -354,3 +354,93 @@ fn dcp_fits_tp_and_with_pcp_spans_it() {
         );
     }
 }
+
+/// With env `VLLM_USE_V2_MODEL_RUNNER` non-zero, vLLM's V2 model runner
+/// refuses the speculative methods of the generated
+/// `v2_speculative_methods`: `suffix` on every image from v0.20.2rc1,
+/// `dflash` up to vLLM 0.23.0 (image v0.23.0) but not from 0.24.0
+/// (v0.24.0rc1); `mtp` never. Without the env, or with it `0`, or before
+/// the V2 runner (v0.19.1rc1), nothing.
+#[test]
+fn the_v2_runner_takes_only_the_speculative_methods_vllm_lists() {
+    let with = |image: &str, method: &str, env: Option<&str>| {
+        let mut v = pd("deepseek_v3_1_w8a8_mtp_quarot", image);
+        v["serve"]["speculative"] = json!({"method": method, "tokens": 1});
+        match env {
+            Some(e) => with_role(
+                v,
+                "decode",
+                json!({"env": [{"name": "VLLM_USE_V2_MODEL_RUNNER", "value": e}]}),
+            ),
+            None => v,
+        }
+    };
+    for image in ["v0.20.2rc1", "v0.23.0", "v0.30.0rc2"] {
+        let suffix = with(image, "suffix", Some("1"));
+        assert_eq!(broken(&suffix), only("v2_runner_unsupported"), "{image}");
+        let m = messages(&suffix, "v2_runner_unsupported");
+        assert!(
+            m.len() == 1
+                && m[0].contains("decode engine")
+                && m[0].contains("vllm/config/vllm.py:")
+                && m[0].contains("`mtp`"),
+            "{m:?}"
+        );
+        assert_eq!(
+            broken(&with(image, "suffix", None)),
+            BTreeSet::new(),
+            "{image}"
+        );
+        assert_eq!(
+            broken(&with(image, "suffix", Some("0"))),
+            BTreeSet::new(),
+            "{image}"
+        );
+        assert_eq!(
+            broken(&with(image, "mtp", Some("1"))),
+            BTreeSet::new(),
+            "{image}"
+        );
+    }
+    assert_eq!(
+        broken(&with("v0.19.1rc1", "suffix", Some("1"))),
+        BTreeSet::new()
+    );
+    let m = messages(
+        &with("v0.20.2rc1", "suffix", Some("1")),
+        "v2_runner_unsupported",
+    );
+    assert!(m[0].contains("vllm/config/vllm.py:1807"), "{m:?}");
+}
+
+/// PCP at DP1 with the V2 runner on images whose vllm-ascend runs PCP on
+/// the V1 runner (no V1-runner refusal, up to v0.24.0rc1): vLLM 0.20.2 to
+/// 0.24.0's V2 runner refuses it, so `prefill_context_parallel_supported`
+/// does; without the env those images start it.
+#[test]
+fn pcp_on_the_v2_runner_before_vllm_ascend_refuses_the_v1_runner() {
+    let with = |image: &str, v2: bool| {
+        let mut v = pd("deepseek_r1_0528_w8a8", image);
+        v["topology"][0] = json!({"role": "prefill", "count": 1, "dp": 1, "tp": 8, "pcp": 2});
+        let mut block = json!({"flags": [{"name": "--cp-kv-cache-interleave-size", "value": 128}]});
+        if v2 {
+            block["env"] = json!([{"name": "VLLM_USE_V2_MODEL_RUNNER", "value": "1"}]);
+        }
+        with_role(v, "prefill", block)
+    };
+    for image in ["v0.20.2rc1", "v0.22.1rc1", "v0.23.0", "v0.24.0rc1"] {
+        let refused = with(image, true);
+        assert_eq!(
+            broken(&refused),
+            only("prefill_context_parallel_supported"),
+            "{image}"
+        );
+        let m = messages(&refused, "prefill_context_parallel_supported");
+        assert!(
+            m[0].contains("V1 model runner (no `VLLM_USE_V2_MODEL_RUNNER`)")
+                && m[0].contains("`_validate_v2_model_runner`"),
+            "{m:?}"
+        );
+        assert_eq!(broken(&with(image, false)), BTreeSet::new(), "{image}");
+    }
+}

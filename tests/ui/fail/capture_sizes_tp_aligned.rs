@@ -1,0 +1,19 @@
+//! shared-expert DP on a TP4 decode engine with capture sizes 3, 6, 9: vllm-ascend 0.30.0rc2 keeps
+//! only the sizes TP divides and, with none left, refuses to start
+use pd_dsl::layout;
+
+fn main() {
+    let _spec = layout! {
+        name: "demo/a3-1p1d",
+        model: deepseek_v3_1_w8a8_mtp_quarot,
+        hardware: a3,
+        image: "v0.30.0rc2",
+        topology: <prefill 1 x dp2tp8; decode 1 x dp4tp4;>,
+        connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36200 } },
+        ports: { api: 7100, dp_rpc: 12321 },
+        proxy: { port: 1999 },
+        provenance: { recorded: "2026-12-04" },
+        serve: { expert_parallel: true, max_model_len: 32768 },
+        decode: { graph: full_decode_only { capture_sizes: [3, 6, 9] }, additional_config: { "enable_shared_expert_dp": true } },
+    };
+}

@@ -1,0 +1,19 @@
+//! suffix decoding on a decode engine that turns on vLLM's V2 model runner: vLLM 0.23.0 (image
+//! v0.23.0) runs only EAGLE/EAGLE3/MTP drafts there and refuses the rest at start
+use pd_dsl::layout;
+
+fn main() {
+    let _spec = layout! {
+        name: "demo/a3-1p1d",
+        model: deepseek_v3_1_w8a8_mtp_quarot,
+        hardware: a3,
+        image: "v0.23.0",
+        topology: <prefill 1 x dp2tp8; decode 1 x dp4tp4;>,
+        connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36200 } },
+        ports: { api: 7100, dp_rpc: 12321 },
+        proxy: { port: 1999 },
+        provenance: { recorded: "2026-12-04" },
+        serve: { expert_parallel: true, max_model_len: 32768 },
+        decode: { env: { VLLM_USE_V2_MODEL_RUNNER: "1" }, speculative: { method: suffix, tokens: 1 } },
+    };
+}
