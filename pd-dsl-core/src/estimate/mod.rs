@@ -39,7 +39,10 @@
 //! `tests/tests/estimate_calibration.rs`, which reports leave-one-out errors
 //! (BENCHMARKS.md) and fails when [`CALIBRATION`] is not its fit.
 
+mod balance;
 mod queue;
+
+pub use balance::{BALANCE_RATIO, Balance};
 
 use crate::capacity::{self, RoleBudget};
 use crate::dims::{self, AttentionDims, Params};
@@ -226,39 +229,6 @@ impl Estimate {
         self.queue_s.is_some() && self.ttft_s <= limit_s
     }
 }
-
-/// One role of a PD layout idles: the other bounds the deployment.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Balance {
-    /// The role with capacity to spare (`prefill` or `decode`).
-    pub idle: &'static str,
-    /// Its capacity over the other role's (requests/s).
-    pub ratio: f64,
-    /// Engines of the bound role per engine of the idle role that would
-    /// balance the two at this workload.
-    pub engines: f64,
-}
-
-impl Balance {
-    /// One line for documents and `catalog show`.
-    pub fn summary(&self) -> String {
-        let bound = if self.idle == "prefill" {
-            "decode"
-        } else {
-            "prefill"
-        };
-        format!(
-            "{bound}-bound at full load: the {idle} engines could take {:.1}x the requests the {bound} engines complete at these lengths; ~{:.1} {bound} engines per {idle} engine would balance them",
-            self.ratio,
-            self.engines,
-            idle = self.idle
-        )
-    }
-}
-
-/// How far one role's capacity must exceed the other's before the layout is
-/// called unbalanced: beyond the estimate's error band on both sides.
-pub const BALANCE_RATIO: f64 = 1.5;
 
 /// Leave-one-out median absolute error of [`CALIBRATION`] on upstream's
 /// baselines (tests/tests/estimate_calibration.rs, BENCHMARKS.md).
@@ -490,7 +460,7 @@ pub fn estimate_from(
     if let Some(r) = w.request_rate {
         caps.push(("request rate", r));
     }
-    let balance = balance(layout, &roles);
+    let balance = balance::balance(layout, &roles);
     let (bound, rps) = caps
         .iter()
         .copied()
@@ -544,34 +514,6 @@ pub fn estimate_from(
         band: BAND,
         balance,
     })
-}
-
-/// The P:D balance of a PD layout from its roles' capacities.
-fn balance(layout: &Layout, roles: &[RoleEstimate]) -> Option<Balance> {
-    let cap = |r: Role| roles.iter().find(|x| x.role == r).map(|x| x.capacity_rps);
-    let (p, d) = (cap(Role::Prefill)?, cap(Role::Decode)?);
-    let (ep, ed) = (
-        engines_of(layout, Role::Prefill) as f64,
-        engines_of(layout, Role::Decode) as f64,
-    );
-    if !(p.is_finite() && d.is_finite() && p > 0.0 && d > 0.0) {
-        return None;
-    }
-    if d >= p * BALANCE_RATIO {
-        Some(Balance {
-            idle: "decode",
-            ratio: d / p,
-            engines: ep * d / p / ed,
-        })
-    } else if p >= d * BALANCE_RATIO {
-        Some(Balance {
-            idle: "prefill",
-            ratio: p / d,
-            engines: ed * p / d / ep,
-        })
-    } else {
-        None
-    }
 }
 
 /// How far the KV per token on a rank is split over TP (MLA and V4 keep
