@@ -99,6 +99,19 @@ impl Serve {
         Serve::resolve_layers(&layers)
     }
 
+    /// The block among `layers` (later ones winning) whose capture sizes
+    /// hold: capture sizes belong to the graph mode they were written with,
+    /// so a block that sets its own `graph` does not inherit earlier sizes;
+    /// the last block that sets a graph mode, else the first.
+    pub fn graph_layer<'a>(layers: &[&'a ServeSpec]) -> Option<&'a ServeSpec> {
+        layers
+            .iter()
+            .rev()
+            .find(|l| l.graph.is_some())
+            .or(layers.first())
+            .copied()
+    }
+
     /// Merges blocks in order, later ones winning: scalars by the last block
     /// that sets them, `additional_config` keys, flags and env by name.
     pub fn resolve_layers(layers: &[&ServeSpec]) -> Serve {
@@ -131,13 +144,7 @@ impl Serve {
             }
         }
         let spec = layers.iter().rev().find_map(|l| l.speculative.as_ref());
-        // Capture sizes belong to the graph mode they were written with: a
-        // block that sets its own `graph` does not inherit earlier sizes.
-        let graph_block = layers
-            .iter()
-            .rev()
-            .find(|l| l.graph.is_some())
-            .or(layers.first());
+        let graph_block = Serve::graph_layer(layers);
         Serve {
             max_model_len: pick!(max_model_len),
             max_num_batched_tokens: pick!(max_num_batched_tokens),

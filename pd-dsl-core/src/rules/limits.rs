@@ -72,30 +72,21 @@ pub(crate) fn check_capture_sizes_tp(
     if tp <= 1 || !shared_dp || matches!(serve.graph, None | Some(crate::spec::GraphMode::Eager)) {
         return;
     }
-    let spec = facts.spec;
-    let block = match spec.roles.get(&role) {
-        Some(b) if b.graph.is_some() => b,
-        _ => &spec.serve,
-    };
+    let sizes = super::settings::role_capture_sizes(facts.spec, role);
     let tp64 = u64::from(tp);
-    let Some(first) = block.capture_sizes.first() else {
+    let Some(first) = sizes.first() else {
         return;
     };
-    if block.capture_sizes.iter().any(|c| c.value % tp64 == 0) {
+    if sizes.iter().any(|c| c.value % tp64 == 0) {
         return;
     }
-    let sizes: Vec<String> = block
-        .capture_sizes
-        .iter()
-        .map(|c| c.value.to_string())
-        .collect();
     cx.report(
         Rule::CaptureSizesTpAligned,
         first.site,
         format!("{}.graph.capture_sizes", role.as_str()),
         format!(
             "found capture sizes {} on a {role} engine of TP {tp} with `enable_shared_expert_dp` and `expert_parallel`, expected at least one multiple of {tp}: vllm-ascend {} keeps only the sizes TP divides and refuses to start when none is left on image `{}` (\"does not contain values that are multiples of tp_size\", {} `_setup_compile_backend`)",
-            sizes.join(", "),
+            super::settings::sizes_text(sizes),
             img.facts().map_or("", |r| r.version.as_str()),
             img.tag,
             r.source

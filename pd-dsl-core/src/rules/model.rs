@@ -25,8 +25,10 @@ declare_rules! {
     /// an image that refuses it: ValueError "DSA CP requires SP to be
     /// enabled" in vllm_ascend/utils.py from v0.20.2rc1 (L1407) to v0.26.0rc1
     /// (L1404); from v0.27.1rc1 DSA CP turns SP on itself (ascend_config.py
-    /// L524-529). The rows' `dsa_cp_checks_sp`.
-    DsaCpNeedsSp = "dsa_cp_needs_sp", Hard, "`enable_dsa_cp` on an indexer model comes with sequence parallelism (FlashComm1 or shared-expert DP) on v0.20.2rc1 to v0.26.0rc1";
+    /// L524-529). The rows' `dsa_cp_checks_sp`; sequence parallelism as the
+    /// image's `enable_sp()` reads it (generated `enable_sp`: FlashComm1 by
+    /// key or env, and shared-expert DP up to v0.25.1rc1 only).
+    DsaCpNeedsSp = "dsa_cp_needs_sp", Hard, "`enable_dsa_cp` on an indexer model comes with sequence parallelism (FlashComm1, or shared-expert DP up to v0.25.1rc1) on v0.20.2rc1 to v0.26.0rc1";
     /// C8 KV weights on a GQA model through `MooncakeConnectorV1`:
     /// `_check_mooncake_c8_kv_cache_quant` raises from v0.23.0rc1
     /// (ascend_config.py @v0.23.0rc1 L35 … @v0.30.0rc2 L715); earlier images corrupt the
@@ -119,15 +121,17 @@ pub(crate) fn check_model_settings(
     if python_truthy(serve.additional_config.get("enable_dsa_cp"))
         && m.attention.has_indexer()
         && let Some(img) = image.filter(|i| i.dsa_cp_checks_sp())
-        && !sequence_parallel(serve, dp_tp.map(|(_, tp)| tp))
+        && sequence_parallel(img, serve, dp_tp.map(|(_, tp)| tp)) == Some(false)
     {
         cx.report(
             Rule::DsaCpNeedsSp,
             config_site(spec, role, "enable_dsa_cp"),
             format!("{scope}.additional_config.enable_dsa_cp"),
             format!(
-                "found `enable_dsa_cp` on {scope} with `{}` and sequence parallelism off, expected SP on: `additional_config.enable_flashcomm1: true`, env `VLLM_ASCEND_ENABLE_FLASHCOMM1: 1` (when the key is absent), or `enable_shared_expert_dp` with `expert_parallel` and TP > 1: image `{}` refuses to start with \"DSA CP requires SP to be enabled\" (utils.py `enable_dsa_cp`)",
-                m.weights, img.tag
+                "found `enable_dsa_cp` on {scope} with `{}` and sequence parallelism off, expected SP on: {}: image `{}` refuses to start with \"DSA CP requires SP to be enabled\" (utils.py `enable_dsa_cp`)",
+                m.weights,
+                sequence_parallel_switches(img),
+                img.tag
             ),
         );
     }
@@ -173,31 +177,74 @@ pub(crate) fn python_truthy(v: Option<&Json>) -> bool {
     }
 }
 
-/// Whether vllm-ascend's `enable_sp()` is true for a role, as the images of
-/// `dsa_cp_checks_sp` images compute it (vllm_ascend/utils.py `enable_sp` @v0.20.2rc1
-/// L906-932, @v0.23.0 L903-929, @v0.25.1rc1 L859-885, the same at every tag
-/// in between): `additional_config.enable_flashcomm1` when the key is present
-/// (even `false` wins over the env), else env `VLLM_ASCEND_ENABLE_FLASHCOMM1`
-/// as an integer (envs.py @v0.23.0 L75); and `AscendConfig` forces it on when
-/// `enable_shared_expert_dp` holds, which needs `--enable-expert-parallel` and
-/// TP > 1 (ascend_config.py @v0.20.2rc1 L106-114, @v0.23.0 L114-122,
-/// @v0.25.1rc1 L101-109). `ascend_config.enable_flashcomm1` reads the same key
-/// and env (`_get_config_value`), so it is no separate switch.
-pub(crate) fn sequence_parallel(serve: &Serve, tp: Option<u32>) -> bool {
-    let flashcomm1 = match serve.additional_config.get("enable_flashcomm1") {
-        Some(v) => python_truthy(Some(v)),
-        None => serve
-            .env_value("VLLM_ASCEND_ENABLE_FLASHCOMM1")
-            .and_then(|v| match v {
-                EnvValue::Literal(s) => s.trim().parse::<i64>().ok(),
-                EnvValue::Prepend { .. } => None,
-            })
-            .is_some_and(|n| n != 0),
+/// Whether vllm-ascend's `enable_sp()` (vllm_ascend/utils.py) is true for a
+/// role of TP `tp`, from what the image's generated facts say it reads
+/// (`enable_sp`): `additional_config.enable_flashcomm1` when the key is
+/// present (even `false` wins over the env), else the env variables it reads
+/// as integers (`VLLM_ASCEND_ENABLE_FLASHCOMM` and `..._FLASHCOMM1` at
+/// v0.18.0/v0.19.1rc1, `..._FLASHCOMM1` from v0.20.2rc1); and forced on by
+/// `enable_shared_expert_dp` where it reads `shared_expert_dp` (up to
+/// v0.25.1rc1), which `AscendConfig` keeps only with `--enable-expert-parallel`
+/// and TP > 1 (ascend_config.py @v0.20.2rc1 L106-114, @v0.25.1rc1 L101-109).
+/// `None` where the image has no such fact or it reads what pd-dsl does not
+/// model (vLLM's `use_sequence_parallel_moe`, from v0.27.1rc1).
+pub(crate) fn sequence_parallel(img: &Image, serve: &Serve, tp: Option<u32>) -> Option<bool> {
+    let f = img.facts()?.enable_sp.as_ref()?;
+    let mut key = false;
+    let mut forced = false;
+    let mut envs = Vec::new();
+    for r in &f.reads {
+        match r.as_str() {
+            "additional_config.enable_flashcomm1" => key = true,
+            "shared_expert_dp" => forced = true,
+            _ => envs.push(r.strip_prefix("env.")?),
+        }
+    }
+    let switched = match serve.additional_config.get("enable_flashcomm1") {
+        Some(v) if key => python_truthy(Some(v)),
+        _ => envs.iter().any(|name| {
+            matches!(serve.env_value(name), Some(EnvValue::Literal(s)) if s.trim().parse::<i64>().is_ok_and(|n| n != 0))
+        }),
     };
-    let shared_expert_dp = python_truthy(serve.additional_config.get("enable_shared_expert_dp"))
+    let shared = forced
+        && python_truthy(serve.additional_config.get("enable_shared_expert_dp"))
         && serve.expert_parallel
         && tp.is_some_and(|tp| tp > 1);
-    flashcomm1 || shared_expert_dp
+    Some(switched || shared)
+}
+
+/// How a layout turns [`sequence_parallel`] on at an image, for messages:
+/// what the image's `enable_sp()` reads, in words.
+pub(crate) fn sequence_parallel_switches(img: &Image) -> String {
+    let Some(f) = img.facts().and_then(|r| r.enable_sp.as_ref()) else {
+        return "FlashComm1".to_owned();
+    };
+    let key = f
+        .reads
+        .iter()
+        .any(|r| r == "additional_config.enable_flashcomm1");
+    let envs: Vec<String> = f
+        .reads
+        .iter()
+        .filter_map(|r| r.strip_prefix("env."))
+        .map(|e| format!("env `{e}: 1`"))
+        .collect();
+    let mut ways = Vec::new();
+    if key {
+        ways.push("`additional_config.enable_flashcomm1: true`".to_owned());
+    }
+    if !envs.is_empty() {
+        let when = if key { " (when the key is absent)" } else { "" };
+        ways.push(format!("{}{when}", envs.join(" or ")));
+    }
+    if f.reads.iter().any(|r| r == "shared_expert_dp") {
+        ways.push("`enable_shared_expert_dp` with `expert_parallel` and TP > 1".to_owned());
+    }
+    match ways.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{}, or {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => "FlashComm1".to_owned(),
+    }
 }
 
 /// `eplb_config` is validated strictly by `EplbConfig` in

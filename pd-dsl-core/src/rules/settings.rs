@@ -265,6 +265,26 @@ pub(crate) fn check_serve_block(block: &ServeSpec, scope: &str, cx: &mut Cx) {
     }
 }
 
+/// The capture sizes a role's engines run, as written (with their sites):
+/// those of the block [`crate::layout::Serve::graph_layer`] picks from the
+/// common block and the role's, the same the rendered
+/// `cudagraph_capture_sizes` come from.
+pub(crate) fn role_capture_sizes(spec: &LayoutSpec, role: Role) -> &[Spanned<u64>] {
+    let layers: Vec<&ServeSpec> = std::iter::once(&spec.serve)
+        .chain(spec.roles.get(&role))
+        .collect();
+    crate::layout::Serve::graph_layer(&layers).map_or(&[], |b| b.capture_sizes.as_slice())
+}
+
+/// Capture sizes as a message lists them: `1, 2, 4`.
+pub(crate) fn sizes_text<'a>(sizes: impl IntoIterator<Item = &'a Spanned<u64>>) -> String {
+    sizes
+        .into_iter()
+        .map(|c| c.value.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Capture sizes as written in one block: with the cudagraph mode they
 /// belong to, each at least 1 and listed once.
 pub(crate) fn check_capture_sizes(block: &ServeSpec, scope: &str, cx: &mut Cx) {

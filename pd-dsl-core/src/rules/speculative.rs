@@ -7,7 +7,7 @@ use crate::check::Cx;
 use crate::layout::Serve;
 use crate::rules::{Rule, did_you_mean};
 use crate::site::{Site, Spanned};
-use crate::spec::{GraphMode, Role};
+use crate::spec::{GraphMode, LayoutSpec, Role, SpeculativeSpec};
 use crate::tables::{self};
 
 declare_rules! {
@@ -108,11 +108,7 @@ pub(crate) fn check_method(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mu
     } = *facts;
     let scope = role.as_str();
     if let Some(s) = &serve.speculative {
-        let sp = spec
-            .roles
-            .get(&role)
-            .and_then(|b| b.speculative.as_ref())
-            .or(spec.serve.speculative.as_ref());
+        let sp = written_speculative(spec, role);
         let (msite, tsite) = sp.map_or((Site::NONE, Site::NONE), |sp| {
             (sp.method.site, sp.tokens.site)
         });
@@ -214,17 +210,11 @@ pub(crate) fn check_batches(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &m
         && s.tokens > 1
     {
         let step = s.tokens.saturating_add(1);
-        let block = match spec.roles.get(&role) {
-            Some(b) if b.graph.is_some() => b,
-            _ => &spec.serve,
-        };
-        let off: Vec<&Spanned<u64>> = block
-            .capture_sizes
+        let off: Vec<&Spanned<u64>> = super::settings::role_capture_sizes(spec, role)
             .iter()
             .filter(|c| c.value % step != 0)
             .collect();
         if let Some(first) = off.first() {
-            let sizes: Vec<String> = off.iter().map(|c| c.value.to_string()).collect();
             cx.report(
                 Rule::CaptureSizesSpeculative,
                 first.site,
@@ -232,7 +222,7 @@ pub(crate) fn check_batches(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &m
                 format!(
                     "found capture size{} {} with `{}` graphs and {} speculative tokens on {role}, expected multiples of {step} (`num_speculative_tokens + 1`): in full-graph mode every captured graph holds whole decode steps of {step} tokens per sequence (speculative_decoding.md L220)",
                     if off.len() > 1 { "s" } else { "" },
-                    sizes.join(", "),
+                    super::settings::sizes_text(off.iter().copied()),
                     g.as_str(),
                     s.tokens
                 ),
@@ -286,11 +276,7 @@ fn check_drafting_slots(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut C
     let site = if serve.max_num_batched_tokens.is_some() {
         site_in(spec, role, |b| b.max_num_batched_tokens.as_ref())
     } else {
-        spec.roles
-            .get(&role)
-            .and_then(|b| b.speculative.as_ref())
-            .or(spec.serve.speculative.as_ref())
-            .map_or(Site::NONE, |sp| sp.tokens.site)
+        written_speculative(spec, role).map_or(Site::NONE, |sp| sp.tokens.site)
     };
     let unset = |set: bool| if set { "" } else { " (vLLM's default: unset)" };
     let reserve = if r.per_seq {
@@ -345,12 +331,7 @@ pub(crate) fn check_draft(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut
         && needs_model(&s.method)
         && !(tables::DRAFT_METHODS.contains(&s.method.as_str()) && m.draft(&s.method).is_some())
     {
-        let site = spec
-            .roles
-            .get(&role)
-            .and_then(|b| b.speculative.as_ref())
-            .or(spec.serve.speculative.as_ref())
-            .map_or(Site::NONE, |sp| sp.method.site);
+        let site = written_speculative(spec, role).map_or(Site::NONE, |sp| sp.method.site);
         let known: Vec<&str> = m.drafts.iter().map(|d| d.method).collect();
         let expected = if known.is_empty() && m.mtp {
             "`mtp` (these weights carry an MTP layer)".to_owned()
@@ -403,42 +384,28 @@ pub(crate) fn check_sp_alignment(
     else {
         return;
     };
-    // vLLM calls it for a FULL decode graph: `FULL_DECODE_ONLY` has a
-    // separate decode routine, `FULL` has not.
-    let reached = match graph {
-        GraphMode::FullDecodeOnly => true,
-        GraphMode::Full => !refusal.needs_separate_routine,
-        GraphMode::Eager | GraphMode::Piecewise => false,
-    };
+    let reached = sizing_reached(graph, refusal);
     let step = s.tokens.saturating_add(1);
     let tp = u64::from(tp);
     if !reached
         || s.tokens == 0
         || tp <= 1
         || super::features::v2_runner_on(serve)
-        || enable_sp(rel, serve, tp) != Some(true)
+        || super::model::sequence_parallel(img, serve, u32::try_from(tp).ok()) != Some(true)
         || step.max(tp) % step.min(tp) == 0
     {
         return;
     }
     let spec = facts.spec;
-    let block = match spec.roles.get(&role) {
-        Some(b) if b.graph.is_some() => b,
-        _ => &spec.serve,
-    };
+    let sizes = super::settings::role_capture_sizes(spec, role);
     let lcm = step / gcd(step, tp) * tp;
-    let aligned =
-        !block.capture_sizes.is_empty() && block.capture_sizes.iter().all(|c| c.value % lcm == 0);
+    let aligned = !sizes.is_empty() && sizes.iter().all(|c| c.value % lcm == 0);
     let exempt = match ascend.passes_tp.as_str() {
         "always" => "",
         "unless_sizes_aligned" if !aligned => " or `capture_sizes` all multiples of their lcm",
         _ => return,
     };
-    let sp = spec
-        .roles
-        .get(&role)
-        .and_then(|b| b.speculative.as_ref())
-        .or(spec.serve.speculative.as_ref());
+    let sp = written_speculative(spec, role);
     let site = sp.map_or(Site::NONE, |sp| sp.tokens.site);
     cx.report(
         Rule::SpeculativeSpGraphAlignment,
@@ -469,53 +436,30 @@ pub(crate) fn check_decode_step_sizes(facts: &Facts<'_>, role: Role, serve: &Ser
     let Some(refusal) = &v.spec_decode_rounding else {
         return;
     };
-    let reached = match graph {
-        GraphMode::FullDecodeOnly => true,
-        GraphMode::Full => !refusal.needs_separate_routine,
-        GraphMode::Eager | GraphMode::Piecewise => false,
-    };
+    let reached = sizing_reached(graph, refusal);
     if !reached || s.tokens == 0 || super::features::v2_runner_on(serve) {
         return;
     }
-    let spec = facts.spec;
-    let block = match spec.roles.get(&role) {
-        Some(b) if b.graph.is_some() => b,
-        _ => &spec.serve,
-    };
+    let sizes = super::settings::role_capture_sizes(facts.spec, role);
     let step = s.tokens.saturating_add(1);
-    let Some(first) = block.capture_sizes.first() else {
+    let Some(first) = sizes.first() else {
         return;
     };
-    let largest = block
-        .capture_sizes
-        .iter()
-        .map(|c| c.value)
-        .max()
-        .unwrap_or(0);
-    let smallest = block
-        .capture_sizes
-        .iter()
-        .map(|c| c.value)
-        .min()
-        .unwrap_or(0);
+    let largest = sizes.iter().map(|c| c.value).max().unwrap_or(0);
+    let smallest = sizes.iter().map(|c| c.value).min().unwrap_or(0);
     // Sizes above `max_num_batched_tokens` are dropped first
     // (`VllmConfig._set_cudagraph_sizes`); with none left vLLM takes another
     // path, not judged here.
     if largest >= step || serve.max_num_batched_tokens.is_some_and(|m| m < smallest) {
         return;
     }
-    let sizes: Vec<String> = block
-        .capture_sizes
-        .iter()
-        .map(|c| c.value.to_string())
-        .collect();
     cx.report(
         Rule::CaptureSizesCoverDecodeStep,
         first.site,
         format!("{}.graph.capture_sizes", role.as_str()),
         format!(
             "found capture sizes {} with `{}` graphs and {} speculative tokens on a {role} engine, expected one of at least {step} (the decode step, `num_speculative_tokens + 1`): vLLM {} rounds every size up to the step and refuses to start when none fits under the largest on image `{}` (\"No valid cudagraph sizes after rounding ...\", {} `adjust_cudagraph_sizes_for_spec_decode`)",
-            sizes.join(", "),
+            super::settings::sizes_text(sizes),
             graph.as_str(),
             s.tokens,
             v.version,
@@ -525,36 +469,26 @@ pub(crate) fn check_decode_step_sizes(facts: &Facts<'_>, role: Role, serve: &Ser
     );
 }
 
-/// vllm-ascend's `enable_sp()` for a role of TP `tp`, from what the facts
-/// say it reads (`enable_sp`): `additional_config.enable_flashcomm1` when
-/// the key is present, else the env variables it reads as integers; or
-/// forced on by `enable_shared_expert_dp`, which `AscendConfig` keeps only
-/// with `--enable-expert-parallel` and TP > 1 (ascend_config.py @v0.18.0
-/// L63-71, @v0.20.2rc1 L106-114). `None` where it reads what pd-dsl does
-/// not model (vLLM's `use_sequence_parallel_moe`, from v0.27.1rc1).
-fn enable_sp(rel: &crate::upstream::Release, serve: &Serve, tp: u64) -> Option<bool> {
-    let f = rel.enable_sp.as_ref()?;
-    let mut key = false;
-    let mut forced = false;
-    let mut envs = Vec::new();
-    for r in &f.reads {
-        match r.as_str() {
-            "additional_config.enable_flashcomm1" => key = true,
-            "shared_expert_dp" => forced = true,
-            _ => envs.push(r.strip_prefix("env.")?),
-        }
+/// The role's `speculative` block as written (the role's, else the common
+/// one), for the sites of its values.
+fn written_speculative(spec: &LayoutSpec, role: Role) -> Option<&SpeculativeSpec> {
+    spec.roles
+        .get(&role)
+        .and_then(|b| b.speculative.as_ref())
+        .or(spec.serve.speculative.as_ref())
+}
+
+/// Whether vLLM's V1 runner sizes the graphs for speculative decoding with
+/// `graph` (`adjust_cudagraph_sizes_for_spec_decode`, the generated facts'
+/// call): for a FULL decode graph, which `FULL_DECODE_ONLY` always is and
+/// `FULL` only where the call needs no separate decode routine (from vLLM
+/// 0.20.2).
+fn sizing_reached(graph: GraphMode, refusal: &crate::upstream::SpecDecodeSpAlignment) -> bool {
+    match graph {
+        GraphMode::FullDecodeOnly => true,
+        GraphMode::Full => !refusal.needs_separate_routine,
+        GraphMode::Eager | GraphMode::Piecewise => false,
     }
-    let switched = match serve.additional_config.get("enable_flashcomm1") {
-        Some(v) if key => super::model::python_truthy(Some(v)),
-        _ => envs.iter().any(|name| {
-            matches!(serve.env_value(name), Some(crate::spec::EnvValue::Literal(s)) if s.trim().parse::<i64>().is_ok_and(|n| n != 0))
-        }),
-    };
-    let shared = forced
-        && super::model::python_truthy(serve.additional_config.get("enable_shared_expert_dp"))
-        && serve.expert_parallel
-        && tp > 1;
-    Some(switched || shared)
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

@@ -144,6 +144,25 @@ fn dsa_cp_needs_sequence_parallelism_where_the_image_checks_it() {
     v["topology"][1]["dp"] = json!(4);
     v["topology"][1]["tp"] = json!(4);
     assert!(!broken(&v).contains("dsa_cp_needs_sp"), "{:?}", broken(&v));
+    // At v0.26.0rc1 `enable_sp()` no longer reads shared-expert DP (the
+    // generated `enable_sp`: utils.py @v0.26.0rc1 L861 keeps the argument
+    // "for compatibility" only), so it does not turn SP on there, and the
+    // message offers only what that image reads.
+    let base = broken(&pd(model, "v0.26.0rc1"));
+    let shared =
+        json!({"additional_config": {"enable_shared_expert_dp": true}, "expert_parallel": true});
+    let v = cp(model, "v0.26.0rc1", shared.clone());
+    let mut with_rule = base.clone();
+    with_rule.insert("dsa_cp_needs_sp");
+    assert_eq!(broken(&v), with_rule);
+    let m = messages(&v, "dsa_cp_needs_sp");
+    assert!(
+        m[0].contains("env `VLLM_ASCEND_ENABLE_FLASHCOMM1: 1`")
+            && !m[0].contains("enable_shared_expert_dp"),
+        "{m:?}"
+    );
+    assert_eq!(broken(&cp(model, "v0.26.0rc1", env("1"))), base);
+    assert!(!broken(&cp(model, "v0.25.1rc1", shared)).contains("dsa_cp_needs_sp"));
     // Turning DSA CP off says nothing.
     let mut v = cp(model, "v0.23.0", json!({}));
     v["roles"]["prefill"]["additional_config"]["enable_dsa_cp"] = json!(false);
