@@ -129,7 +129,43 @@ def v2_model_runner(source: Source) -> dict | None:
                     archs.add(c.value)
     if not found:
         return None
-    return {"unsupported": sorted(unsupported), "default_architectures": sorted(archs), "source": VLLM_CONFIG}
+    refusal, line = _v2_refusal(tree)
+    return {
+        "unsupported": sorted(unsupported),
+        "default_architectures": sorted(archs),
+        "source": VLLM_CONFIG,
+        "refusal": refusal,
+        "refusal_source": f"{VLLM_CONFIG}:{line}",
+    }
+
+
+def _v2_refusal(tree: ast.Module) -> tuple[str, int]:
+    """The words vLLM raises its V2-runner refusal with, before the list of
+    what it does not support, and the `raise`'s line: the `ValueError` of
+    `_validate_v2_model_runner` whose message joins `unsupported`
+    ("VLLM_USE_V2_MODEL_RUNNER does not yet support:" at 0.20.2 and 0.22.1,
+    "Model Runner V2 does not yet support:" from 0.23.0), its leading
+    string constant (`"..." + ", ".join(...)` or an f-string)."""
+    fn = next(
+        (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_validate_v2_model_runner"),
+        None,
+    )
+    if fn is None:
+        raise FactsError(f"`{VLLM_CONFIG}`: no `_validate_v2_model_runner`; vLLM's V2-runner refusal moved")
+    for r in ast.walk(fn):
+        if not (
+            isinstance(r, ast.Raise)
+            and isinstance(r.exc, ast.Call)
+            and ast.unparse(r.exc.func) == "ValueError"
+            and r.exc.args
+            and "unsupported" in ast.unparse(r.exc.args[0])
+        ):
+            continue
+        msg = r.exc.args[0]
+        head = msg.left if isinstance(msg, ast.BinOp) else msg.values[0] if isinstance(msg, ast.JoinedStr) else msg
+        if isinstance(head, ast.Constant) and isinstance(head.value, str) and head.value.strip():
+            return head.value.strip(), r.lineno
+    raise FactsError(f"`{VLLM_CONFIG}`: `_validate_v2_model_runner` raises no ValueError joining `unsupported`")
 
 
 def _v2_gate(tree: ast.Module) -> ast.FunctionDef | None:
@@ -209,8 +245,15 @@ def v2_speculative_methods(source: Source, methods: list[str]) -> dict | None:
         and ".method" in ast.unparse(n.test)
         and not (isinstance(parent.get(n), ast.If) and parent[n].orelse == [n])
     ]
-    refused: set[str] = set()
+    refused: dict[str, str] = {}
     first: int | None = None
+
+    def refuse(m: str, seen: str, stmts: list[ast.stmt], line: int) -> None:
+        nonlocal first
+        if m not in refused:
+            refused[m] = _appended(stmts, seen)
+        first = line if first is None else min(first, line)
+
     for head in sorted(heads, key=lambda n: n.lineno):
         for m in methods:
             seen = "mtp" if m.endswith("_mtp") else m
@@ -221,19 +264,52 @@ def v2_speculative_methods(source: Source, methods: list[str]) -> dict | None:
                     break
                 if truth:
                     if _appends(node.body):
-                        refused.add(m)
-                        first = head.lineno if first is None else min(first, head.lineno)
+                        refuse(m, seen, node.body, head.lineno)
                     break
                 if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
                     node = node.orelse[0]
                 else:
                     if node.orelse and _appends(node.orelse):
-                        refused.add(m)
-                        first = head.lineno if first is None else min(first, head.lineno)
+                        refuse(m, seen, node.orelse, head.lineno)
                     node = None
     if first is None:
         return None
-    return {"refused": sorted(refused), "source": f"{VLLM_CONFIG}:{first}"}
+    return {
+        "refused": sorted(refused),
+        "features": {m: refused[m] for m in sorted(refused)},
+        "source": f"{VLLM_CONFIG}:{first}",
+    }
+
+
+def _appended(stmts: list[ast.stmt], method: str) -> str:
+    """What `stmts` append to `unsupported` for a speculative config of
+    `method`, as vLLM words it: a string constant, or an f-string whose
+    only value is the config's `.method` (0.20.2, 0.22.1-0.29.0:
+    "speculative method '<m>'")."""
+    for s in stmts:
+        if not (
+            isinstance(s, ast.Expr)
+            and isinstance(s.value, ast.Call)
+            and isinstance(s.value.func, ast.Attribute)
+            and s.value.func.attr == "append"
+            and s.value.args
+        ):
+            continue
+        arg = s.value.args[0]
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            return arg.value
+        if isinstance(arg, ast.JoinedStr):
+            parts = []
+            for v in arg.values:
+                if isinstance(v, ast.Constant):
+                    parts.append(str(v.value))
+                elif isinstance(v, ast.FormattedValue) and ast.unparse(v.value).endswith(".method"):
+                    parts.append(method)
+                else:
+                    raise FactsError(f"`{VLLM_CONFIG}`:{s.lineno}: the V2 runner's refusal of a method reads `{ast.unparse(v)}`")
+            return "".join(parts)
+        raise FactsError(f"`{VLLM_CONFIG}`:{s.lineno}: the V2 runner appends `{ast.unparse(arg)}`, not a string")
+    raise FactsError(f"`{VLLM_CONFIG}`: a refusing branch of the V2 runner appends nothing")
 
 
 def _read(source: Source, rel: str) -> str | None:

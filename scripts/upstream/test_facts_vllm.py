@@ -94,14 +94,17 @@ class WellFormed(unittest.TestCase):
                     self.assertGreater(int(line), 0)
                 runner = f["v2_model_runner"]
                 if runner is not None:
-                    self.assertEqual(list(runner), ["unsupported", "default_architectures", "source"])
+                    self.assertEqual(
+                        list(runner), ["unsupported", "default_architectures", "source", "refusal", "refusal_source"]
+                    )
                     self.assertEqual(runner["unsupported"], sorted(set(runner["unsupported"])))
                     self.assertTrue((corpus("vllm", v) / runner["source"]).is_file())
                 spec = f["v2_speculative_methods"]
                 self.assertEqual(spec is None, runner is None, v)
                 if spec is not None:
-                    self.assertEqual(list(spec), ["refused", "source"])
+                    self.assertEqual(list(spec), ["refused", "features", "source"])
                     self.assertEqual(spec["refused"], sorted(set(spec["refused"])))
+                    self.assertEqual(list(spec["features"]), spec["refused"])
                     self.assertLessEqual(set(spec["refused"]), {m["name"] for m in f["speculative_methods"]})
                     path, line = spec["source"].rsplit(":", 1)
                     self.assertTrue((corpus("vllm", v) / path).is_file(), spec)
@@ -292,6 +295,28 @@ class HandRead(unittest.TestCase):
                 # sequence parallelism joins the list at 0.22.1 (L1992-1996)
                 self.assertEqual("sequence parallelism" in got["unsupported"], version_key(v) >= version_key("0.22.1"))
         self.assertIn("DeepseekV2ForCausalLM", facts("0.25.1")["v2_model_runner"]["default_architectures"])
+        # The words of the refusal, read by hand: `_validate_v2_model_runner` raises
+        # "VLLM_USE_V2_MODEL_RUNNER does not yet support: " + ", ".join(unsupported) @0.20.2 L1835
+        # and @0.22.1 L2064; f"Model Runner V2 does not yet support: {...}" @0.23.0 L2069,
+        # @0.30.0 L3086.
+        for v, words, line in [
+            ("0.20.2", "VLLM_USE_V2_MODEL_RUNNER does not yet support:", 1835),
+            ("0.22.1", "VLLM_USE_V2_MODEL_RUNNER does not yet support:", 2064),
+            ("0.23.0", "Model Runner V2 does not yet support:", 2069),
+            ("0.30.0", "Model Runner V2 does not yet support:", 3086),
+        ]:
+            with self.subTest(vllm=v):
+                got = facts(v)["v2_model_runner"]
+                self.assertEqual((got["refusal"], got["refusal_source"]), (words, f"vllm/config/vllm.py:{line}"))
+        # Other words are read, not assumed; a refusal that no longer joins the list is an error.
+        ov = mutate("0.23.0", "vllm/config/vllm.py", 'f"Model Runner V2 does not yet support: {',
+                    'f"The V2 runner cannot run: {')
+        self.assertEqual(fv.v2_model_runner(fv.Source(corpus("vllm", "0.23.0"), ov))["refusal"],
+                         "The V2 runner cannot run:")
+        ov = mutate("0.23.0", "vllm/config/vllm.py", 'f"Model Runner V2 does not yet support: {\', \'.join(unsupported)}"',
+                    '"Model Runner V2 does not yet support these features"')
+        with self.assertRaisesRegex(fv.FactsError, "raises no ValueError joining"):
+            fv.v2_model_runner(fv.Source(corpus("vllm", "0.23.0"), ov))
         v = PINNED[-1]
         ov = mutate(v, "vllm/config/vllm.py", 'unsupported.append("sequence parallelism")',
                     'unsupported.append("sequence parallelism")\n            unsupported.append("lookahead")')
@@ -326,13 +351,21 @@ class HandRead(unittest.TestCase):
                 # an MTP model type is rewritten to `mtp` before the runner sees it
                 self.assertNotIn("deepseek_mtp", got["refused"])
         got = facts("0.30.0")["v2_speculative_methods"]
+        refused = ["custom_class", "draft_model", "medusa", "mlp_speculator", "ngram", "ngram_gpu", "suffix"]
         self.assertEqual(
             got,
             {
-                "refused": ["custom_class", "draft_model", "medusa", "mlp_speculator", "ngram", "ngram_gpu", "suffix"],
+                "refused": refused,
+                # @0.30.0 L2850: unsupported.append(f"speculative method '{speculative_config.method}'")
+                "features": {m: f"speculative method '{m}'" for m in refused},
                 "source": "vllm/config/vllm.py:2839",
             },
         )
+        # @0.22.1 L2001: unsupported.append("ngram/ngram_gpu speculative decoding") for both.
+        features = facts("0.22.1")["v2_speculative_methods"]["features"]
+        self.assertEqual(features["ngram"], "ngram/ngram_gpu speculative decoding")
+        self.assertEqual(features["ngram_gpu"], "ngram/ngram_gpu speculative decoding")
+        self.assertEqual(features["suffix"], "speculative method 'suffix'")
 
     def test_v2_runner_speculative_methods_are_read_not_matched(self):
         def read(v, ov):
@@ -354,6 +387,12 @@ class HandRead(unittest.TestCase):
                     "                unsupported.append(f\"speculative method '{speculative_config.method}'\")",
                     "                pass")
         self.assertEqual(read("0.22.1", ov)["refused"], ["ngram", "ngram_gpu"])
+        # The appended words are read: another f-string value is an error.
+        ov = mutate("0.22.1", "vllm/config/vllm.py",
+                    "                unsupported.append(f\"speculative method '{speculative_config.method}'\")",
+                    "                unsupported.append(f\"speculative method '{speculative_config.model}'\")")
+        with self.assertRaisesRegex(fv.FactsError, "reads `{speculative_config.model}`"):
+            read("0.22.1", ov)
         # A test that also reads another setting refuses nothing for sure.
         ov = mutate("0.20.2", "vllm/config/vllm.py",
                     '            and self.speculative_config.method not in ("eagle", "eagle3", "mtp")\n',

@@ -164,22 +164,22 @@ pub(crate) fn check_pcp(
             r.condition
         ),
         Some(crate::upstream::PcpVerdict::V2Runner { v1: None, runner }) => format!(
-            "found `{}` on a {role} engine running vLLM's V2 model runner (env `VLLM_USE_V2_MODEL_RUNNER`) on image {}, expected PCP1, or the V1 model runner (no `VLLM_USE_V2_MODEL_RUNNER`), which vllm-ascend {} runs PCP on: vLLM {vllm}'s V2 model runner refuses \"{}\" at start ({} `_validate_v2_model_runner`)",
+            "found `{}` on a {role} engine running vLLM's V2 model runner (env `VLLM_USE_V2_MODEL_RUNNER`) on image {}, expected PCP1, or the V1 model runner (no `VLLM_USE_V2_MODEL_RUNNER`), which vllm-ascend {} runs PCP on: vLLM {vllm}'s V2 model runner refuses it at start (\"{}\", {})",
             g.shape(),
             img.tag,
             rel.version,
-            crate::upstream::PCP_FEATURE,
-            runner.source
+            runner.refusal_text([crate::upstream::PCP_FEATURE]),
+            runner.refusal_source
         ),
         Some(crate::upstream::PcpVerdict::V2Runner {
             v1: Some(v1),
             runner,
         }) => format!(
-            "found `{}` on image {}, expected PCP1: vLLM {vllm}'s V2 model runner refuses \"{}\" ({} `_get_v2_model_runner_unsupported_features`) and vllm-ascend {} refuses PCP on the V1 runner ({}), so no PCP starts on this image",
+            "found `{}` on image {}, expected PCP1: vLLM {vllm}'s V2 model runner refuses it (\"{}\", {}) and vllm-ascend {} refuses PCP on the V1 runner ({}), so no PCP starts on this image",
             g.shape(),
             img.tag,
-            crate::upstream::PCP_FEATURE,
-            runner.source,
+            runner.refusal_text([crate::upstream::PCP_FEATURE]),
+            runner.refusal_source,
             rel.version,
             v1.source
         ),

@@ -57,7 +57,9 @@ declare_rules! {
     AsyncSchedulingSpeculativeMethod = "async_scheduling_speculative_method", Hard, "`async_scheduling` runs only with the speculative methods vLLM supports it with (EAGLE, MTP, draft model, ...)";
     /// A speculative method vLLM's V2 model runner refuses, on a role that
     /// turns that runner on with env `VLLM_USE_V2_MODEL_RUNNER` (non-zero):
-    /// ValueError "VLLM_USE_V2_MODEL_RUNNER does not yet support: ..."
+    /// ValueError "VLLM_USE_V2_MODEL_RUNNER does not yet support: ..." (vLLM
+    /// 0.20.2, 0.22.1), "Model Runner V2 does not yet support: ..." (from
+    /// 0.23.0), the words in the generated `v2_model_runner.refusal`
     /// (vllm/config/vllm.py `_validate_v2_model_runner` @0.20.2 L1807;
     /// `_get_v2_model_runner_unsupported_features` @0.22.1 L2000 …
     /// @0.30.0 L2839). The methods are the generated vLLM facts'
@@ -167,7 +169,9 @@ pub(crate) fn check_method(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mu
             && let Ok(v) = crate::upstream::vllm_of(img)
             && let Some(r) = &v.v2_speculative_methods
             && r.refused.contains(&s.method)
+            && let Some(runner) = &v.v2_model_runner
         {
+            let said = runner.refusal_text(r.features.get(&s.method).map(String::as_str));
             let named = v
                 .speculative_methods
                 .iter()
@@ -177,7 +181,7 @@ pub(crate) fn check_method(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mu
                 Rule::V2RunnerUnsupported,
                 msite,
                 format!("{scope}.speculative.method"),
-                format!("found speculative method `{}` on a {role} engine running vLLM's V2 model runner (env `VLLM_USE_V2_MODEL_RUNNER`) on image `{}`, expected one of {} or an MTP model type, or the V1 runner (no `VLLM_USE_V2_MODEL_RUNNER`): vLLM {} refuses it at start (\"VLLM_USE_V2_MODEL_RUNNER does not yet support: ...\", {})", s.method, img.tag, list(named), v.version, r.source),
+                format!("found speculative method `{}` on a {role} engine running vLLM's V2 model runner (env `VLLM_USE_V2_MODEL_RUNNER`) on image `{}`, expected one of {} or an MTP model type, or the V1 runner (no `VLLM_USE_V2_MODEL_RUNNER`): vLLM {} refuses it at start (\"{said}\", {})", s.method, img.tag, list(named), v.version, r.source),
             );
         }
         if s.tokens == 0 || s.tokens > 15 {

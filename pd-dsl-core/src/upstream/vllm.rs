@@ -170,6 +170,10 @@ pub struct V2Speculative {
     /// The `SpeculativeConfig` methods refused (an MTP model type is read as
     /// `mtp`, which vLLM rewrites it to), sorted.
     pub refused: Vec<String>,
+    /// What the runner appends to its refusal for each refused method, in
+    /// vLLM's words (`speculative method 'suffix'`, `ngram/ngram_gpu
+    /// speculative decoding`).
+    pub features: std::collections::BTreeMap<String, String>,
     /// `path:line` of the method test.
     pub source: String,
 }
@@ -183,6 +187,24 @@ pub struct V2Runner {
     pub default_architectures: Vec<String>,
     /// Path in the sdist.
     pub source: String,
+    /// The words `_validate_v2_model_runner` raises its refusal with, before
+    /// the list of what it refuses (`VLLM_USE_V2_MODEL_RUNNER does not yet
+    /// support:` at 0.20.2/0.22.1, `Model Runner V2 does not yet support:`
+    /// from 0.23.0).
+    pub refusal: String,
+    /// `path:line` of that `raise`.
+    pub refusal_source: String,
+}
+
+impl V2Runner {
+    /// The ValueError vLLM raises for `features`, in its words.
+    pub fn refusal_text<'a>(&self, features: impl IntoIterator<Item = &'a str>) -> String {
+        format!(
+            "{} {}",
+            self.refusal,
+            features.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    }
 }
 
 impl VllmRelease {

@@ -375,16 +375,34 @@ fn the_v2_runner_takes_only_the_speculative_methods_vllm_lists() {
             None => v,
         }
     };
-    for image in ["v0.20.2rc1", "v0.23.0", "v0.30.0rc2"] {
+    // vLLM's words (vllm/config/vllm.py, read by hand): the raise
+    // "VLLM_USE_V2_MODEL_RUNNER does not yet support: " @0.20.2 L1835, "Model
+    // Runner V2 does not yet support: " @0.23.0 L2069 and @0.30.0 L3086, with
+    // the runner's f"speculative method '{...method}'" (@0.20.2 L1811, @0.30.0
+    // L2850).
+    for (image, said) in [
+        (
+            "v0.20.2rc1",
+            "VLLM_USE_V2_MODEL_RUNNER does not yet support: speculative method 'suffix'",
+        ),
+        (
+            "v0.23.0",
+            "Model Runner V2 does not yet support: speculative method 'suffix'",
+        ),
+        (
+            "v0.30.0rc2",
+            "Model Runner V2 does not yet support: speculative method 'suffix'",
+        ),
+    ] {
         let suffix = with(image, "suffix", Some("1"));
         assert_eq!(broken(&suffix), only("v2_runner_unsupported"), "{image}");
         let m = messages(&suffix, "v2_runner_unsupported");
         assert!(
             m.len() == 1
                 && m[0].contains("decode engine")
-                && m[0].contains("vllm/config/vllm.py:")
+                && m[0].contains(&format!("(\"{said}\", vllm/config/vllm.py:"))
                 && m[0].contains("`mtp`"),
-            "{m:?}"
+            "{image}: {m:?}"
         );
         assert_eq!(
             broken(&with(image, "suffix", None)),
@@ -428,7 +446,17 @@ fn pcp_on_the_v2_runner_before_vllm_ascend_refuses_the_v1_runner() {
         }
         with_role(v, "prefill", block)
     };
-    for image in ["v0.20.2rc1", "v0.22.1rc1", "v0.23.0", "v0.24.0rc1"] {
+    // vLLM's words, read by hand (vllm/config/vllm.py `_validate_v2_model_runner`):
+    // "VLLM_USE_V2_MODEL_RUNNER does not yet support: " + ... @0.20.2 L1835, @0.22.1
+    // L2064; f"Model Runner V2 does not yet support: {...}" @0.23.0 L2069, @0.24.0.
+    let old = "VLLM_USE_V2_MODEL_RUNNER does not yet support: prefill context parallelism";
+    let new = "Model Runner V2 does not yet support: prefill context parallelism";
+    for (image, said) in [
+        ("v0.20.2rc1", old),
+        ("v0.22.1rc1", old),
+        ("v0.23.0", new),
+        ("v0.24.0rc1", new),
+    ] {
         let refused = with(image, true);
         assert_eq!(
             broken(&refused),
@@ -438,8 +466,8 @@ fn pcp_on_the_v2_runner_before_vllm_ascend_refuses_the_v1_runner() {
         let m = messages(&refused, "prefill_context_parallel_supported");
         assert!(
             m[0].contains("V1 model runner (no `VLLM_USE_V2_MODEL_RUNNER`)")
-                && m[0].contains("`_validate_v2_model_runner`"),
-            "{m:?}"
+                && m[0].contains(&format!("(\"{said}\", vllm/config/vllm.py:")),
+            "{image}: {m:?}"
         );
         assert_eq!(broken(&with(image, false)), BTreeSet::new(), "{image}");
     }

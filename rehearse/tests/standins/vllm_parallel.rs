@@ -161,3 +161,60 @@ fn vllm_refuses_a_batch_the_drafting_reserve_uses_up_and_dcp_off_tp() {
         "{err}"
     );
 }
+
+/// A speculative method vLLM's V2 model runner refuses (the facts'
+/// `v2_speculative_methods`, as rule `v2_runner_unsupported` reads them) is
+/// refused with `VLLM_USE_V2_MODEL_RUNNER` on, in each vLLM's own words:
+/// "VLLM_USE_V2_MODEL_RUNNER does not yet support: ..." at vLLM 0.22.1
+/// (vllm/config/vllm.py L2064, ngram's feature from L2001), "Model Runner
+/// V2 does not yet support: ..." at 0.30.0 (L3086, L2850). MTP, and the
+/// same methods on the V1 runner, pass this check: with a bad device list
+/// they stop at the next one, the devices.
+#[test]
+fn vllm_refuses_the_v2_runners_speculative_methods_in_its_words() {
+    let with = |method: &str| {
+        let mut a = rank_argv(7100, 1, 0, 12321, 8, None);
+        a.extend(s(&[
+            "--speculative-config",
+            &format!(r#"{{"method": "{method}", "num_speculative_tokens": 1}}"#),
+        ]));
+        a
+    };
+    let env = |image: &str, v2: bool, devices: &str| {
+        let mut e = vec![
+            ("PD_STANDIN_IMAGE", image.to_owned()),
+            ("ASCEND_RT_VISIBLE_DEVICES", devices.to_owned()),
+        ];
+        if v2 {
+            e.push(("VLLM_USE_V2_MODEL_RUNNER", "1".to_owned()));
+        }
+        e
+    };
+    let good = "0,1,2,3,4,5,6,7";
+    for (image, method, said) in [
+        (
+            "v0.21.0rc1",
+            "ngram",
+            "ValueError: VLLM_USE_V2_MODEL_RUNNER does not yet support: ngram/ngram_gpu speculative decoding",
+        ),
+        (
+            "v0.30.0rc2",
+            "suffix",
+            "ValueError: Model Runner V2 does not yet support: speculative method 'suffix'",
+        ),
+    ] {
+        let (code, _, err) = run(VLLM, &with(method), &env(image, true, good));
+        assert_eq!(code, Some(1), "{image} {method}: {err}");
+        assert!(err.contains(said), "{image} {method}: {err}");
+        let (_, _, err) = run(VLLM, &with(method), &env(image, false, "x"));
+        assert!(
+            !err.contains("does not yet support") && err.contains("is not a device id"),
+            "{image} {method} on V1: {err}"
+        );
+    }
+    let (_, _, err) = run(VLLM, &with("mtp"), &env("v0.30.0rc2", true, "x"));
+    assert!(
+        !err.contains("does not yet support") && err.contains("is not a device id"),
+        "mtp: {err}"
+    );
+}

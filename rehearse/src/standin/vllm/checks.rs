@@ -317,25 +317,7 @@ pub(super) fn pcp_refusals(plan: &Plan, image: &str) -> Result<(), Fail> {
     if plan.pcp <= 1 {
         return Ok(());
     }
-    // `bool(int(value))` (vllm/envs.py `maybe_convert_bool`).
-    let v2 = match env::var("VLLM_USE_V2_MODEL_RUNNER")
-        .ok()
-        .as_deref()
-        .map(str::trim)
-    {
-        None => false,
-        Some(v) => match v.parse::<i64>() {
-            Ok(n) => n != 0,
-            Err(_) => {
-                return fail(
-                    1,
-                    format!(
-                        "ValueError: invalid literal for int() with base 10: {v:?} (VLLM_USE_V2_MODEL_RUNNER)"
-                    ),
-                );
-            }
-        },
-    };
+    let v2 = v2_runner_env()?;
     use pd_dsl::upstream::{PCP_FEATURE, PcpVerdict, pcp_verdict};
     match pcp_verdict(rel, &rel.vllm.version, plan.dp, plan.pcp, dcp, v2) {
         None => Ok(()),
@@ -357,10 +339,57 @@ pub(super) fn pcp_refusals(plan: &Plan, image: &str) -> Result<(), Fail> {
                 plan.pcp
             ),
         ),
-        Some(PcpVerdict::V2Runner { .. }) => fail(
+        Some(PcpVerdict::V2Runner { runner, .. }) => fail(
             1,
-            format!("ValueError: Model Runner V2 does not yet support: {PCP_FEATURE}"),
+            format!("ValueError: {}", runner.refusal_text([PCP_FEATURE])),
         ),
+    }
+}
+
+/// `VLLM_USE_V2_MODEL_RUNNER` as vLLM reads it, `bool(int(value))`
+/// (vllm/envs.py `maybe_convert_bool`): unset is false, a value that is no
+/// integer fails as Python's `int()` does.
+fn v2_runner_env() -> Result<bool, Fail> {
+    match env::var("VLLM_USE_V2_MODEL_RUNNER")
+        .ok()
+        .as_deref()
+        .map(str::trim)
+    {
+        None => Ok(false),
+        Some(v) => match v.parse::<i64>() {
+            Ok(n) => Ok(n != 0),
+            Err(_) => fail(
+                1,
+                format!(
+                    "ValueError: invalid literal for int() with base 10: {v:?} (VLLM_USE_V2_MODEL_RUNNER)"
+                ),
+            ),
+        },
+    }
+}
+
+/// vLLM's V2 model runner's refusal of a speculative method (the facts'
+/// `v2_speculative_methods`, the verdict rule `v2_runner_unsupported`
+/// reads), in vLLM's words (`v2_model_runner.refusal` and the feature the
+/// runner appends for the method).
+pub(super) fn v2_speculative_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
+    let Some((method, _)) = &plan.speculative else {
+        return Ok(());
+    };
+    if !v2_runner_env()? {
+        return Ok(());
+    }
+    let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
+    let v = pd_dsl::upstream::vllm(&rel.vllm.version).or_else(|e| fail(2, e))?;
+    let (Some(runner), Some(spec)) = (&v.v2_model_runner, &v.v2_speculative_methods) else {
+        return Ok(());
+    };
+    match spec.features.get(method) {
+        Some(feature) => fail(
+            1,
+            format!("ValueError: {}", runner.refusal_text([feature.as_str()])),
+        ),
+        None => Ok(()),
     }
 }
 

@@ -14,6 +14,7 @@ use crate::serve_flags;
 use bench::bench;
 use checks::{
     check_cann, check_expectation, check_pool, devices, drafting_refusal, join, pcp_refusals,
+    v2_speculative_refusal,
 };
 use pd_dsl::ConnectorKind;
 use plan::plan;
@@ -95,6 +96,7 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let args = serve_flags::parse(flags, argv).or_else(|e| fail(2, e))?;
     let plan = plan(&args)?;
     pcp_refusals(&plan, &image)?;
+    v2_speculative_refusal(&plan, &image)?;
     drafting_refusal(&plan, &image)?;
     check_pool(&plan, &image)?;
     let devs = devices(&plan)?;
