@@ -251,10 +251,7 @@ pub fn run(a: &CalibrateArgs, layouts: &[Layout], out: &mut dyn Write) -> Res<u8
                     out,
                     "  TTFT ms          measured {}  estimated {}\n  TPOT ms          measured {}  estimated {:.1}",
                     ms(e.measured_ttft_ms),
-                    e.estimate.queue_s.map_or_else(
-                        || "no bound".to_owned(),
-                        |_| format!("{:.1}", e.estimate.ttft_s * 1e3)
-                    ),
+                    e.estimate.ttft_figure(1e3, 1),
                     ms(e.measured_tpot_ms),
                     e.estimate.tpot_ms
                 );

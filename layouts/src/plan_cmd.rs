@@ -152,8 +152,7 @@ fn text(p: &Plan, top: usize, out: &mut dyn Write) -> Result<(), String> {
             c.npus,
             e.output_tokens_per_s,
             e.output_tokens_per_s_per_npu,
-            e.queue_s
-                .map_or_else(|| "no bound".to_owned(), |_| format!("{:.2}", e.ttft_s)),
+            e.ttft_figure(1.0, 2),
             e.tpot_ms,
             e.bound
         );

@@ -126,6 +126,11 @@ fn requests_wait_when_the_layout_bounds_what_completes() {
     let over = estimate_with(&l, &paced(2.0 * capacity), &CALIBRATION).unwrap();
     assert_eq!(over.queue_s, None, "{over:?}");
     assert_eq!(over.ttft_text(), "no bound");
+    assert_eq!(over.ttft_figure(1e3, 1), "no bound");
+    assert_eq!(
+        busy.ttft_figure(1e3, 1),
+        format!("{:.1}", busy.ttft_s * 1e3)
+    );
     assert!(!over.ttft_within(1e9) && busy.ttft_within(busy.ttft_s));
     // Capped by a concurrency, the same rate waits a bounded time.
     let capped = Workload {

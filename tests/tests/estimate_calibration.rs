@@ -337,9 +337,7 @@ fn the_estimate_is_calibrated_on_upstreams_baselines() {
         loo_abs.push(abs);
         let e = estimate_from(&k.layout, &k.budgets, &k.workload, &grid[gi]).expect("estimate");
         // TTFT with its wait, as documents print it.
-        let ttft = e
-            .queue_s
-            .map_or_else(|| "no bound".to_owned(), |_| format!("{:.2}", e.ttft_s));
+        let ttft = e.ttft_figure(1.0, 2);
         rows.push((abs, k, p, e.bound, e.tpot_ms, ttft));
     }
     let med = median(loo_abs.clone());

@@ -214,13 +214,25 @@ pub struct Estimate {
     pub balance: Option<Balance>,
 }
 
+/// What a TTFT without a bound reads as (an open loop offering more than
+/// the layout completes).
+pub const NO_BOUND: &str = "no bound";
+
 impl Estimate {
-    /// TTFT as documents and tables print it: seconds, or that it has no
-    /// bound.
+    /// TTFT as documents print it: `1.23 s`, or [`NO_BOUND`].
     pub fn ttft_text(&self) -> String {
         match self.queue_s {
-            Some(_) => format!("{:.2} s", self.ttft_s),
-            None => "no bound".to_owned(),
+            Some(_) => format!("{} s", self.ttft_figure(1.0, 2)),
+            None => NO_BOUND.to_owned(),
+        }
+    }
+
+    /// TTFT as a table column prints it: in units of `1 / per_second` of a
+    /// second (1 for s, 1000 for ms) to `decimals`, or [`NO_BOUND`].
+    pub fn ttft_figure(&self, per_second: f64, decimals: usize) -> String {
+        match self.queue_s {
+            Some(_) => format!("{:.*}", decimals, self.ttft_s * per_second),
+            None => NO_BOUND.to_owned(),
         }
     }
 

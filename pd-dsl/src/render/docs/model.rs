@@ -272,7 +272,10 @@ pub fn estimate_doc(e: &crate::estimate::Estimate) -> EstimateDoc {
                 e.ttft_text(),
                 e.kv_transfer_s * 1e3
             ),
-            None => "no bound: the requests offered outrun what the layout completes, so they wait longer the longer the run".to_owned(),
+            None => format!(
+                "{}: the requests offered outrun what the layout completes, so they wait longer the longer the run",
+                crate::estimate::NO_BOUND
+            ),
         },
         tpot: format!("{:.1} ms", e.tpot_ms),
         bound: e.bound.to_owned(),
