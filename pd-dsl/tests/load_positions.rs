@@ -262,6 +262,48 @@ fn extreme_budget_numbers_are_judged_not_overflowed() {
     }
 }
 
+/// `text` with `from` replaced by `to`. `from` must be in it: an edit of
+/// the fixture that misses would test the unedited layout and pass.
+fn edit(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "the fixture has no `{from}`");
+    text.replace(from, to)
+}
+
+/// The fixture's decode block.
+const DECODE: &str =
+    "  decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only }";
+
+/// The fixture's decode block with `more` added to its settings.
+fn decode_with(text: &str, more: &str) -> String {
+    edit(
+        text,
+        DECODE,
+        &format!(
+            "  decode: {{ max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only, {more} }}"
+        ),
+    )
+}
+
+/// Loads `text`, or fails the test with what refused it.
+fn loads(text: &str, what: &str) {
+    if let Err(e) = load::from_yaml("l.yaml", text) {
+        panic!("{what}: expected to load, got: {e}");
+    }
+}
+
+/// `text` refused by exactly `rule`, at the position of `needle` (its
+/// first occurrence) moved `offset` characters on; the error.
+fn refused_at(text: &str, rule: &str, needle: &str, offset: u64) -> LoadError {
+    let e = load::from_yaml("l.yaml", text).expect_err("refused");
+    let at = find(text, needle, 0);
+    let at = load::Position {
+        column: at.column + offset,
+        ..at
+    };
+    assert_eq!(rules(&e), [(rule.to_owned(), Some(at))], "{e}");
+    e
+}
+
 /// `eplb_config.load_collection_phase` off `all` on the V2 model runner
 /// needs vLLM's `--enable-eplb` (rule `eplb_config_model_runner`, from the
 /// generated facts' `v2_fields_need_flag`): refused at the value without the
@@ -269,87 +311,62 @@ fn extreme_budget_numbers_are_judged_not_overflowed() {
 /// it, or with the phase left at `all`.
 #[test]
 fn the_v2_runners_collection_phase_needs_enable_eplb() {
-    let base = YAML
-        .replace("image: v0.21.0rc1", "image: v0.30.0rc2")
-        .replace(
-            "  speculative: { method: mtp, tokens: 1, enforce_eager: true }\n",
-            "",
-        );
+    let base = edit(
+        &edit(YAML, "image: v0.21.0rc1", "image: v0.30.0rc2"),
+        "  speculative: { method: mtp, tokens: 1, enforce_eager: true }\n",
+        "",
+    );
     let with = |phase: &str, flags: &str| {
-        base.replace(
-            "  decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only }",
+        decode_with(
+            &base,
             &format!(
-                "  decode: {{ max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only, env: [{{ name: VLLM_USE_V2_MODEL_RUNNER, value: \"1\" }}], additional_config: {{ eplb_config: {{ load_collection_phase: {phase} }} }}, flags: [{flags}] }}"
+                "env: [{{ name: VLLM_USE_V2_MODEL_RUNNER, value: \"1\" }}], additional_config: {{ eplb_config: {{ load_collection_phase: {phase} }} }}, flags: [{flags}]"
             ),
         )
     };
     for flags in ["", "{ name: --enable-eplb }, { name: --no-enable-eplb }"] {
         let text = with("decode", flags);
-        let e = load::from_yaml("l.yaml", &text).expect_err("refused");
-        let at = find(&text, "load_collection_phase: decode", 0);
-        let at = load::Position {
-            column: at.column + "load_collection_phase: ".len() as u64,
-            ..at
-        };
-        assert_eq!(
-            rules(&e),
-            [("eplb_config_model_runner".to_owned(), Some(at))],
-            "{flags}: {e}"
+        let e = refused_at(
+            &text,
+            "eplb_config_model_runner",
+            "load_collection_phase: decode",
+            "load_collection_phase: ".len() as u64,
         );
         assert!(
             e.to_string()
                 .contains("load_collection_phase requires --enable-eplb"),
-            "{e}"
+            "{flags}: {e}"
         );
     }
     for (phase, flags) in [("decode", "{ name: --enable-eplb }"), ("all", "")] {
-        let text = with(phase, flags);
-        assert!(
-            load::from_yaml("l.yaml", &text).is_ok(),
-            "{phase} {flags}: {:?}",
-            load::from_yaml("l.yaml", &text)
-                .err()
-                .map(|e| e.to_string())
-        );
+        loads(&with(phase, flags), &format!("{phase} {flags}"));
     }
 }
 
 /// A speculative method vLLM's V2 model runner refuses, on a role whose env
 /// turns that runner on (rule `v2_runner_unsupported`, from the generated
 /// vLLM facts' `v2_speculative_methods`): refused at the method's value for
-/// the decode engine only; accepted with the env `0` or with MTP.
+/// the decode engine only, in vLLM 0.22.1's words; accepted with the env
+/// `0` or with MTP.
 #[test]
 fn the_v2_runners_speculative_methods_are_judged_at_the_method() {
     let with = |method: &str, env: &str| {
-        YAML.replace("method: mtp", &format!("method: {method}"))
-            .replace(
-                "graph: full_decode_only }",
-                &format!(
-                    "graph: full_decode_only, env: [{{ name: VLLM_USE_V2_MODEL_RUNNER, value: \"{env}\" }}] }}"
-                ),
-            )
+        decode_with(
+            &edit(YAML, "method: mtp", &format!("method: {method}")),
+            &format!("env: [{{ name: VLLM_USE_V2_MODEL_RUNNER, value: \"{env}\" }}]"),
+        )
     };
-    let text = with("suffix", "1");
-    let e = load::from_yaml("l.yaml", &text).expect_err("refused");
-    let at = find(&text, "suffix", 0);
-    assert_eq!(
-        rules(&e),
-        [("v2_runner_unsupported".to_owned(), Some(at))],
-        "{e}"
-    );
+    let e = refused_at(&with("suffix", "1"), "v2_runner_unsupported", "suffix", 0);
     assert!(
-        e.to_string().contains("decode engine") && e.to_string().contains("vLLM 0.22.1"),
+        e.to_string().contains("decode engine")
+            && e.to_string().contains("vLLM 0.22.1")
+            && e.to_string().contains(
+                "VLLM_USE_V2_MODEL_RUNNER does not yet support: speculative method 'suffix'"
+            ),
         "{e}"
     );
     for (method, env) in [("suffix", "0"), ("mtp", "1")] {
-        let text = with(method, env);
-        assert!(
-            load::from_yaml("l.yaml", &text).is_ok(),
-            "{method} {env}: {:?}",
-            load::from_yaml("l.yaml", &text)
-                .err()
-                .map(|e| e.to_string())
-        );
+        loads(&with(method, env), &format!("{method} {env}"));
     }
 }
 
@@ -360,37 +377,29 @@ fn the_v2_runners_speculative_methods_are_judged_at_the_method() {
 /// (step 4) or without the env.
 #[test]
 fn the_decode_step_and_tp_align_under_sequence_parallelism() {
+    let tp4 = edit(
+        YAML,
+        "{ role: decode, count: 1, dp: 16, tp: 1 }",
+        "{ role: decode, count: 1, dp: 4, tp: 4 }",
+    );
     let with = |tokens: u32, env: &str| {
-        YAML.replace("{ role: decode, count: 1, dp: 16, tp: 1 }", "{ role: decode, count: 1, dp: 4, tp: 4 }")
-            .replace(
-                "  decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only }",
-                &format!(
-                    "  decode: {{ max_num_batched_tokens: 240, max_num_seqs: 60, graph: full_decode_only, speculative: {{ method: mtp, tokens: {tokens} }}, env: [{{ name: VLLM_ASCEND_ENABLE_FLASHCOMM1, value: \"{env}\" }}] }}"
-                ),
-            )
+        edit(
+            &tp4,
+            DECODE,
+            &format!(
+                "  decode: {{ max_num_batched_tokens: 240, max_num_seqs: 60, graph: full_decode_only, speculative: {{ method: mtp, tokens: {tokens} }}, env: [{{ name: VLLM_ASCEND_ENABLE_FLASHCOMM1, value: \"{env}\" }}] }}"
+            ),
+        )
     };
-    let text = with(2, "1");
-    let e = load::from_yaml("l.yaml", &text).expect_err("refused");
-    let at = find(&text, "tokens: 2 }", 0);
-    let at = load::Position {
-        column: at.column + "tokens: ".len() as u64,
-        ..at
-    };
-    assert_eq!(
-        rules(&e),
-        [("speculative_sp_graph_alignment".to_owned(), Some(at))],
-        "{e}"
+    let e = refused_at(
+        &with(2, "1"),
+        "speculative_sp_graph_alignment",
+        "tokens: 2 }",
+        "tokens: ".len() as u64,
     );
     assert!(e.to_string().contains("decode step 3"), "{e}");
     for (tokens, env) in [(3, "1"), (2, "0")] {
-        let text = with(tokens, env);
-        assert!(
-            load::from_yaml("l.yaml", &text).is_ok(),
-            "{tokens} {env}: {:?}",
-            load::from_yaml("l.yaml", &text)
-                .err()
-                .map(|e| e.to_string())
-        );
+        loads(&with(tokens, env), &format!("{tokens} {env}"));
     }
 }
 
@@ -400,35 +409,26 @@ fn the_decode_step_and_tp_align_under_sequence_parallelism() {
 /// accepted with a multiple of TP among them.
 #[test]
 fn shared_expert_dp_capture_sizes_are_judged_at_the_first_size() {
+    let base = edit(
+        &edit(YAML, "image: v0.21.0rc1", "image: v0.30.0rc2"),
+        "{ role: decode, count: 1, dp: 16, tp: 1 }",
+        "{ role: decode, count: 1, dp: 4, tp: 4 }",
+    );
     let with = |sizes: &str| {
-        YAML.replace("image: v0.21.0rc1", "image: v0.30.0rc2")
-            .replace(
-                "{ role: decode, count: 1, dp: 16, tp: 1 }",
-                "{ role: decode, count: 1, dp: 4, tp: 4 }",
-            )
-            .replace(
-                "  decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only }",
-                &format!(
-                    "  decode: {{ max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only, capture_sizes: [{sizes}], additional_config: {{ enable_shared_expert_dp: true }} }}"
-                ),
-            )
+        decode_with(
+            &base,
+            &format!(
+                "capture_sizes: [{sizes}], additional_config: {{ enable_shared_expert_dp: true }}"
+            ),
+        )
     };
-    let text = with("6, 10, 14");
-    let e = load::from_yaml("l.yaml", &text).expect_err("refused");
-    let at = find(&text, "6, 10, 14", 0);
-    assert_eq!(
-        rules(&e),
-        [("capture_sizes_tp_aligned".to_owned(), Some(at))],
-        "{e}"
+    refused_at(
+        &with("6, 10, 14"),
+        "capture_sizes_tp_aligned",
+        "6, 10, 14",
+        0,
     );
-    let text = with("6, 8, 14");
-    assert!(
-        load::from_yaml("l.yaml", &text).is_ok(),
-        "{:?}",
-        load::from_yaml("l.yaml", &text)
-            .err()
-            .map(|e| e.to_string())
-    );
+    loads(&with("6, 8, 14"), "6, 8, 14");
 }
 
 /// Capture sizes all below the decode step with a full decode graph (rule
@@ -437,32 +437,7 @@ fn shared_expert_dp_capture_sizes_are_judged_at_the_first_size() {
 /// size; `[1, 2]` accepted.
 #[test]
 fn capture_sizes_below_the_decode_step_are_judged_at_the_size() {
-    let with = |sizes: &str| {
-        YAML.replace(
-            "  decode: { max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only }",
-            &format!(
-                "  decode: {{ max_num_batched_tokens: 120, max_num_seqs: 60, graph: full_decode_only, capture_sizes: [{sizes}] }}"
-            ),
-        )
-    };
-    let text = with("1");
-    let e = load::from_yaml("l.yaml", &text).expect_err("refused");
-    let at = find(&text, "[1]", 0);
-    let at = load::Position {
-        column: at.column + 1,
-        ..at
-    };
-    assert_eq!(
-        rules(&e),
-        [("capture_sizes_cover_decode_step".to_owned(), Some(at))],
-        "{e}"
-    );
-    let text = with("1, 2");
-    assert!(
-        load::from_yaml("l.yaml", &text).is_ok(),
-        "{:?}",
-        load::from_yaml("l.yaml", &text)
-            .err()
-            .map(|e| e.to_string())
-    );
+    let with = |sizes: &str| decode_with(YAML, &format!("capture_sizes: [{sizes}]"));
+    refused_at(&with("1"), "capture_sizes_cover_decode_step", "[1]", 1);
+    loads(&with("1, 2"), "1, 2");
 }
