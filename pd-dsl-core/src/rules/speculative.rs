@@ -388,7 +388,7 @@ pub(crate) fn check_sp_alignment(
     else {
         return;
     };
-    let reached = sizing_reached(graph, refusal);
+    let reached = refusal.reached(graph);
     let step = s.tokens.saturating_add(1);
     let tp = u64::from(tp);
     if !reached
@@ -437,26 +437,21 @@ pub(crate) fn check_decode_step_sizes(facts: &Facts<'_>, role: Role, serve: &Ser
     let Ok(v) = crate::upstream::vllm_of(img) else {
         return;
     };
-    let Some(refusal) = &v.spec_decode_rounding else {
-        return;
-    };
-    let reached = sizing_reached(graph, refusal);
-    if !reached || s.tokens == 0 || super::features::v2_runner_on(serve) {
-        return;
-    }
     let sizes = super::settings::role_capture_sizes(facts.spec, role);
-    let step = s.tokens.saturating_add(1);
-    let Some(first) = sizes.first() else {
+    let values: Vec<u64> = sizes.iter().map(|c| c.value).collect();
+    let (Some(first), Some(refusal)) = (
+        sizes.first(),
+        v.decode_step_refusal(
+            graph,
+            s.tokens,
+            &values,
+            serve.max_num_batched_tokens,
+            super::features::v2_runner_on(serve),
+        ),
+    ) else {
         return;
     };
-    let largest = sizes.iter().map(|c| c.value).max().unwrap_or(0);
-    let smallest = sizes.iter().map(|c| c.value).min().unwrap_or(0);
-    // Sizes above `max_num_batched_tokens` are dropped first
-    // (`VllmConfig._set_cudagraph_sizes`); with none left vLLM takes another
-    // path, not judged here.
-    if largest >= step || serve.max_num_batched_tokens.is_some_and(|m| m < smallest) {
-        return;
-    }
+    let step = s.tokens.saturating_add(1);
     cx.report(
         Rule::CaptureSizesCoverDecodeStep,
         first.site,
@@ -480,19 +475,6 @@ fn written_speculative(spec: &LayoutSpec, role: Role) -> Option<&SpeculativeSpec
         .get(&role)
         .and_then(|b| b.speculative.as_ref())
         .or(spec.serve.speculative.as_ref())
-}
-
-/// Whether vLLM's V1 runner sizes the graphs for speculative decoding with
-/// `graph` (`adjust_cudagraph_sizes_for_spec_decode`, the generated facts'
-/// call): for a FULL decode graph, which `FULL_DECODE_ONLY` always is and
-/// `FULL` only where the call needs no separate decode routine (from vLLM
-/// 0.20.2).
-fn sizing_reached(graph: GraphMode, refusal: &crate::upstream::SpecDecodeSpAlignment) -> bool {
-    match graph {
-        GraphMode::FullDecodeOnly => true,
-        GraphMode::Full => !refusal.needs_separate_routine,
-        GraphMode::Eager | GraphMode::Piecewise => false,
-    }
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

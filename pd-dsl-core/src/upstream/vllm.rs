@@ -92,6 +92,51 @@ pub struct SpecDecodeSpAlignment {
     pub needs_separate_routine: bool,
 }
 
+impl SpecDecodeSpAlignment {
+    /// Whether vLLM's V1 runner sizes the graphs for speculative decoding
+    /// with `graph` (this refusal's `call`): for a FULL decode graph, which
+    /// `FULL_DECODE_ONLY` always is and `FULL` only where the call needs no
+    /// separate decode routine (from vLLM 0.20.2).
+    pub fn reached(&self, graph: crate::spec::GraphMode) -> bool {
+        use crate::spec::GraphMode;
+        match graph {
+            GraphMode::FullDecodeOnly => true,
+            GraphMode::Full => !self.needs_separate_routine,
+            GraphMode::Eager | GraphMode::Piecewise => false,
+        }
+    }
+}
+
+impl VllmRelease {
+    /// vLLM's refusal of typed capture `sizes` all below the decode step
+    /// (`tokens + 1`) with graph mode `graph` on the V1 runner
+    /// (`spec_decode_rounding`: it rounds each size up to the step and finds
+    /// none under the largest). `None` where it does not apply: no
+    /// speculative tokens, the V2 runner, a graph the call is not made for,
+    /// no typed sizes, a size that holds a step, or every size above
+    /// `max_num_batched_tokens` (vLLM drops those first and takes another
+    /// path, `VllmConfig._set_cudagraph_sizes`). The rule
+    /// `capture_sizes_cover_decode_step` and the stand-in read this.
+    pub fn decode_step_refusal(
+        &self,
+        graph: crate::spec::GraphMode,
+        tokens: u64,
+        sizes: &[u64],
+        max_num_batched_tokens: Option<u64>,
+        v2_runner: bool,
+    ) -> Option<&SpecDecodeSpAlignment> {
+        let refusal = self.spec_decode_rounding.as_ref()?;
+        let step = tokens.saturating_add(1);
+        let (largest, smallest) = (sizes.iter().max()?, sizes.iter().min()?);
+        let applies = refusal.reached(graph)
+            && tokens > 0
+            && !v2_runner
+            && *largest < step
+            && max_num_batched_tokens.is_none_or(|m| m >= *smallest);
+        applies.then_some(refusal)
+    }
+}
+
 /// The batch slots vLLM reserves for drafting
 /// (`SpeculativeConfig.max_num_new_slots_for_drafting`,
 /// vllm/config/speculative.py), which `VllmConfig._set_max_num_scheduled_tokens`

@@ -218,3 +218,62 @@ fn vllm_refuses_the_v2_runners_speculative_methods_in_its_words() {
         "mtp: {err}"
     );
 }
+
+/// Typed capture sizes all below the decode step with a full decode graph
+/// are refused as vLLM refuses them (`decode_step_refusal`, the verdict rule
+/// `capture_sizes_cover_decode_step` reads): MTP 1 (step 2) with sizes [1]
+/// under `FULL_DECODE_ONLY`; [1, 2], the V2 runner, and `FULL` on vLLM
+/// 0.18.0 (no separate decode routine, so no call) pass this check: it comes
+/// when the model runner starts on the devices, so they stop at the next
+/// one, the expectation file (here missing).
+#[test]
+fn vllm_refuses_capture_sizes_below_the_decode_step() {
+    let with = |mode: &str, sizes: &str| {
+        let mut a = rank_argv(7100, 1, 0, 12321, 8, None);
+        a.extend(s(&[
+            "--speculative-config",
+            r#"{"method": "mtp", "num_speculative_tokens": 1}"#,
+            "--compilation-config",
+            &format!(r#"{{"cudagraph_mode": "{mode}", "cudagraph_capture_sizes": [{sizes}]}}"#),
+        ]));
+        a
+    };
+    let env = |image: &str, v2: bool| {
+        let mut e = vec![
+            ("PD_STANDIN_IMAGE", image.to_owned()),
+            ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7".to_owned()),
+            ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
+        ];
+        if v2 {
+            e.push(("VLLM_USE_V2_MODEL_RUNNER", "1".to_owned()));
+        }
+        e
+    };
+    let (code, _, err) = run(
+        VLLM,
+        &with("FULL_DECODE_ONLY", "1"),
+        &env("v0.30.0rc2", false),
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("ValueError: No valid cudagraph sizes after rounding to multiple of 2")
+            && err.contains("vllm/config/compilation.py:"),
+        "{err}"
+    );
+    for (mode, sizes, image, v2) in [
+        ("FULL_DECODE_ONLY", "1, 2", "v0.30.0rc2", false),
+        ("FULL_DECODE_ONLY", "1", "v0.30.0rc2", true),
+        ("FULL", "1", "v0.18.0", false),
+    ] {
+        let (_, _, err) = run(VLLM, &with(mode, sizes), &env(image, v2));
+        assert!(
+            !err.contains("No valid cudagraph sizes")
+                && err.contains("cannot read PD_STANDIN_EXPECT"),
+            "{mode} [{sizes}] {image} v2={v2}: {err}"
+        );
+    }
+    // vLLM 0.20.2 calls it for `FULL` too.
+    let (code, _, err) = run(VLLM, &with("FULL", "1"), &env("v0.20.2rc1", false));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("No valid cudagraph sizes"), "{err}");
+}

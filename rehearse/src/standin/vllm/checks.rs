@@ -439,3 +439,37 @@ pub(super) fn drafting_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
     }
     Ok(())
 }
+
+/// vLLM's refusal of typed capture sizes all below the decode step with a
+/// full decode graph (`VllmRelease::decode_step_refusal`, the verdict rule
+/// `capture_sizes_cover_decode_step` reads), in vLLM's words
+/// (`adjust_cudagraph_sizes_for_spec_decode`, vllm/config/compilation.py).
+pub(super) fn decode_step_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
+    let (Some((_, tokens)), Some(graph)) = (&plan.speculative, plan.graph) else {
+        return Ok(());
+    };
+    if plan.capture_sizes.is_empty() {
+        return Ok(());
+    }
+    let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
+    let v = pd_dsl::upstream::vllm(&rel.vllm.version).or_else(|e| fail(2, e))?;
+    match v.decode_step_refusal(
+        graph,
+        *tokens,
+        &plan.capture_sizes,
+        plan.max_num_batched_tokens,
+        v2_runner_env()?,
+    ) {
+        Some(r) => fail(
+            1,
+            format!(
+                "ValueError: No valid cudagraph sizes after rounding to multiple of {} (num_speculative_tokens + 1 or tp if sequence parallelism is enabled) please adjust num_speculative_tokens ({tokens}) or max_cudagraph_capture_size ({}) or cudagraph_capture_sizes ({:?}) ({})",
+                tokens.saturating_add(1),
+                plan.capture_sizes.iter().max().copied().unwrap_or(0),
+                plan.capture_sizes,
+                r.source
+            ),
+        ),
+        None => Ok(()),
+    }
+}

@@ -13,8 +13,8 @@ use crate::kv_params;
 use crate::serve_flags;
 use bench::bench;
 use checks::{
-    check_cann, check_expectation, check_pool, devices, drafting_refusal, join, pcp_refusals,
-    v2_speculative_refusal,
+    check_cann, check_expectation, check_pool, decode_step_refusal, devices, drafting_refusal,
+    join, pcp_refusals, v2_speculative_refusal,
 };
 use pd_dsl::ConnectorKind;
 use plan::plan;
@@ -100,6 +100,9 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     drafting_refusal(&plan, &image)?;
     check_pool(&plan, &image)?;
     let devs = devices(&plan)?;
+    // vLLM rounds the capture sizes when its model runner starts on the
+    // devices, after the config-time refusals above.
+    decode_step_refusal(&plan, &image)?;
     let ip = env_nonempty("PD_STANDIN_NODE_IP")
         .or_else(|| plan.host.clone().filter(|h| !is_wildcard(h)))
         .unwrap_or_else(|| "127.0.0.1".into());

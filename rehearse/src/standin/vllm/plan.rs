@@ -38,6 +38,10 @@ pub(super) struct Plan {
     pub(super) shutdown_timeout: u64,
     /// `--speculative-config`'s `method` and `num_speculative_tokens`.
     pub(super) speculative: Option<(String, u64)>,
+    /// `--compilation-config`'s `cudagraph_mode`, where it is one pd-dsl
+    /// names, and `cudagraph_capture_sizes` as typed.
+    pub(super) graph: Option<pd_dsl::spec::GraphMode>,
+    pub(super) capture_sizes: Vec<u64>,
     /// `--max-num-batched-tokens`, `--max-num-seqs` as typed.
     pub(super) max_num_batched_tokens: Option<u64>,
     pub(super) max_num_seqs: Option<u64>,
@@ -415,6 +419,45 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
             return fail(2, format!("--{name} must be a JSON object"));
         }
     }
+    // The graph mode and capture sizes, as vLLM's `CompilationConfig` names
+    // them.
+    let compilation = args.json("compilation-config");
+    let graph = compilation
+        .and_then(|c| c.get("cudagraph_mode"))
+        .and_then(Json::as_str)
+        .and_then(|m| {
+            use pd_dsl::spec::GraphMode;
+            [
+                GraphMode::FullDecodeOnly,
+                GraphMode::Full,
+                GraphMode::Piecewise,
+            ]
+            .into_iter()
+            .find(|g| g.cudagraph_mode() == Some(m))
+        });
+    let capture_sizes = match compilation.and_then(|c| c.get("cudagraph_capture_sizes")) {
+        None | Some(Json::Null) => Vec::new(),
+        Some(Json::Array(a)) => a
+            .iter()
+            .map(|x| {
+                x.as_u64().map_or_else(
+                    || {
+                        fail(
+                            2,
+                            format!("cudagraph_capture_sizes: found {x}, expected integers"),
+                        )
+                    },
+                    Ok,
+                )
+            })
+            .collect::<Result<Vec<u64>, Fail>>()?,
+        Some(x) => {
+            return fail(
+                2,
+                format!("cudagraph_capture_sizes: found {x}, expected a list of integers"),
+            );
+        }
+    };
 
     let api_port = args.port("port").or_else(|e| fail(2, e))?.unwrap_or(8000);
     let rpc_port = args
@@ -444,6 +487,8 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
     let max_num_seqs = count("max-num-seqs")?;
     Ok(Plan {
         speculative,
+        graph,
+        capture_sizes,
         max_num_batched_tokens,
         max_num_seqs,
         scheduled_tokens_typed: args.values.contains_key("max-num-scheduled-tokens"),
