@@ -48,13 +48,29 @@ fn run(dir: &Path, script: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, S
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().unwrap();
+    let out = output(&mut cmd);
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.code().unwrap_or(-1), text)
+}
+
+/// `cmd.output()`, retried while the kernel says the script is busy: a
+/// script another test thread has just written can still be open for writing
+/// in a child that thread forked before the child's exec closed it, and
+/// exec then fails with ETXTBSY for a moment.
+fn output(cmd: &mut Command) -> std::process::Output {
+    for _ in 0..200 {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            r => return r.unwrap(),
+        }
+    }
+    panic!("{cmd:?}: still 'text file busy' after 2 s")
 }
 
 fn dry_run(dir: &Path, ips: &str, index: &str, extra: &[(&str, &str)]) -> (i32, String) {

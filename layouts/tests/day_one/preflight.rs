@@ -326,7 +326,7 @@ fn run_sh_sources_the_cann_environment_or_names_what_is_missing() {
                 cmd.env_remove(k);
             }
         }
-        let out = cmd.envs(env.iter().copied()).output().unwrap();
+        let out = super::output(cmd.envs(env.iter().copied()));
         (
             out.status.code().unwrap_or(-1),
             format!(
