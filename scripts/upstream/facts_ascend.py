@@ -21,6 +21,7 @@ from pathlib import Path
 from facts_ascend_config import additional_config
 from facts_ascend_features import (  # noqa: F401
     _v2_fields_needing_flag,
+    aux_hidden_states_exemption,
     enable_sp,
     engram_tp,
     eplb_runner,
@@ -76,6 +77,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "tp_aligned_capture_sizes": tp_aligned_capture_sizes(pkg),
         "kv_pool_backends": kv_pool_backends(pkg),
         "kv_pool_runner": kv_pool_runner(src),
+        "aux_hidden_states_exemption": aux_hidden_states_exemption(pkg),
     }
 
 

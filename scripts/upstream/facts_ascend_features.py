@@ -441,3 +441,52 @@ def tp_aligned_capture_sizes(pkg: Package) -> dict | None:
                     ):
                         return {"requires": requires, "source": f"{rel}:{r.lineno}"}
     return None
+
+
+def aux_hidden_states_exemption(pkg: Package) -> dict | None:
+    """vllm-ascend's patch of vLLM's aux-hidden-states gate
+    (`SpeculativeConfig._verify_args`): a wrapper that catches vLLM's
+    ValueError and lets the start go on when the method is one of `methods`
+    (`method not in (...)` re-raises) and the target's text `model_type`,
+    lowercased, contains `model_type_contains` (`"..." not in
+    str(model_type).lower()` re-raises). The wrapper is a function defined
+    in a function that assigns it to `SpeculativeConfig._verify_args`, that
+    function called at module level of a `patch/` module. `source`:
+    `path:line` of the model-type test. None without such a patch."""
+    for rel, mod in pkg.modules.items():
+        if "/patch/" not in rel or "_verify_args" not in mod.text:
+            continue
+        called = {
+            ast.unparse(n.value.func)
+            for n in mod.tree.body
+            if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+        }
+        for outer in mod.tree.body:
+            if not (isinstance(outer, ast.FunctionDef) and outer.name in called):
+                continue
+            assigns = any(
+                isinstance(a, ast.Assign)
+                and [ast.unparse(t) for t in a.targets] == ["SpeculativeConfig._verify_args"]
+                for a in ast.walk(outer)
+            )
+            if not assigns:
+                continue
+            for inner in ast.walk(outer):
+                if not isinstance(inner, ast.FunctionDef) or inner is outer:
+                    continue
+                methods, contains, at = None, None, None
+                for c in ast.walk(inner):
+                    if not (isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.NotIn)):
+                        continue
+                    right = c.comparators[0]
+                    if ast.unparse(c.left) == "method" and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                        methods = [e.value for e in right.elts if isinstance(e, ast.Constant)]
+                    elif (
+                        isinstance(c.left, ast.Constant)
+                        and isinstance(c.left.value, str)
+                        and ast.unparse(right) == "str(model_type).lower()"
+                    ):
+                        contains, at = c.left.value, c.lineno
+                if methods and contains:
+                    return {"methods": methods, "model_type_contains": contains, "source": f"{rel}:{at}"}
+    return None

@@ -148,6 +148,52 @@ class ByHand(unittest.TestCase):
         self.assertEqual(read("enable_sp(c) or enable_shared_expert_dp")["requires"], ["enable_shared_expert_dp", "enable_sp"])
         self.assertIsNone(read("enable_sp(c) or enable_shared_expert_dp", "pass"))
 
+    def test_aux_hidden_states_exemption(self):
+        # vllm_ascend/patch/platform/patch_minimax_m2_config.py `_patch_speculative_minimax_whitelist`,
+        # called at module level and imported by patch/platform/__init__.py, read by hand @0.18.0 …
+        # @0.22.1rc1: `_patched_verify_args` re-raises vLLM's ValueError `if method not in ("eagle3",
+        # "extract_hidden_states")` and `if "minimax" not in str(model_type).lower()` (L188), else lets
+        # the start go on. No such patch @0.23.0 (vLLM 0.23.0 has no gate).
+        for v in ("0.18.0", "0.19.1rc1", "0.20.2rc1", "0.22.1rc1"):
+            self.assertEqual(
+                table(v)["aux_hidden_states_exemption"],
+                {
+                    "methods": ["eagle3", "extract_hidden_states"],
+                    "model_type_contains": "minimax",
+                    "source": "vllm_ascend/patch/platform/patch_minimax_m2_config.py:188",
+                },
+                v,
+            )
+        self.assertIsNone(table("0.23.0")["aux_hidden_states_exemption"])
+
+        class Mod:
+            def __init__(self, text):
+                self.text = text
+                self.tree = ast.parse(text)
+
+        class Pkg:
+            def __init__(self, text):
+                self.modules = {"vllm_ascend/patch/platform/p.py": Mod(text)}
+
+        def read(test, call="_patch()"):
+            text = (
+                "def _patch():\n"
+                "    def _patched_verify_args(self):\n"
+                "        method = self.method\n"
+                '        if method not in ("eagle3",):\n'
+                "            raise\n"
+                f"        if {test}:\n"
+                "            raise\n"
+                "    SpeculativeConfig._verify_args = _patched_verify_args\n"
+                f"{call}\n"
+            )
+            return facts_ascend.aux_hidden_states_exemption(Pkg(text))
+
+        # Read, not matched: another substring is read; a patch never called patches nothing.
+        self.assertEqual(read('"glm" not in str(model_type).lower()')["model_type_contains"], "glm")
+        self.assertEqual(read('"glm" not in str(model_type).lower()')["methods"], ["eagle3"])
+        self.assertIsNone(read('"glm" not in str(model_type).lower()', call="pass"))
+
     def test_v41_runner_and_engram(self):
         # vllm_ascend/platform.py @0.30.0rc1: `_validate_model_runner_config` raises "DeepSeek V4.1 on
         # Ascend A5 requires Model Runner V2" for architecture in ("DeepseekV41ForCausalLM",

@@ -65,6 +65,7 @@ from facts_vllm_kwargs import KwargsRules
 from facts_vllm_source import ClassObj, FactsError, FuncObj, Resolver, Source, Unknown, describe
 from facts_vllm_speculative import (  # noqa: F401
     async_speculative_methods,
+    aux_hidden_states,
     draft_free_methods,
     drafting_slots,
     speculative_methods,
@@ -142,6 +143,7 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
         "drafting_slots": drafting_slots(Source(src, overrides)),
         "spec_decode_sp_alignment": spec_decode_sp_alignment(Source(src, overrides)),
         "spec_decode_rounding": spec_decode_rounding(Source(src, overrides)),
+        "aux_hidden_states": aux_hidden_states(Source(src, overrides)),
     }
 
 

@@ -318,3 +318,66 @@ def draft_free_methods(tree: ast.Module, alias) -> set[str]:
     if "mtp" not in free:
         raise FactsError(f"`{SPECULATIVE}`: the draft-free chain has no `mtp` branch")
     return free | set(alias("MTPModelTypes"))
+
+
+def aux_hidden_states(source: Source) -> dict | None:
+    """vLLM's gate on methods that read the target's auxiliary hidden states
+    (`SpeculativeConfig._verify_args`, vllm/config/speculative.py): a raising
+    `if self.method in (...) and ... not any(supported in
+    ...hf_text_config.model_type for supported in <list>)`, the list a local
+    `<list> = [...]` of the function. `methods`: the tuple the method is
+    tested against; `model_types`: the list, matched as substrings of the
+    target's text `model_type`; `source`: `path:line` of the `if`. `None`
+    where no such gate is (vLLM 0.22.1 on)."""
+    text = _read(source, SPECULATIVE)
+    if text is None:
+        return None
+    tree = ast.parse(text, SPECULATIVE)
+    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_verify_args"), None)
+    if fn is None:
+        return None
+    lists: dict[str, list[str]] = {}
+    for n in ast.walk(fn):
+        if (
+            isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
+            and isinstance(n.value, (ast.List, ast.Tuple))
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in n.value.elts)
+        ):
+            lists[n.targets[0].id] = [e.value for e in n.value.elts]
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.If) and _raises(node)):
+            continue
+        gen = next(
+            (
+                g
+                for g in ast.walk(node.test)
+                if isinstance(g, ast.GeneratorExp)
+                and len(g.generators) == 1
+                and isinstance(g.generators[0].iter, ast.Name)
+                and g.generators[0].iter.id in lists
+                and isinstance(g.elt, ast.Compare)
+                and isinstance(g.elt.ops[0], ast.In)
+                and ast.unparse(g.elt.comparators[0]).endswith("hf_text_config.model_type")
+            ),
+            None,
+        )
+        if gen is None:
+            continue
+        methods = None
+        for c in ast.walk(node.test):
+            if isinstance(c, ast.Compare) and ast.unparse(c.left) == "self.method":
+                methods = _method_test(c)
+        if methods is None:
+            raise FactsError(f"`{SPECULATIVE}`:{node.lineno}: the aux-hidden-states gate tests no `self.method in (...)`")
+        # `not any(...)`: the gate raises when no entry matches.
+        negated = any(
+            isinstance(u, ast.UnaryOp) and isinstance(u.op, ast.Not) and isinstance(u.operand, ast.Call)
+            and ast.unparse(u.operand.func) == "any" and gen in u.operand.args
+            for u in ast.walk(node.test)
+        )
+        if not negated:
+            raise FactsError(f"`{SPECULATIVE}`:{node.lineno}: the aux-hidden-states gate is not `not any(...)`")
+        return {"methods": methods, "model_types": lists[gen.generators[0].iter.id], "source": f"{SPECULATIVE}:{node.lineno}"}
+    return None

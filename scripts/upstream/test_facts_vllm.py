@@ -81,6 +81,7 @@ class WellFormed(unittest.TestCase):
                         "drafting_slots",
                         "spec_decode_sp_alignment",
                         "spec_decode_rounding",
+                        "aux_hidden_states",
                     ],
                 )
                 slots = f["drafting_slots"]
@@ -541,6 +542,37 @@ class HandRead(unittest.TestCase):
         ov = mutate("0.25.1", "vllm/config/vllm.py", "                * self.scheduler_config.max_num_seqs\n            )\n            max_num_batched_tokens",
                     "            )\n            max_num_batched_tokens")
         self.assertFalse(fv.drafting_slots(fv.Source(corpus("vllm", "0.25.1"), ov))["per_seq"])
+
+    def test_aux_hidden_states_gate(self):
+        # vllm/config/speculative.py `SpeculativeConfig._verify_args`, read by hand: the local list
+        # `aux_hidden_states_supported` (L780 @0.18.0, without "minimax_m2"/"gemma4"; L795 @0.19.1;
+        # L905 @0.20.2) and `if self.method in ("eagle3", "extract_hidden_states") and
+        # self.target_model_config and not any(supported_model in ...hf_text_config.model_type ...)`
+        # raising "... is only supported for ... models" (L794 @0.18.0, L811 @0.19.1; "dflash" added
+        # L921 @0.20.2). No such gate @0.22.1 (the model class's EAGLE3 interface is checked at load).
+        by = {v: facts(v)["aux_hidden_states"] for v in PINNED}
+        self.assertEqual(by["0.18.0"]["source"], "vllm/config/speculative.py:794")
+        self.assertEqual(by["0.19.1"]["source"], "vllm/config/speculative.py:811")
+        self.assertEqual(by["0.20.2"]["source"], "vllm/config/speculative.py:921")
+        self.assertEqual(by["0.18.0"]["methods"], ["eagle3", "extract_hidden_states"])
+        self.assertEqual(by["0.20.2"]["methods"], ["eagle3", "extract_hidden_states", "dflash"])
+        self.assertNotIn("minimax_m2", by["0.18.0"]["model_types"])
+        self.assertEqual(by["0.19.1"]["model_types"][-2:], ["minimax_m2", "gemma4"])
+        self.assertIn("deepseek_v3", by["0.19.1"]["model_types"])
+        for v, got in by.items():
+            with self.subTest(vllm=v):
+                self.assertEqual(got is None, version_key(v) >= version_key("0.22.1"), got)
+        # Read, not matched: a method added to the test and a model type added to the list are
+        # read; the gate turned into `any(...)` (raising on a match) stops the reading.
+        ov = mutate("0.19.1", "vllm/config/speculative.py", '            self.method in ("eagle3", "extract_hidden_states")\n',
+                    '            self.method in ("eagle3", "extract_hidden_states", "ngram")\n')
+        self.assertIn("ngram", fv.aux_hidden_states(fv.Source(corpus("vllm", "0.19.1"), ov))["methods"])
+        ov = mutate("0.19.1", "vllm/config/speculative.py", '            "gemma4",\n', '            "gemma4",\n            "glm_moe_dsa",\n')
+        self.assertIn("glm_moe_dsa", fv.aux_hidden_states(fv.Source(corpus("vllm", "0.19.1"), ov))["model_types"])
+        ov = mutate("0.19.1", "vllm/config/speculative.py", "            and not any(\n                supported_model in",
+                    "            and any(\n                supported_model in")
+        with self.assertRaises(fv.FactsError):
+            fv.aux_hidden_states(fv.Source(corpus("vllm", "0.19.1"), ov))
 
     def test_a_changed_method_literal_is_read(self):
         v = PINNED[-1]

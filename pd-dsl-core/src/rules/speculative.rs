@@ -100,6 +100,21 @@ declare_rules! {
     /// default sizes, a `max_num_batched_tokens` below the step and the SP
     /// alignment above the step are not judged.
     CaptureSizesCoverDecodeStep = "capture_sizes_cover_decode_step", Hard, "with speculative tokens and a full decode graph, some capture size holds a whole decode step";
+    /// A speculative method that reads the target's auxiliary hidden states
+    /// on a model whose text `model_type` vLLM does not list: ValueError
+    /// "<method> is only supported for [...] models" at start
+    /// (`SpeculativeConfig._verify_args`, vllm/config/speculative.py
+    /// @0.18.0 L794, @0.19.1 L811, @0.20.2 L921; the generated vLLM facts'
+    /// `aux_hidden_states`: `eagle3` and `extract_hidden_states`, `dflash`
+    /// too at 0.20.2, the list matched as substrings). vllm-ascend v0.18.0
+    /// to v0.22.1rc1 lets `eagle3`/`extract_hidden_states` through on a
+    /// MiniMax target (patch/platform/patch_minimax_m2_config.py L188, the
+    /// generated `aux_hidden_states_exemption`). From vLLM 0.22.1 the model
+    /// class's EAGLE3 interface is checked at load instead, which this rule
+    /// does not judge. Only models whose `model_type` the table names are
+    /// judged: DeepSeek-V4 (`deepseek_v4`) and GLM-5.x (`glm_moe_dsa`) are
+    /// refused.
+    SpeculativeAuxHiddenStates = "speculative_aux_hidden_states", Hard, "a speculative method that reads the target's auxiliary hidden states runs on a model type vLLM lists for it";
     /// Draft-model speculative method without a draft for the weights.
     SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "a speculative method that runs a draft model (eagle, eagle3, dflash, medusa, draft_model, mlp_speculator, custom_class) needs one the model table names";
 }
@@ -183,6 +198,25 @@ pub(crate) fn check_method(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mu
                 format!("{scope}.speculative.method"),
                 format!("found speculative method `{}` on a {role} engine running vLLM's V2 model runner (env `VLLM_USE_V2_MODEL_RUNNER`) on image `{}`, expected one of {} or an MTP model type, or the V1 runner (no `VLLM_USE_V2_MODEL_RUNNER`): vLLM {} refuses it at start (\"{said}\", {})", s.method, img.tag, list(named), v.version, r.source),
             );
+        }
+        if let Some(img) = image
+            && let Some(m) = model
+            && let Some(model_type) = m.model_type
+            && let Ok(v) = crate::upstream::vllm_of(img)
+            && let Some(g) = &v.aux_hidden_states
+            && g.refuses(&s.method, model_type)
+        {
+            let exempt = img
+                .facts()
+                .and_then(|rel| rel.aux_hidden_states_exemption.as_ref());
+            if !exempt.is_some_and(|e| e.lets_through(&s.method, model_type)) {
+                cx.report(
+                    Rule::SpeculativeAuxHiddenStates,
+                    msite,
+                    format!("{scope}.speculative.method"),
+                    format!("found speculative method `{}` with `{}` (model type `{model_type}`) on image `{}`, expected a model whose model type contains one of {} or another method: vLLM {} refuses it at start (\"{} is only supported for [...] models\", {} `SpeculativeConfig._verify_args`)", s.method, m.id, img.tag, list(g.model_types.iter().map(String::as_str)), v.version, s.method, g.source),
+                );
+            }
         }
         if s.tokens == 0 || s.tokens > 15 {
             cx.report(

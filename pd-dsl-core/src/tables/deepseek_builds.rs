@@ -41,6 +41,8 @@ pub static DEEPSEEK_V4_1_FLASH_W8A8: Model = Model {
     // vllm_ascend/models/__init__.py L39 @v0.30.0rc1 registers it; the
     // tutorial (DeepSeek-V4.1-Flash.md L379-381) maps it.
     architecture: Some("DeepseekV41ForCausalLM"),
+    // Multimodal: the text config's type is not named upstream for it.
+    model_type: None,
 };
 
 /// DeepSeek-V3.1 w8a8 with hybrid MTP, QuaRot (DeepSeek-V3.1.md §3.1).

@@ -52,6 +52,12 @@ pub struct Model {
     /// `_validate_engram_config`, vllm_ascend/platform.py @v0.30.0rc1), and
     /// the generated facts carry the names they test.
     pub architecture: Option<&'static str>,
+    /// The Hugging Face `model_type` of the checkpoint's text config (what
+    /// vLLM reads as `hf_text_config.model_type`), typed only where
+    /// vllm-ascend's source names it for these weights, and read by the
+    /// rules that test it (vLLM's aux-hidden-states gate,
+    /// `speculative_aux_hidden_states`).
+    pub model_type: Option<&'static str>,
 }
 
 /// How a model attends, as vllm-ascend tells the kinds apart.
@@ -153,6 +159,9 @@ pub(super) const DEEPSEEK_V3: Model = Model {
     tokenizer_mode: None,
     kv_c8: false,
     architecture: None,
+    // vllm_ascend/quantization/modelslim_config.py @v0.20.2rc1 L84 (its
+    // packed-module table by model type); patch/platform/patch_speculative_config.py L17.
+    model_type: Some("deepseek_v3"),
 };
 
 /// DeepSeek-V3.2: MLA plus the DSA indexer, one MTP layer (docs/source/
@@ -176,6 +185,9 @@ pub(super) const DEEPSEEK_V3_2: Model = Model {
     tokenizer_mode: Some("deepseek_v32"),
     kv_c8: false,
     architecture: None,
+    // vllm_ascend/quantization/modelslim_config.py @v0.20.2rc1 L103;
+    // patch/platform/patch_speculative_config.py L17.
+    model_type: Some("deepseek_v32"),
 };
 
 /// DeepSeek-V4: hybrid (sliding-window plus compressed) KV cache, one MTP
@@ -198,6 +210,9 @@ pub(super) const DEEPSEEK_V4: Model = Model {
     tokenizer_mode: Some("deepseek_v4"),
     kv_c8: false,
     architecture: None,
+    // the text config's type vllm-ascend tests (`hf_text_config.model_type ==
+    // "deepseek_v4"`, vllm_ascend/worker/model_runner_v1.py @v0.20.2rc1 L3532).
+    model_type: Some("deepseek_v4"),
 };
 
 /// GLM-5 and GLM-5.1 (docs/source/tutorials/models/GLM5.md L23-26:
@@ -222,6 +237,9 @@ pub(super) const GLM_5_FAMILY: Model = Model {
     tokenizer_mode: None,
     kv_c8: false,
     architecture: None,
+    // vllm_ascend/attention/sfa_v1.py @v0.20.2rc1 L453;
+    // quantization/modelslim_config.py L108.
+    model_type: Some("glm_moe_dsa"),
 };
 
 /// GLM-5.2 (docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization
@@ -277,6 +295,7 @@ pub(super) const KIMI_K2: Model = Model {
     tokenizer_mode: None,
     kv_c8: false,
     architecture: None,
+    model_type: None,
 };
 
 /// Qwen3-235B-A22B (docs/source/tutorials/models/Qwen3-235B-A22B.md,
@@ -301,6 +320,8 @@ pub(super) const QWEN3_235B: Model = Model {
     tokenizer_mode: None,
     kv_c8: false,
     architecture: None,
+    // vllm_ascend/quantization/modelslim_config.py @v0.20.2rc1 L54.
+    model_type: Some("qwen3_moe"),
 };
 
 /// GLM-4.7 w8a8 with C8 KV (e2e only: tests/e2e/weekly/multi_node/
@@ -327,6 +348,7 @@ pub static GLM_4_7_W8A8C8: Model = Model {
     tokenizer_mode: None,
     kv_c8: true,
     architecture: None,
+    model_type: None,
 };
 
 /// Qwen3.5-397B-A17B (vllm-ascend docs/source/tutorials/models/
@@ -355,6 +377,9 @@ pub(super) const QWEN3_5_FAMILY: Model = Model {
     tokenizer_mode: None,
     kv_c8: false,
     architecture: None,
+    // vllm_ascend/quantization/modelslim_config.py @v0.20.2rc1 L72;
+    // worker/pcp_utils.py L134.
+    model_type: Some("qwen3_5_moe"),
 };
 
 /// Qwen3.5-397B-A17B w8a8 with MTP (Qwen3.5-397B-A17B.md L28; e2e:
@@ -424,6 +449,9 @@ pub(super) const MINIMAX_M2: Model = Model {
     tokenizer_mode: None,
     kv_c8: false,
     architecture: None,
+    // vllm_ascend/patch/platform/patch_minimax_m2_config.py @v0.20.2rc1 L62;
+    // quantization/modelslim_config.py L204.
+    model_type: Some("minimax_m2"),
 };
 
 /// Every model, in table order.

@@ -78,6 +78,35 @@ pub struct Release {
     /// How the release's e2e runner starts a KV pool's service; `None`
     /// before its runner has a pool.
     pub kv_pool_runner: Option<PoolRunner>,
+    /// vllm-ascend's patch letting some model types through vLLM's
+    /// aux-hidden-states gate; `None` without it.
+    #[serde(default)]
+    pub aux_hidden_states_exemption: Option<AuxHiddenStatesExemption>,
+}
+
+/// vllm-ascend's wrapper of vLLM's `SpeculativeConfig._verify_args`
+/// (vllm_ascend/patch/platform/patch_minimax_m2_config.py, v0.18.0 to
+/// v0.22.1rc1): vLLM's aux-hidden-states refusal is let through for these
+/// methods when the target's text `model_type`, lowercased, contains
+/// `model_type_contains`.
+#[derive(Debug, Deserialize)]
+pub struct AuxHiddenStatesExemption {
+    /// The methods the wrapper lets through.
+    pub methods: Vec<String>,
+    /// The substring of the lowercased model type (`minimax`).
+    pub model_type_contains: String,
+    /// `path:line` of the model-type test.
+    pub source: String,
+}
+
+impl AuxHiddenStatesExemption {
+    /// Whether the wrapper lets `method` on a target of `model_type` start.
+    pub fn lets_through(&self, method: &str, model_type: &str) -> bool {
+        self.methods.iter().any(|m| m == method)
+            && model_type
+                .to_lowercase()
+                .contains(&self.model_type_contains)
+    }
 }
 
 /// A refusal of the V1 model runner: these architectures start only on the

@@ -75,6 +75,38 @@ pub struct VllmRelease {
     /// `source` is the raising `if`).
     #[serde(default)]
     pub spec_decode_rounding: Option<SpecDecodeSpAlignment>,
+    /// The refusal of methods reading the target's auxiliary hidden states
+    /// on a model type outside vLLM's list; `None` without it (vLLM 0.22.1
+    /// on checks the model class's interface at load instead).
+    #[serde(default)]
+    pub aux_hidden_states: Option<AuxHiddenStates>,
+}
+
+/// vLLM's gate on the speculative methods that read the target's auxiliary
+/// hidden states (`SpeculativeConfig._verify_args`, vllm/config/
+/// speculative.py @0.18.0 L794, @0.19.1 L811, @0.20.2 L921): ValueError
+/// "<method> is only supported for [...] models" when no entry of
+/// `model_types` is a substring of the target's text `model_type`.
+#[derive(Debug, Deserialize)]
+pub struct AuxHiddenStates {
+    /// The methods the gate tests.
+    pub methods: Vec<String>,
+    /// The model types it lets through, matched as substrings.
+    pub model_types: Vec<String>,
+    /// `path:line` of the raising `if`.
+    pub source: String,
+}
+
+impl AuxHiddenStates {
+    /// Whether vLLM refuses `method` on a target whose text model type is
+    /// `model_type`.
+    pub fn refuses(&self, method: &str, model_type: &str) -> bool {
+        self.methods.iter().any(|m| m == method)
+            && !self
+                .model_types
+                .iter()
+                .any(|t| model_type.contains(t.as_str()))
+    }
 }
 
 /// vLLM's refusal of full-graph capture sizes under sequence parallelism

@@ -472,3 +472,73 @@ fn pcp_on_the_v2_runner_before_vllm_ascend_refuses_the_v1_runner() {
         assert_eq!(broken(&with(image, false)), BTreeSet::new(), "{image}");
     }
 }
+
+/// The methods that read the target's auxiliary hidden states run only on
+/// the model types vLLM lists (the generated `aux_hidden_states`, matched as
+/// substrings of the table's `model_type`): `extract_hidden_states` on
+/// DeepSeek-V4 (`deepseek_v4`) and GLM-5 (`glm_moe_dsa`) is refused on
+/// vLLM 0.18.0 to 0.20.2 (images v0.18.0 to v0.20.2rc1), `dflash` only from
+/// 0.20.2; DeepSeek-V3.1 (`deepseek_v3`) passes; MiniMax passes on vLLM
+/// 0.18.0, whose list lacks `minimax_m2`, through vllm-ascend's patch (the
+/// generated `aux_hidden_states_exemption`); from vLLM 0.22.1 (image
+/// v0.22.1rc1) there is no such gate.
+#[test]
+fn aux_hidden_states_methods_need_a_model_type_vllm_lists() {
+    // One mixed node: DeepSeek-V4's hybrid KV cache has no connector on
+    // the oldest images, and the gate is the same for every role.
+    let with = |model: &str, image: &str, method: &str| {
+        let mut v = mixed(model, image);
+        v["serve"]["speculative"] = json!({"method": method, "tokens": 1});
+        v
+    };
+    // vLLM's list and gate, read by hand: vllm/config/speculative.py
+    // `_verify_args` @0.18.0 L780-L806 (the `if` at L794), @0.19.1 L811,
+    // @0.20.2 L921 with "dflash".
+    for (image, line) in [("v0.18.0", 794), ("v0.19.1rc1", 811), ("v0.20.2rc1", 921)] {
+        for model in ["deepseek_v4_flash_w8a8_mtp", "glm_5_w8a8"] {
+            let l = with(model, image, "extract_hidden_states");
+            assert_eq!(
+                broken(&l),
+                only("speculative_aux_hidden_states"),
+                "{model} {image}"
+            );
+            let m = messages(&l, "speculative_aux_hidden_states");
+            assert!(
+                m.len() == 1
+                    && m[0].contains(&format!("vllm/config/speculative.py:{line}"))
+                    && m[0].contains("`deepseek_v3`")
+                    && m[0].contains("is only supported for"),
+                "{model} {image}: {m:?}"
+            );
+        }
+        assert_eq!(
+            broken(&with(
+                "deepseek_v3_1_w8a8_mtp_quarot",
+                image,
+                "extract_hidden_states"
+            )),
+            BTreeSet::new(),
+            "{image}"
+        );
+        assert_eq!(
+            broken(&with(
+                "minimax_m2_7_w8a8_quarot",
+                image,
+                "extract_hidden_states"
+            )),
+            BTreeSet::new(),
+            "{image}"
+        );
+    }
+    for image in ["v0.22.1rc1", "v0.30.0rc2"] {
+        assert_eq!(
+            broken(&with(
+                "deepseek_v4_flash_w8a8_mtp",
+                image,
+                "extract_hidden_states"
+            )),
+            BTreeSet::new(),
+            "{image}"
+        );
+    }
+}
