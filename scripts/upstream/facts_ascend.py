@@ -26,6 +26,7 @@ from facts_ascend_features import (  # noqa: F401
     engram_tp,
     eplb_runner,
     kvpp,
+    mc2_hierarchy_experts,
     sp_graph_alignment,
     tp_aligned_capture_sizes,
     v2_runner_required,
@@ -78,6 +79,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "kv_pool_backends": kv_pool_backends(pkg),
         "kv_pool_runner": kv_pool_runner(src),
         "aux_hidden_states_exemption": aux_hidden_states_exemption(pkg),
+        "mc2_hierarchy_experts": mc2_hierarchy_experts(pkg),
     }
 
 

@@ -490,3 +490,81 @@ def aux_hidden_states_exemption(pkg: Package) -> dict | None:
                 if methods and contains:
                     return {"methods": methods, "model_type_contains": contains, "source": f"{rel}:{at}"}
     return None
+
+
+def mc2_hierarchy_experts(pkg: Package) -> dict | None:
+    """The expert limit of hierarchy MC2 (`AscendConfig._validate_mc2_comm_alg`,
+    vllm_ascend/ascend_config.py): with `mc2_comm_alg` equal to `alg`
+    (`if self.mc2_comm_alg != "...": return`), the model's experts plus, when
+    `eplb_config.<redundant_when>` is on, `eplb_config.num_redundant_experts`
+    (`num_redundant_experts = self.eplb_config.num_redundant_experts if
+    self.eplb_config.<x> else 0`) above `max_experts` (`if num_experts > N:
+    raise`) are refused. `aliases`: the boolean keys that set `mc2_comm_alg`
+    to `alg` (`if self.<key>: self.mc2_comm_alg = "..."`). `source`:
+    `path:line` of the raising `if`. None before the check."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("vllm_ascend/ascend_config.py"):
+            continue
+        fn = next(
+            (n for n in ast.walk(mod.tree) if isinstance(n, ast.FunctionDef) and n.name == "_validate_mc2_comm_alg"),
+            None,
+        )
+        if fn is None:
+            return None
+        alg = limit = at = redundant_when = None
+        for n in ast.walk(fn):
+            if (
+                isinstance(n, ast.If)
+                and isinstance(n.test, ast.Compare)
+                and ast.unparse(n.test.left) == "self.mc2_comm_alg"
+                and isinstance(n.test.ops[0], ast.NotEq)
+                and isinstance(n.test.comparators[0], ast.Constant)
+                and any(isinstance(b, ast.Return) for b in n.body)
+            ):
+                alg = n.test.comparators[0].value
+            if (
+                isinstance(n, ast.If)
+                and isinstance(n.test, ast.Compare)
+                and ast.unparse(n.test.left) == "num_experts"
+                and isinstance(n.test.ops[0], ast.Gt)
+                and isinstance(n.test.comparators[0], ast.Constant)
+                and any(isinstance(r, ast.Raise) for b in n.body for r in ast.walk(b))
+            ):
+                limit, at = n.test.comparators[0].value, n.lineno
+            if (
+                isinstance(n, ast.Assign)
+                and [ast.unparse(t) for t in n.targets] == ["num_redundant_experts"]
+                and isinstance(n.value, ast.IfExp)
+                and ast.unparse(n.value.body) == "self.eplb_config.num_redundant_experts"
+                and ast.unparse(n.value.test).startswith("self.eplb_config.")
+                and isinstance(n.value.orelse, ast.Constant)
+                and n.value.orelse.value == 0
+            ):
+                redundant_when = ast.unparse(n.value.test).removeprefix("self.eplb_config.")
+        if alg is None or limit is None:
+            return None
+        if redundant_when is None:
+            raise FactsError(f"`{rel}`:{at}: the expert limit counts no `eplb_config.num_redundant_experts` the extractor reads")
+        aliases = []
+        for n in ast.walk(mod.tree):
+            if (
+                isinstance(n, ast.If)
+                and isinstance(n.test, ast.Attribute)
+                and ast.unparse(n.test.value) == "self"
+                and any(
+                    isinstance(b, ast.Assign)
+                    and [ast.unparse(t) for t in b.targets] == ["self.mc2_comm_alg"]
+                    and isinstance(b.value, ast.Constant)
+                    and b.value.value == alg
+                    for b in n.body
+                )
+            ):
+                aliases.append(n.test.attr)
+        return {
+            "alg": alg,
+            "aliases": sorted(set(aliases)),
+            "max_experts": limit,
+            "redundant_when": redundant_when,
+            "source": f"{rel}:{at}",
+        }
+    return None

@@ -194,6 +194,56 @@ class ByHand(unittest.TestCase):
         self.assertEqual(read('"glm" not in str(model_type).lower()')["methods"], ["eagle3"])
         self.assertIsNone(read('"glm" not in str(model_type).lower()', call="pass"))
 
+    def test_mc2_hierarchy_experts(self):
+        # vllm_ascend/ascend_config.py `AscendConfig._validate_mc2_comm_alg`, read by hand @0.27.1rc1:
+        # `if self.mc2_comm_alg != "hierarchy": return` (L749), `num_redundant_experts =
+        # self.eplb_config.num_redundant_experts if self.eplb_config.dynamic_eplb else 0` (L756),
+        # `if num_experts > 512:` raise ValueError (L758); `if self.enable_mc2_hierarchy_comm:
+        # self.mc2_comm_alg = "hierarchy"` (L460). The raise at L840 @0.28.0rc1, L848 @0.29.0rc1,
+        # L999 @0.30.0rc2; no such function @0.26.0rc1.
+        self.assertIsNone(table("0.26.0rc1")["mc2_hierarchy_experts"])
+        for v, line in {"0.27.1rc1": 758, "0.28.0rc1": 840, "0.29.0rc1": 848, "0.30.0rc2": 999}.items():
+            self.assertEqual(
+                table(v)["mc2_hierarchy_experts"],
+                {
+                    "alg": "hierarchy",
+                    "aliases": ["enable_mc2_hierarchy_comm"],
+                    "max_experts": 512,
+                    "redundant_when": "dynamic_eplb",
+                    "source": f"vllm_ascend/ascend_config.py:{line}",
+                },
+                v,
+            )
+
+        class Mod:
+            def __init__(self, text):
+                self.tree = ast.parse(text)
+
+        class Pkg:
+            def __init__(self, text):
+                self.modules = {"vllm_ascend/ascend_config.py": Mod(text)}
+
+        def read(limit="num_experts > 512", redundant="self.eplb_config.dynamic_eplb"):
+            text = (
+                "class AscendConfig:\n"
+                "    def __init__(self):\n"
+                "        if self.old_key:\n"
+                '            self.mc2_comm_alg = "hierarchy"\n'
+                "    def _validate_mc2_comm_alg(self, c):\n"
+                '        if self.mc2_comm_alg != "hierarchy":\n'
+                "            return\n"
+                f"        num_redundant_experts = self.eplb_config.num_redundant_experts if {redundant} else 0\n"
+                f"        if {limit}:\n"
+                "            raise ValueError()\n"
+            )
+            return facts_ascend.mc2_hierarchy_experts(Pkg(text))
+
+        # Read, not matched: another limit, another switch, another alias.
+        self.assertEqual(read("num_experts > 256")["max_experts"], 256)
+        self.assertEqual(read(redundant="self.eplb_config.other")["redundant_when"], "other")
+        self.assertEqual(read()["aliases"], ["old_key"])
+        self.assertIsNone(read("num_experts < 512"))
+
     def test_v41_runner_and_engram(self):
         # vllm_ascend/platform.py @0.30.0rc1: `_validate_model_runner_config` raises "DeepSeek V4.1 on
         # Ascend A5 requires Model Runner V2" for architecture in ("DeepseekV41ForCausalLM",

@@ -47,6 +47,78 @@ declare_rules! {
     /// Sparse KV offload with PCP or DCP above 1: refused at start
     /// (vllm_ascend/ascend_config.py `SparseKVOffloadConfig` @v0.26.0rc1-v0.30.0rc2).
     SparseKvOffloadWithoutCp = "sparse_kv_offload_without_cp", Hard, "sparse KV offload runs without context parallelism";
+    /// Hierarchy MC2 (`additional_config.mc2_comm_alg: "hierarchy"`, or
+    /// `enable_mc2_hierarchy_comm: true`) on more experts than it takes: the
+    /// model's routed experts plus, with `eplb_config.dynamic_eplb`,
+    /// `eplb_config.num_redundant_experts` above 512 raise ValueError at start
+    /// (`AscendConfig._validate_mc2_comm_alg`, vllm_ascend/ascend_config.py
+    /// @v0.27.1rc1 L758 … @v0.30.0rc2 L999; the generated facts'
+    /// `mc2_hierarchy_experts`). Judged for the models whose dimensions the
+    /// table has (`dims::dims_for`).
+    Mc2HierarchyExperts = "mc2_hierarchy_experts", Hard, "hierarchy MC2 runs on at most 512 experts, redundant EPLB experts included";
+}
+
+/// Hierarchy MC2's expert limit (rule `mc2_hierarchy_experts`, the facts'
+/// `mc2_hierarchy_experts`): the routed experts of the model's dimensions,
+/// plus the redundant ones when the EPLB switch is on.
+pub(crate) fn check_mc2_hierarchy_experts(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    cx: &mut Cx,
+) {
+    let (Some(img), Some(model)) = (facts.image, facts.model) else {
+        return;
+    };
+    let Some(limit) = img.facts().and_then(|r| r.mc2_hierarchy_experts.as_ref()) else {
+        return;
+    };
+    let Some(dims) = crate::dims::dims_for(model.id) else {
+        return;
+    };
+    let config = &serve.additional_config;
+    let by_alias = limit
+        .aliases
+        .iter()
+        .find(|k| super::model::python_truthy(config.get(k.as_str())));
+    let key = match (config.get("mc2_comm_alg"), by_alias) {
+        (Some(Json::String(v)), _) if *v == limit.alg => "mc2_comm_alg",
+        (_, Some(alias)) => alias.as_str(),
+        _ => return,
+    };
+    let eplb = config.get("eplb_config");
+    let redundant = match eplb {
+        Some(e) if super::model::python_truthy(e.get(limit.redundant_when.as_str())) => e
+            .get("num_redundant_experts")
+            .and_then(Json::as_u64)
+            .unwrap_or(0),
+        _ => 0,
+    };
+    let experts = dims.arch.routed_experts;
+    let total = experts.saturating_add(redundant);
+    if total <= limit.max_experts {
+        return;
+    }
+    let with = if redundant > 0 {
+        format!(
+            " + {redundant} redundant: `eplb_config.num_redundant_experts` with `eplb_config.{}` on",
+            limit.redundant_when
+        )
+    } else {
+        String::new()
+    };
+    cx.report(
+        Rule::Mc2HierarchyExperts,
+        config_site(facts.spec, role, key),
+        format!("{}.additional_config.{key}", role.as_str()),
+        format!(
+            "found hierarchy MC2 (`{key}`) on a {role} engine with {total} experts ({experts} routed of `{}`{with}), expected at most {}: vllm-ascend {} refuses more at start ({} `_validate_mc2_comm_alg`); use another `mc2_comm_alg` or fewer redundant experts",
+            model.id,
+            limit.max_experts,
+            img.facts().map_or("", |r| r.version.as_str()),
+            limit.source
+        ),
+    );
 }
 
 /// `additional_config.finegrained_tp_config` against what the image's

@@ -254,6 +254,7 @@ pub(crate) fn check_serve(
     let v2_eplb = v2_runner_on(serve)
         && image.is_some_and(|i| i.facts().is_some_and(|r| r.eplb_runner.is_some()));
     check_eplb_runner(facts, role, serve, cx);
+    super::features::check_mc2_hierarchy_experts(facts, role, serve, cx);
     if dynamic_eplb
         && !v2_eplb
         && !env_is_true(serve, "DYNAMIC_EPLB")

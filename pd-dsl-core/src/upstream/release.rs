@@ -82,6 +82,28 @@ pub struct Release {
     /// aux-hidden-states gate; `None` without it.
     #[serde(default)]
     pub aux_hidden_states_exemption: Option<AuxHiddenStatesExemption>,
+    /// The expert limit of hierarchy MC2; `None` before it.
+    #[serde(default)]
+    pub mc2_hierarchy_experts: Option<Mc2HierarchyExperts>,
+}
+
+/// Hierarchy MC2's expert limit (`AscendConfig._validate_mc2_comm_alg`,
+/// vllm_ascend/ascend_config.py, v0.27.1rc1 on): with
+/// `additional_config.mc2_comm_alg` equal to `alg` (or a true `aliases`
+/// key), the model's experts plus `eplb_config.num_redundant_experts` when
+/// `eplb_config.<redundant_when>` is on must be at most `max_experts`.
+#[derive(Debug, Deserialize)]
+pub struct Mc2HierarchyExperts {
+    /// The `mc2_comm_alg` value checked (`hierarchy`).
+    pub alg: String,
+    /// Boolean keys that set `mc2_comm_alg` to `alg`.
+    pub aliases: Vec<String>,
+    /// The largest expert count allowed.
+    pub max_experts: u64,
+    /// The `eplb_config` switch under which redundant experts count.
+    pub redundant_when: String,
+    /// `path:line` of the raising `if`.
+    pub source: String,
 }
 
 /// vllm-ascend's wrapper of vLLM's `SpeculativeConfig._verify_args`

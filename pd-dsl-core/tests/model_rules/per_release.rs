@@ -542,3 +542,70 @@ fn aux_hidden_states_methods_need_a_model_type_vllm_lists() {
         );
     }
 }
+
+/// Hierarchy MC2 takes at most 512 experts, redundant EPLB experts
+/// included (the generated `mc2_hierarchy_experts`, read by hand in
+/// vllm_ascend/ascend_config.py `_validate_mc2_comm_alg` @v0.27.1rc1
+/// L749-L758: `if num_experts > 512` with `num_redundant_experts` counted
+/// only `if self.eplb_config.dynamic_eplb`; `enable_mc2_hierarchy_comm`
+/// sets the algorithm at L460). Kimi-K2.5's 384 routed experts: 129
+/// redundant refused, 128 accepted, 129 without dynamic EPLB accepted; the
+/// deprecated key too; v0.26.0rc1 has no limit.
+#[test]
+fn hierarchy_mc2_takes_at_most_512_experts() {
+    let with = |image: &str, key: Value, redundant: u64, dynamic: bool| {
+        let mut v = pd("kimi_k2_5_w4a8", image);
+        v["serve"]["speculative"] = Value::Null;
+        let mut config =
+            json!({"eplb_config": {"dynamic_eplb": dynamic, "num_redundant_experts": redundant}});
+        for (k, val) in key.as_object().into_iter().flatten() {
+            config[k] = val.clone();
+        }
+        with_role(
+            v,
+            "decode",
+            json!({
+                "additional_config": config,
+                "env": [{"name": "DYNAMIC_EPLB", "value": "true"}]
+            }),
+        )
+    };
+    let alg = json!({"mc2_comm_alg": "hierarchy"});
+    for (image, line) in [("v0.27.1rc1", 758), ("v0.30.0rc2", 999)] {
+        let l = with(image, alg.clone(), 129, true);
+        assert_eq!(broken(&l), only("mc2_hierarchy_experts"), "{image}");
+        let m = messages(&l, "mc2_hierarchy_experts");
+        assert!(
+            m.len() == 1
+                && m[0].contains("513 experts (384 routed of `kimi_k2_5_w4a8` + 129 redundant:")
+                && m[0].contains(&format!("vllm_ascend/ascend_config.py:{line}")),
+            "{image}: {m:?}"
+        );
+        assert_eq!(
+            broken(&with(image, alg.clone(), 128, true)),
+            BTreeSet::new(),
+            "{image}"
+        );
+        assert_eq!(
+            broken(&with(image, alg.clone(), 129, false)),
+            BTreeSet::new(),
+            "{image}"
+        );
+        assert_eq!(
+            broken(&with(
+                image,
+                json!({"enable_mc2_hierarchy_comm": true}),
+                129,
+                true
+            )),
+            only("mc2_hierarchy_experts"),
+            "{image}"
+        );
+        assert_eq!(
+            broken(&with(image, json!({"mc2_comm_alg": "fullmesh"}), 129, true)),
+            BTreeSet::new(),
+            "{image}"
+        );
+    }
+    assert_eq!(broken(&with("v0.26.0rc1", alg, 129, true)), BTreeSet::new());
+}
