@@ -19,6 +19,22 @@ from facts_testlib import ASCEND, keys, releases_from, src, table
 HERE = Path(__file__).resolve().parent
 
 
+class _Module:
+    """One module of a fake package: its text, parsed."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tree = ast.parse(text)
+
+
+class FakePackage:
+    """A package of one module `rel` holding `text`, for the readers that
+    walk `pkg.modules` (the read-not-matched cases)."""
+
+    def __init__(self, rel: str, text: str):
+        self.modules = {rel: _Module(text)}
+
+
 class ByHand(unittest.TestCase):
     def test_kvpp_preconditions(self):
         # vllm_ascend/ascend_config.py `KVPPConfig.validate` @0.28.0rc1: "KVPP PD disaggregation requires
@@ -57,17 +73,9 @@ class ByHand(unittest.TestCase):
             )
         # Read, not matched: the pre-alignment handing vLLM the TP size again, or the exemption
         # setting another value, falls back to `always`.
-        class Mod:
-            def __init__(self, text):
-                self.tree = ast.parse(text)
-
-        class Pkg:
-            def __init__(self, text):
-                self.modules = {"vllm_ascend/worker/model_runner_v1.py": Mod(text)}
-
         def read(body):
             text = "class R:\n    def _check_and_update_cudagraph_mode(self):\n" + "".join(f"        {x}\n" for x in body)
-            return facts_ascend.sp_graph_alignment(Pkg(text))["passes_tp"]
+            return facts_ascend.sp_graph_alignment(FakePackage("vllm_ascend/worker/model_runner_v1.py", text))["passes_tp"]
 
         self.assertEqual(read(["self.c.adjust_cudagraph_sizes_for_spec_decode(a, 1)"]), "never")
         self.assertEqual(read(["self.c.adjust_cudagraph_sizes_for_spec_decode(a, tp)"]), "always")
@@ -92,17 +100,9 @@ class ByHand(unittest.TestCase):
         for v, (reads, line) in want.items():
             self.assertEqual(table(v)["enable_sp"], {"reads": reads, "source": f"vllm_ascend/utils.py:{line}"}, v)
 
-        class Mod:
-            def __init__(self, text):
-                self.tree = ast.parse(text)
-
-        class Pkg:
-            def __init__(self, text):
-                self.modules = {"vllm_ascend/utils.py": Mod(text)}
-
         def read(body):
             text = "def enable_sp(vllm_config=None, enable_shared_expert_dp=False):\n" + "".join(f"    {x}\n" for x in body)
-            return facts_ascend.enable_sp(Pkg(text))["reads"]
+            return facts_ascend.enable_sp(FakePackage("vllm_ascend/utils.py", text))["reads"]
 
         # Read, not matched: another env, the forcing setting False, a key test on another key.
         self.assertEqual(read(["return envs_ascend.VLLM_ASCEND_X"]), ["env.VLLM_ASCEND_X"])
@@ -125,14 +125,6 @@ class ByHand(unittest.TestCase):
                 v,
             )
 
-        class Mod:
-            def __init__(self, text):
-                self.tree = ast.parse(text)
-
-        class Pkg:
-            def __init__(self, text):
-                self.modules = {"vllm_ascend/platform.py": Mod(text)}
-
         def read(requires, raises="raise AssertionError()"):
             text = (
                 "def _setup_compile_backend(c, enable_shared_expert_dp=False):\n"
@@ -142,7 +134,7 @@ class ByHand(unittest.TestCase):
                 "        if not sizes:\n"
                 f"            {raises}\n"
             )
-            return facts_ascend.tp_aligned_capture_sizes(Pkg(text))
+            return facts_ascend.tp_aligned_capture_sizes(FakePackage("vllm_ascend/platform.py", text))
 
         # Read, not matched: the terms as written; no raise, no refusal.
         self.assertEqual(read("enable_sp(c) or enable_shared_expert_dp")["requires"], ["enable_shared_expert_dp", "enable_sp"])
@@ -166,15 +158,6 @@ class ByHand(unittest.TestCase):
             )
         self.assertIsNone(table("0.23.0")["aux_hidden_states_exemption"])
 
-        class Mod:
-            def __init__(self, text):
-                self.text = text
-                self.tree = ast.parse(text)
-
-        class Pkg:
-            def __init__(self, text):
-                self.modules = {"vllm_ascend/patch/platform/p.py": Mod(text)}
-
         def read(test, call="_patch()"):
             text = (
                 "def _patch():\n"
@@ -187,7 +170,7 @@ class ByHand(unittest.TestCase):
                 "    SpeculativeConfig._verify_args = _patched_verify_args\n"
                 f"{call}\n"
             )
-            return facts_ascend.aux_hidden_states_exemption(Pkg(text))
+            return facts_ascend.aux_hidden_states_exemption(FakePackage("vllm_ascend/patch/platform/p.py", text))
 
         # Read, not matched: another substring is read; a patch never called patches nothing.
         self.assertEqual(read('"glm" not in str(model_type).lower()')["model_type_contains"], "glm")
@@ -215,14 +198,6 @@ class ByHand(unittest.TestCase):
                 v,
             )
 
-        class Mod:
-            def __init__(self, text):
-                self.tree = ast.parse(text)
-
-        class Pkg:
-            def __init__(self, text):
-                self.modules = {"vllm_ascend/ascend_config.py": Mod(text)}
-
         def read(limit="num_experts > 512", redundant="self.eplb_config.dynamic_eplb"):
             text = (
                 "class AscendConfig:\n"
@@ -236,7 +211,7 @@ class ByHand(unittest.TestCase):
                 f"        if {limit}:\n"
                 "            raise ValueError()\n"
             )
-            return facts_ascend.mc2_hierarchy_experts(Pkg(text))
+            return facts_ascend.mc2_hierarchy_experts(FakePackage("vllm_ascend/ascend_config.py", text))
 
         # Read, not matched: another limit, another switch, another alias.
         self.assertEqual(read("num_experts > 256")["max_experts"], 256)
