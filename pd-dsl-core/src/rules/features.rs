@@ -70,7 +70,10 @@ pub(crate) fn check_mc2_hierarchy_experts(
     let (Some(img), Some(model)) = (facts.image, facts.model) else {
         return;
     };
-    let Some(limit) = img.facts().and_then(|r| r.mc2_hierarchy_experts.as_ref()) else {
+    let Some(rel) = img.facts() else {
+        return;
+    };
+    let Some(limit) = rel.mc2_hierarchy_experts.as_ref() else {
         return;
     };
     let Some(dims) = crate::dims::dims_for(model.id) else {
@@ -115,7 +118,7 @@ pub(crate) fn check_mc2_hierarchy_experts(
             "found hierarchy MC2 (`{key}`) on a {role} engine with {total} experts ({experts} routed of `{}`{with}), expected at most {}: vllm-ascend {} refuses more at start ({} `_validate_mc2_comm_alg`); use another `mc2_comm_alg` or fewer redundant experts",
             model.id,
             limit.max_experts,
-            img.facts().map_or("", |r| r.version.as_str()),
+            rel.version,
             limit.source
         ),
     );

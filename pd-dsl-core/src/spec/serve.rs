@@ -17,6 +17,22 @@ pub enum GraphMode {
 }
 
 impl GraphMode {
+    /// Every mode, for lookups by name.
+    pub const ALL: [GraphMode; 4] = [
+        GraphMode::Eager,
+        GraphMode::FullDecodeOnly,
+        GraphMode::Full,
+        GraphMode::Piecewise,
+    ];
+
+    /// The mode whose `cudagraph_mode` value is `value` (`None` for a value
+    /// pd-dsl does not name, and for `Eager`, which has none).
+    pub fn from_cudagraph_mode(value: &str) -> Option<GraphMode> {
+        Self::ALL
+            .into_iter()
+            .find(|g| g.cudagraph_mode() == Some(value))
+    }
+
     /// The DSL keyword.
     pub fn as_str(self) -> &'static str {
         match self {

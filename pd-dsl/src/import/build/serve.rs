@@ -87,15 +87,7 @@ pub(super) fn serve_block(
                 let v = val()?;
                 let j = json(v)?;
                 let mode = j.get("cudagraph_mode").and_then(Json::as_str);
-                let graph = mode.and_then(|m| {
-                    [
-                        GraphMode::FullDecodeOnly,
-                        GraphMode::Full,
-                        GraphMode::Piecewise,
-                    ]
-                    .into_iter()
-                    .find(|g| g.cudagraph_mode() == Some(m))
-                });
+                let graph = mode.and_then(GraphMode::from_cudagraph_mode);
                 match graph {
                     Some(g) => b.graph = Some(Spanned::new(g, s(v.at))),
                     None => {

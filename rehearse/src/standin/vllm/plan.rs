@@ -425,16 +425,7 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
     let graph = compilation
         .and_then(|c| c.get("cudagraph_mode"))
         .and_then(Json::as_str)
-        .and_then(|m| {
-            use pd_dsl::spec::GraphMode;
-            [
-                GraphMode::FullDecodeOnly,
-                GraphMode::Full,
-                GraphMode::Piecewise,
-            ]
-            .into_iter()
-            .find(|g| g.cudagraph_mode() == Some(m))
-        });
+        .and_then(pd_dsl::spec::GraphMode::from_cudagraph_mode);
     let capture_sizes = match compilation.and_then(|c| c.get("cudagraph_capture_sizes")) {
         None | Some(Json::Null) => Vec::new(),
         Some(Json::Array(a)) => a
