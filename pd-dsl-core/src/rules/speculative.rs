@@ -112,7 +112,7 @@ declare_rules! {
     /// generated `aux_hidden_states_exemption`). From vLLM 0.22.1 the model
     /// class's EAGLE3 interface is checked at load instead, which this rule
     /// does not judge. Only models whose `model_type` the table names are
-    /// judged: DeepSeek-V4 (`deepseek_v4`) and GLM-5.x (`glm_moe_dsa`) are
+    /// judged: DeepSeek-V4 (`deepseek_v4`) and GLM-5/5.1 (`glm_moe_dsa`) are
     /// refused.
     SpeculativeAuxHiddenStates = "speculative_aux_hidden_states", Hard, "a speculative method that reads the target's auxiliary hidden states runs on a model type vLLM lists for it";
     /// Draft-model speculative method without a draft for the weights.

@@ -248,6 +248,9 @@ pub(super) const GLM_5_FAMILY: Model = Model {
 /// `enable_sparse_sfa_c8`, which only sparse-attention models read.
 pub(super) const GLM_5_2_FAMILY: Model = Model {
     served_name: "glm-52",
+    // No upstream file names this build's model type (`glm_moe_dsa` is
+    // GLM-5/5.1's): left unset rather than inherited.
+    model_type: None,
     ..GLM_5_FAMILY
 };
 
@@ -257,6 +260,9 @@ pub(super) const GLM_5_2_FAMILY: Model = Model {
 /// `deepseek_mtp` L209): the GLM-5 shape.
 pub(super) const GLM_5_3_FAMILY: Model = Model {
     served_name: "glm-5",
+    // No upstream file names this build's model type (`glm_moe_dsa` is
+    // GLM-5/5.1's): left unset rather than inherited.
+    model_type: None,
     ..GLM_5_FAMILY
 };
 
