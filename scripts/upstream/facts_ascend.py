@@ -28,6 +28,7 @@ from facts_ascend_features import (  # noqa: F401
     kvpp,
     mc2_hierarchy_experts,
     sp_graph_alignment,
+    sp_moe,
     tp_aligned_capture_sizes,
     v2_runner_required,
 )
@@ -80,6 +81,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "kv_pool_runner": kv_pool_runner(src),
         "aux_hidden_states_exemption": aux_hidden_states_exemption(pkg),
         "mc2_hierarchy_experts": mc2_hierarchy_experts(pkg),
+        "sp_moe": sp_moe(pkg),
     }
 
 

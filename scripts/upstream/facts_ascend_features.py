@@ -8,6 +8,7 @@ import ast
 import re
 
 from facts_ascend_package import FactsError, Package
+from facts_sp_moe import property_terms
 
 
 def kvpp(pkg: Package) -> dict | None:
@@ -568,3 +569,131 @@ def mc2_hierarchy_experts(pkg: Package) -> dict | None:
             "source": f"{rel}:{at}",
         }
     return None
+
+
+def sp_moe(pkg: Package) -> dict | None:
+    """How vllm-ascend decides sequence-parallel MoE where `enable_sp()`
+    returns vLLM's `parallel_config.use_sequence_parallel_moe` (from
+    v0.27.1rc1). `property`: the platform patch that redefines the property
+    (`ParallelConfig.use_sequence_parallel_moe = <fn>` in a module the
+    package imports), its `backends` and `requires` (facts_sp_moe.py) and
+    `source`; `None` where vLLM's own stands. `switch`: `AscendConfig`'s
+    steering, an `if` that sets `parallel_config.all2all_backend` to
+    `off_backend` unless one of `any_of` holds (`additional_config.<key>`,
+    read with `.get("<key>", ...)` or as the field `self.<key>`; `env.<NAME>`,
+    `os.getenv(NAME, ...).strip().lower() in env_true`) together with every
+    term of `all_of` (the property's own spelling); `source`: `path:line`
+    of that `if`. `None` where nothing steers the backend."""
+    prop = None
+    for rel, mod in pkg.modules.items():
+        if "use_sequence_parallel_moe =" not in mod.text:
+            continue
+        for n in mod.tree.body:
+            if not (isinstance(n, ast.Assign) and [ast.unparse(t) for t in n.targets] == ["ParallelConfig.use_sequence_parallel_moe"]):
+                continue
+            # `= <fn>` (a function decorated `@property`) or `= property(<fn>)`.
+            v = n.value
+            if isinstance(v, ast.Call) and ast.unparse(v.func) == "property" and len(v.args) == 1:
+                v = v.args[0]
+            fn = isinstance(v, ast.Name) and next((d for d in mod.tree.body if isinstance(d, ast.FunctionDef) and d.name == v.id), None)
+            if not fn:
+                raise FactsError(f"`{rel}`:{n.lineno}: the property is `{ast.unparse(n.value)}`, not a function of the module")
+            dotted = rel[:-3].replace("/", ".")
+            if not any(f"import {dotted}" in m.text or f"from {dotted.rsplit('.', 1)[0]} import {dotted.rsplit('.', 1)[1]}" in m.text for m in pkg.modules.values()):
+                continue
+            try:
+                prop = {**property_terms(fn), "source": f"{rel}:{fn.lineno}"}
+            except ValueError as e:
+                raise FactsError(f"`{rel}`: {e}") from e
+    switch = None
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("vllm_ascend/ascend_config.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            for node in ast.walk(fn):
+                off = [
+                    s.value.value
+                    for s in (node.body if isinstance(node, ast.If) else [])
+                    if isinstance(s, ast.Assign)
+                    and len(s.targets) == 1
+                    and ast.unparse(s.targets[0]).endswith("parallel_config.all2all_backend")
+                    and isinstance(s.value, ast.Constant)
+                ]
+                if not off:
+                    continue
+                defs = {
+                    s.targets[0].id: s.value
+                    for s in ast.walk(fn)
+                    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                }
+                switch = {**_sp_switch(node.test, defs, f"{rel}:{node.lineno}"), "off_backend": off[-1], "source": f"{rel}:{node.lineno}"}
+    if prop is None and switch is None:
+        return None
+    return {"property": prop, "switch": switch}
+
+
+def _sp_switch(test: ast.expr, defs: dict[str, ast.expr], at: str) -> dict:
+    """`any_of`, `all_of` and `env_true` of the `if` that turns SP MoE off
+    (`not X`, or `not X and <...>.use_sequence_parallel_moe`): X expanded
+    through the function's assignments."""
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    negated = [t.operand for t in terms if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not)]
+    rest = [t for t in terms if not (isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not))]
+    if len(negated) != 1 or any(not ast.unparse(t).endswith(".use_sequence_parallel_moe") for t in rest):
+        raise FactsError(f"`{at}`: the backend switch tests `{ast.unparse(test)}`, not `not X [and ...use_sequence_parallel_moe]`")
+    out: dict = {"any_of": [], "all_of": [], "env_true": []}
+
+    def name(x: ast.expr, seen: frozenset) -> tuple[ast.expr, frozenset]:
+        while isinstance(x, ast.Name) and x.id in defs and x.id not in seen:
+            seen = seen | {x.id}
+            x = defs[x.id]
+        return x, seen
+
+    def leaf(x: ast.expr, seen: frozenset) -> None:
+        x, seen = name(x, seen)
+        if isinstance(x, ast.BoolOp) and isinstance(x.op, ast.Or):
+            for v in x.values:
+                leaf(v, seen)
+            return
+        if isinstance(x, ast.Attribute) and ast.unparse(x.value) == "self":
+            out["any_of"].append(f"additional_config.{x.attr}")
+            return
+        if isinstance(x, ast.Call) and ast.unparse(x.func) == "validate_additional_config_bool" and x.args:
+            g = x.args[0]
+            if (
+                isinstance(g, ast.Call)
+                and isinstance(g.func, ast.Attribute)
+                and g.func.attr == "get"
+                and "additional_config" in ast.unparse(g.func.value)
+                and g.args
+                and isinstance(g.args[0], ast.Constant)
+            ):
+                out["any_of"].append(f"additional_config.{g.args[0].value}")
+                return
+        if (
+            isinstance(x, ast.Compare)
+            and len(x.ops) == 1
+            and isinstance(x.ops[0], ast.In)
+            and isinstance(x.comparators[0], ast.Tuple)
+            and re.fullmatch(r"os\.getenv\('([A-Z0-9_]+)', '[^']*'\)\.strip\(\)\.lower\(\)", ast.unparse(x.left))
+        ):
+            env = re.fullmatch(r"os\.getenv\('([A-Z0-9_]+)'.*", ast.unparse(x.left)).group(1)
+            out["any_of"].append(f"env.{env}")
+            out["env_true"] = sorted({*out["env_true"], *(e.value for e in x.comparators[0].elts)})
+            return
+        raise FactsError(f"`{at}`: the SP MoE switch reads `{ast.unparse(x)}`, which the extractor does not read")
+
+    want, seen = name(negated[0], frozenset())
+    parts = want.values if isinstance(want, ast.BoolOp) and isinstance(want.op, ast.And) else [want]
+    for p in parts:
+        text = ast.unparse(p)
+        m = re.fullmatch(r"\w+\.parallel_config\.(\w+)(?: > (\d+))?", text)
+        if m:
+            out["all_of"].append(m.group(1) if m.group(2) is None else f"{m.group(1)} > {m.group(2)}")
+        else:
+            leaf(p, seen)
+    out["any_of"] = sorted(set(out["any_of"]))
+    out["all_of"] = sorted(out["all_of"])
+    return out

@@ -28,11 +28,12 @@ class _Module:
 
 
 class FakePackage:
-    """A package of one module `rel` holding `text`, for the readers that
-    walk `pkg.modules` (the read-not-matched cases)."""
+    """A package of one module `rel` holding `text` (and `more`, path ->
+    text), for the readers that walk `pkg.modules` (the read-not-matched
+    cases)."""
 
-    def __init__(self, rel: str, text: str):
-        self.modules = {rel: _Module(text)}
+    def __init__(self, rel: str, text: str, more: dict[str, str] | None = None):
+        self.modules = {rel: _Module(text)} | {r: _Module(t) for r, t in (more or {}).items()}
 
 
 class ByHand(unittest.TestCase):
@@ -218,6 +219,75 @@ class ByHand(unittest.TestCase):
         self.assertEqual(read(redundant="self.eplb_config.other")["redundant_when"], "other")
         self.assertEqual(read()["aliases"], ["old_key"])
         self.assertIsNone(read("num_experts < 512"))
+
+    def test_sp_moe(self):
+        # Read by hand. vllm_ascend/patch/platform/patch_parallel_config.py redefines vLLM's
+        # `ParallelConfig.use_sequence_parallel_moe` without vLLM's `data_parallel_size > 1`:
+        # `@property` L32 @0.27.1rc1 (imported by patch/platform/__init__.py L52); the file is absent
+        # @0.28.0rc1; `def _use_sequence_parallel_moe` L12 @0.29.0rc1 (`= property(...)`, L33), L7
+        # @0.30.0rc1/rc2, adding "deepep_v2" and "flashinfer_nvlink_one_sided". AscendConfig
+        # (ascend_config.py) sets `all2all_backend = "flashinfer_all2allv"` under `if not want_sp_moe
+        # and vc.parallel_config.use_sequence_parallel_moe:` L540 @0.27.1rc1 (want_sp_moe =
+        # effective_flashcomm and enable_expert_parallel and tensor_parallel_size > 1, L535), under
+        # `if not effective_flashcomm:` L617 @0.28.0rc1, L620 @0.29.0rc1, L764 @0.30.0rc1/rc2;
+        # effective_flashcomm = `validate_additional_config_bool(...get("enable_flashcomm1", False))
+        # or os.getenv("VLLM_ASCEND_ENABLE_FLASHCOMM1", "0").strip().lower() in ("1", "true")` or
+        # `self.enable_dsa_cp`. No such code @0.26.0rc1, where `enable_sp()` reads FlashComm1 itself.
+        self.assertIsNone(table("0.26.0rc1")["sp_moe"])
+        props = {"0.27.1rc1": 32, "0.28.0rc1": None, "0.29.0rc1": 12, "0.30.0rc1": 7, "0.30.0rc2": 7}
+        switches = {"0.27.1rc1": 540, "0.28.0rc1": 617, "0.29.0rc1": 620, "0.30.0rc1": 764, "0.30.0rc2": 764}
+        for v, line in props.items():
+            got = table(v)["sp_moe"]
+            if line is None:
+                self.assertIsNone(got["property"], v)
+            else:
+                self.assertEqual(got["property"]["source"], f"vllm_ascend/patch/platform/patch_parallel_config.py:{line}", v)
+                self.assertEqual(got["property"]["requires"], ["enable_expert_parallel", "tensor_parallel_size > 1"], v)
+                self.assertEqual("deepep_v2" in got["property"]["backends"], v != "0.27.1rc1", v)
+            self.assertEqual(
+                got["switch"],
+                {
+                    "any_of": ["additional_config.enable_dsa_cp", "additional_config.enable_flashcomm1", "env.VLLM_ASCEND_ENABLE_FLASHCOMM1"],
+                    "all_of": ["enable_expert_parallel", "tensor_parallel_size > 1"] if v == "0.27.1rc1" else [],
+                    "env_true": ["1", "true"],
+                    "off_backend": "flashinfer_all2allv",
+                    "source": f"vllm_ascend/ascend_config.py:{switches[v]}",
+                },
+                v,
+            )
+
+        def read(test="not effective", eff='os.getenv("E", "0").strip().lower() in ("1", "yes") or self.key_a',
+                 prop="self.all2all_backend in ('x',) and self.enable_expert_parallel", imported=True):
+            config = (
+                "class AscendConfig:\n"
+                "    def __init__(self, vc):\n"
+                f"        effective = {eff}\n"
+                f"        if {test}:\n"
+                '            vc.parallel_config.all2all_backend = "off"\n'
+            )
+            patch = f"def _p(self):\n    return {prop}\nParallelConfig.use_sequence_parallel_moe = property(_p)\n"
+            init = "import vllm_ascend.patch.platform.patch_x  # noqa\n" if imported else ""
+            return facts_ascend.sp_moe(FakePackage("vllm_ascend/ascend_config.py", config, {
+                "vllm_ascend/patch/platform/patch_x.py": patch, "vllm_ascend/patch/platform/__init__.py": init}))
+
+        # Read, not matched: another env, its true spellings, another key, the backend, the
+        # property's terms; a patch nobody imports patches nothing; an unknown term stops the reading.
+        got = read()
+        self.assertEqual(got["switch"]["any_of"], ["additional_config.key_a", "env.E"])
+        self.assertEqual((got["switch"]["env_true"], got["switch"]["off_backend"]), (["1", "yes"], "off"))
+        self.assertEqual(got["property"]["backends"], ["x"])
+        self.assertEqual(got["property"]["requires"], ["enable_expert_parallel"])
+        self.assertEqual(read(eff='validate_additional_config_bool(vc.additional_config.get("k2", False), "p")')["switch"]["any_of"],
+                         ["additional_config.k2"])
+        self.assertEqual(read("not (effective and vc.parallel_config.tensor_parallel_size > 2) and vc.parallel_config.use_sequence_parallel_moe")
+                         ["switch"]["all_of"], ["tensor_parallel_size > 2"])
+        self.assertIsNone(read(imported=False)["property"])
+        with self.assertRaisesRegex(facts_ascend.FactsError, "does not read"):
+            read(eff="self.key_a and other()")
+        with self.assertRaisesRegex(facts_ascend.FactsError, "not `not X"):
+            read("effective")
+        with self.assertRaisesRegex(facts_ascend.FactsError, "does not read"):
+            read(prop="self.all2all_backend in ('x',) and self.data_parallel_size >= 2")
 
     def test_v41_runner_and_engram(self):
         # vllm_ascend/platform.py @0.30.0rc1: `_validate_model_runner_config` raises "DeepSeek V4.1 on

@@ -55,6 +55,7 @@ from facts_vllm_calls import Caller
 from facts_vllm_config import (  # noqa: F401
     _parents,
     context_parallel,
+    sequence_parallel_moe,
     spec_decode_rounding,
     spec_decode_sp_alignment,
     v2_model_runner,
@@ -144,6 +145,7 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
         "spec_decode_sp_alignment": spec_decode_sp_alignment(Source(src, overrides)),
         "spec_decode_rounding": spec_decode_rounding(Source(src, overrides)),
         "aux_hidden_states": aux_hidden_states(Source(src, overrides)),
+        "sequence_parallel_moe": sequence_parallel_moe(Source(src, overrides)),
     }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from facts_sp_moe import property_terms
 from facts_vllm_source import FactsError, Source
 
 
@@ -443,3 +444,66 @@ def spec_decode_rounding(source: Source) -> dict | None:
         if fallback and test == "len(rounded_sizes) == 0" and _raises(x):
             return {"source": f"{COMPILATION}:{x.lineno}", **_spec_decode_call(source)}
     return None
+
+
+def sequence_parallel_moe(source: Source) -> dict | None:
+    """What turns vLLM's sequence-parallel MoE on (`ParallelConfig`,
+    vllm/config/parallel.py): the property `use_sequence_parallel_moe`'s
+    `backends` and `requires` (facts_sp_moe.py), the `all2all_backend`
+    field's `default`, and `replaced`: the backends `__post_init__` swaps for
+    another (`if self.all2all_backend in [...]: self.all2all_backend = X`),
+    each to what it becomes. `source`: `path:line` of the property. `None`
+    without it."""
+    text = _read(source, PARALLEL_CONFIG)
+    if text is None:
+        return None
+    tree = ast.parse(text, PARALLEL_CONFIG)
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ParallelConfig"), None)
+    if cls is None:
+        return None
+    prop = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "use_sequence_parallel_moe"), None)
+    if prop is None:
+        return None
+    try:
+        terms = property_terms(prop)
+    except ValueError as e:
+        raise FactsError(f"{PARALLEL_CONFIG}: {e}") from e
+    default = next(
+        (
+            n.value.value
+            for n in cls.body
+            if isinstance(n, ast.AnnAssign)
+            and ast.unparse(n.target) == "all2all_backend"
+            and isinstance(n.value, ast.Constant)
+        ),
+        None,
+    )
+    if default is None:
+        raise FactsError(f"{PARALLEL_CONFIG}: `ParallelConfig.all2all_backend` has no constant default")
+    replaced: dict[str, str] = {}
+    for node in ast.walk(cls):
+        if not (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Compare)
+            and ast.unparse(node.test.left) == "self.all2all_backend"
+            and isinstance(node.test.ops[0], ast.In)
+            and isinstance(node.test.comparators[0], (ast.List, ast.Tuple, ast.Set))
+        ):
+            continue
+        to = [
+            s.value.value
+            for s in node.body
+            if isinstance(s, ast.Assign)
+            and [ast.unparse(t) for t in s.targets] == ["self.all2all_backend"]
+            and isinstance(s.value, ast.Constant)
+        ]
+        if to:
+            for e in node.test.comparators[0].elts:
+                if isinstance(e, ast.Constant) and isinstance(e.value, str):
+                    replaced[e.value] = to[-1]
+    return {
+        **terms,
+        "default": default,
+        "replaced": dict(sorted(replaced.items())),
+        "source": f"{PARALLEL_CONFIG}:{prop.lineno}",
+    }

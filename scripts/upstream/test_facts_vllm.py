@@ -82,6 +82,7 @@ class WellFormed(unittest.TestCase):
                         "spec_decode_sp_alignment",
                         "spec_decode_rounding",
                         "aux_hidden_states",
+                        "sequence_parallel_moe",
                     ],
                 )
                 slots = f["drafting_slots"]
@@ -573,6 +574,43 @@ class HandRead(unittest.TestCase):
                     "            and any(\n                supported_model in")
         with self.assertRaises(fv.FactsError):
             fv.aux_hidden_states(fv.Source(corpus("vllm", "0.19.1"), ov))
+
+    def test_sequence_parallel_moe(self):
+        # vllm/config/parallel.py, read by hand: `ParallelConfig.use_sequence_parallel_moe` returns
+        # `self.all2all_backend in (...) and self.enable_expert_parallel and self.tensor_parallel_size > 1
+        # and self.data_parallel_size > 1` (L586 @0.18.0, L673 @0.27.1, L715 @0.30.0); the field
+        # `all2all_backend: All2AllBackend = "allgather_reducescatter"` (L188 @0.27.1); `__post_init__`
+        # swaps "pplx"/"naive" for "allgather_reducescatter" (L467-473 @0.27.1; not @0.18.0, where
+        # "naive" is still an SP backend).
+        by = {v: facts(v)["sequence_parallel_moe"] for v in PINNED}
+        self.assertEqual(by["0.27.1"]["source"], "vllm/config/parallel.py:673")
+        self.assertEqual(by["0.30.0"]["source"], "vllm/config/parallel.py:715")
+        self.assertIn("naive", by["0.18.0"]["backends"])
+        self.assertEqual(by["0.18.0"]["replaced"], {})
+        self.assertEqual(by["0.27.1"]["replaced"], {"naive": "allgather_reducescatter", "pplx": "allgather_reducescatter"})
+        self.assertIn("flashinfer_nvlink_one_sided", by["0.30.0"]["backends"])
+        self.assertNotIn("flashinfer_all2allv", by["0.30.0"]["backends"])
+        for v, got in by.items():
+            with self.subTest(vllm=v):
+                self.assertEqual(got["default"], "allgather_reducescatter")
+                self.assertIn(got["default"], got["backends"])
+                self.assertEqual(got["requires"], ["data_parallel_size > 1", "enable_expert_parallel", "tensor_parallel_size > 1"])
+        # Read, not matched: a dropped term, a new backend and a new field default are read; a term
+        # the reader does not know stops it.
+        f = "vllm/config/parallel.py"
+        ov = mutate("0.27.1", f, "            and self.data_parallel_size > 1\n        )\n\n    @property\n    def use_all2all",
+                    "        )\n\n    @property\n    def use_all2all")
+        self.assertEqual(fv.sequence_parallel_moe(fv.Source(corpus("vllm", "0.27.1"), ov))["requires"],
+                         ["enable_expert_parallel", "tensor_parallel_size > 1"])
+        ov = mutate("0.27.1", f, '                "mori_low_latency",\n                "nixl_ep",\n            )\n            and self.enable',
+                    '                "mori_low_latency",\n                "nixl_ep",\n                "hccl",\n            )\n            and self.enable')
+        self.assertIn("hccl", fv.sequence_parallel_moe(fv.Source(corpus("vllm", "0.27.1"), ov))["backends"])
+        ov = mutate("0.27.1", f, 'all2all_backend: All2AllBackend = "allgather_reducescatter"', 'all2all_backend: All2AllBackend = "nixl_ep"')
+        self.assertEqual(fv.sequence_parallel_moe(fv.Source(corpus("vllm", "0.27.1"), ov))["default"], "nixl_ep")
+        ov = mutate("0.27.1", f, "            and self.data_parallel_size > 1\n        )\n\n    @property\n    def use_all2all",
+                    "            and self.data_parallel_size > self.pipeline_parallel_size\n        )\n\n    @property\n    def use_all2all")
+        with self.assertRaisesRegex(fv.FactsError, "does not read"):
+            fv.sequence_parallel_moe(fv.Source(corpus("vllm", "0.27.1"), ov))
 
     def test_a_changed_method_literal_is_read(self):
         v = PINNED[-1]

@@ -39,13 +39,16 @@ declare_rules! {
     /// vllm-ascend requires TP-aligned sizes: AssertionError "... does not
     /// contain values that are multiples of tp_size" (vllm_ascend/platform.py
     /// `_setup_compile_backend` @v0.27.1rc1 L1188, @v0.30.0rc2 L1288). The
-    /// requirement is the generated facts' `tp_aligned_capture_sizes`; the
-    /// rule judges its `enable_shared_expert_dp` term, which `AscendConfig`
+    /// requirement is the generated facts' `tp_aligned_capture_sizes`, each
+    /// of its terms judged: `enable_shared_expert_dp`, which `AscendConfig`
     /// keeps with `--enable-expert-parallel` and TP above 1 (ascend_config.py
-    /// @v0.27.1rc1 L514-518, @v0.30.0rc2 L747-751); the `enable_sp()` and
-    /// `enable_dsa_cp` terms read vLLM's `use_sequence_parallel_moe`, which
-    /// pd-dsl does not model.
-    CaptureSizesTpAligned = "capture_sizes_tp_aligned", Hard, "with shared-expert DP and a cudagraph mode, some capture size is a multiple of TP";
+    /// @v0.27.1rc1 L514-518, @v0.30.0rc2 L747-751); `enable_sp()`, vLLM's
+    /// `use_sequence_parallel_moe` as the generated `sp_moe` and vLLM's
+    /// `sequence_parallel_moe` decide it (FlashComm1 or DSA-CP asked for,
+    /// expert parallel, TP above 1, an SP all2all backend, DP above 1 at
+    /// v0.28.0rc1); `enable_dsa_cp`, which `AscendConfig` keeps only with
+    /// that on (ascend_config.py @v0.27.1rc1 L584, @v0.30.0rc2 L806).
+    CaptureSizesTpAligned = "capture_sizes_tp_aligned", Hard, "with shared-expert DP or sequence-parallel MoE and a cudagraph mode, some capture size is a multiple of TP";
 }
 
 /// Typed capture sizes none of which TP divides where vllm-ascend needs
@@ -54,40 +57,45 @@ pub(crate) fn check_capture_sizes_tp(
     facts: &Facts<'_>,
     role: Role,
     serve: &Serve,
-    tp: u32,
+    (dp, tp): (u32, u32),
     cx: &mut Cx,
 ) {
     let Some(img) = facts.image else {
         return;
     };
-    let Some(r) = img
-        .facts()
-        .and_then(|r| r.tp_aligned_capture_sizes.as_ref())
-    else {
+    let (Some(rel), Ok(v)) = (img.facts(), crate::upstream::vllm_of(img)) else {
         return;
     };
-    let shared_dp = r.requires.iter().any(|x| x == "enable_shared_expert_dp")
-        && super::model::python_truthy(serve.additional_config.get("enable_shared_expert_dp"))
-        && serve.expert_parallel;
-    if tp <= 1 || !shared_dp || matches!(serve.graph, None | Some(crate::spec::GraphMode::Eager)) {
-        return;
-    }
     let sizes = super::settings::role_capture_sizes(facts.spec, role);
-    let tp64 = u64::from(tp);
+    let values: Vec<u64> = sizes.iter().map(|c| c.value).collect();
+    let settings = super::model::RoleSettings {
+        serve,
+        dp_tp: Some((dp, tp)),
+    };
+    let indexer = facts.model.map(|m| m.attention.has_indexer());
+    let Some((r, by)) = rel.tp_aligned_refusal(v, &settings, serve.graph, &values, indexer) else {
+        return;
+    };
     let Some(first) = sizes.first() else {
         return;
     };
-    if sizes.iter().any(|c| c.value % tp64 == 0) {
-        return;
-    }
+    let why = match by {
+        crate::upstream::TpAlignedBy::SharedExpertDp => {
+            "`enable_shared_expert_dp` and `expert_parallel`".to_owned()
+        }
+        crate::upstream::TpAlignedBy::SequenceParallel => format!(
+            "sequence-parallel MoE on ({})",
+            super::model::sequence_parallel_switches(img)
+        ),
+    };
     cx.report(
         Rule::CaptureSizesTpAligned,
         first.site,
         format!("{}.graph.capture_sizes", role.as_str()),
         format!(
-            "found capture sizes {} on a {role} engine of TP {tp} with `enable_shared_expert_dp` and `expert_parallel`, expected at least one multiple of {tp}: vllm-ascend {} keeps only the sizes TP divides and refuses to start when none is left on image `{}` (\"does not contain values that are multiples of tp_size\", {} `_setup_compile_backend`)",
+            "found capture sizes {} on a {role} engine of TP {tp} with {why}, expected at least one multiple of {tp}: vllm-ascend {} keeps only the sizes TP divides and refuses to start when none is left on image `{}` (\"does not contain values that are multiples of tp_size\", {} `_setup_compile_backend`)",
             super::settings::sizes_text(sizes),
-            img.facts().map_or("", |r| r.version.as_str()),
+            rel.version,
             img.tag,
             r.source
         ),

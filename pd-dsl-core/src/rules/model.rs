@@ -9,6 +9,7 @@ use crate::rules::{Rule, did_you_mean};
 use crate::site::Site;
 use crate::spec::{ConnectorKind, EnvValue, Json, LayoutSpec, Role};
 use crate::tables::{self, Image};
+use crate::upstream::{EngineSettings, EnvRead};
 
 declare_rules! {
     /// An attention-specific `additional_config` key on a model whose backend
@@ -29,6 +30,17 @@ declare_rules! {
     /// image's `enable_sp()` reads it (generated `enable_sp`: FlashComm1 by
     /// key or env, and shared-expert DP up to v0.25.1rc1 only).
     DsaCpNeedsSp = "dsa_cp_needs_sp", Hard, "`enable_dsa_cp` on an indexer model comes with sequence parallelism (FlashComm1, or shared-expert DP up to v0.25.1rc1) on v0.20.2rc1 to v0.26.0rc1";
+    /// FlashComm1 (`additional_config.enable_flashcomm1`, env
+    /// `VLLM_ASCEND_ENABLE_FLASHCOMM1`) or `enable_dsa_cp` asked for on an
+    /// engine where sequence-parallel MoE cannot run: from v0.27.1rc1
+    /// `AscendConfig` only steers vLLM's `use_sequence_parallel_moe`
+    /// (ascend_config.py @v0.27.1rc1 L540, @v0.30.0rc2 L764), which also
+    /// needs expert parallelism, TP above 1, an SP all2all backend and, at
+    /// v0.28.0rc1 (no vllm-ascend patch of the property), DP above 1; without
+    /// them it logs and runs without FlashComm1, and drops DSA-CP (L584,
+    /// L806). Read from the generated facts (`sp_moe`, vLLM's
+    /// `sequence_parallel_moe`).
+    SequenceParallelDropped = "sequence_parallel_dropped", Convention, "FlashComm1 and DSA-CP are asked for only where sequence-parallel MoE can run (expert parallel, TP > 1, an SP all2all backend)";
     /// C8 KV weights on a GQA model through `MooncakeConnectorV1`:
     /// `_check_mooncake_c8_kv_cache_quant` raises from v0.23.0rc1
     /// (ascend_config.py @v0.23.0rc1 L35 … @v0.30.0rc2 L715); earlier images corrupt the
@@ -121,7 +133,7 @@ pub(crate) fn check_model_settings(
     if python_truthy(serve.additional_config.get("enable_dsa_cp"))
         && m.attention.has_indexer()
         && let Some(img) = image.filter(|i| i.dsa_cp_checks_sp())
-        && sequence_parallel(img, serve, dp_tp.map(|(_, tp)| tp)) == Some(false)
+        && sequence_parallel(img, serve, dp_tp) == Some(false)
     {
         cx.report(
             Rule::DsaCpNeedsSp,
@@ -163,88 +175,123 @@ pub(crate) fn check_model_settings(
     }
 }
 
-/// Python's `bool()` of a JSON value as vllm-ascend reads `additional_config`
-/// (`bool(additional_config[key])`): absent, `false`, `null`, `0`, `""`, `[]`
-/// and `{}` are false.
-pub(crate) fn python_truthy(v: Option<&Json>) -> bool {
-    match v {
-        None | Some(Json::Null) | Some(Json::Bool(false)) => false,
-        Some(Json::Bool(true)) => true,
-        Some(Json::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
-        Some(Json::String(s)) => !s.is_empty(),
-        Some(Json::Array(a)) => !a.is_empty(),
-        Some(Json::Object(o)) => !o.is_empty(),
-    }
+pub(crate) use crate::upstream::python_truthy;
+
+/// One role's settings as [`crate::upstream::EngineSettings`]: what
+/// `enable_sp()` reads of them.
+pub(crate) struct RoleSettings<'a> {
+    pub(crate) serve: &'a Serve,
+    pub(crate) dp_tp: Option<(u32, u32)>,
 }
 
-/// Whether vllm-ascend's `enable_sp()` (vllm_ascend/utils.py) is true for a
-/// role of TP `tp`, from what the image's generated facts say it reads
-/// (`enable_sp`): `additional_config.enable_flashcomm1` when the key is
-/// present (even `false` wins over the env), else the env variables it reads
-/// as integers (`VLLM_ASCEND_ENABLE_FLASHCOMM` and `..._FLASHCOMM1` at
-/// v0.18.0/v0.19.1rc1, `..._FLASHCOMM1` from v0.20.2rc1); and forced on by
-/// `enable_shared_expert_dp` where it reads `shared_expert_dp` (up to
-/// v0.25.1rc1), which `AscendConfig` keeps only with `--enable-expert-parallel`
-/// and TP > 1 (ascend_config.py @v0.20.2rc1 L106-114, @v0.25.1rc1 L101-109).
-/// `None` where the image has no such fact or it reads what pd-dsl does not
-/// model (vLLM's `use_sequence_parallel_moe`, from v0.27.1rc1).
-pub(crate) fn sequence_parallel(img: &Image, serve: &Serve, tp: Option<u32>) -> Option<bool> {
-    let f = img.facts()?.enable_sp.as_ref()?;
-    let mut key = false;
-    let mut forced = false;
-    let mut envs = Vec::new();
-    for r in &f.reads {
-        match r.as_str() {
-            "additional_config.enable_flashcomm1" => key = true,
-            "shared_expert_dp" => forced = true,
-            _ => envs.push(r.strip_prefix("env.")?),
+impl EngineSettings for RoleSettings<'_> {
+    fn config(&self, key: &str) -> Option<&Json> {
+        self.serve.additional_config.get(key)
+    }
+    fn env(&self, name: &str) -> EnvRead<'_> {
+        match self.serve.env_value(name) {
+            None => EnvRead::Unset,
+            Some(EnvValue::Literal(s)) => EnvRead::Value(s),
+            Some(_) => EnvRead::Unknown,
         }
     }
-    let switched = match serve.additional_config.get("enable_flashcomm1") {
-        Some(v) if key => python_truthy(Some(v)),
-        _ => envs.iter().any(|name| {
-            matches!(serve.env_value(name), Some(EnvValue::Literal(s)) if s.trim().parse::<i64>().is_ok_and(|n| n != 0))
-        }),
-    };
-    let shared = forced
-        && python_truthy(serve.additional_config.get("enable_shared_expert_dp"))
-        && serve.expert_parallel
-        && tp.is_some_and(|tp| tp > 1);
-    Some(switched || shared)
+    fn all2all_backend(&self) -> Option<&Json> {
+        match self
+            .serve
+            .flags
+            .iter()
+            .find(|(n, _)| n == "--all2all-backend")
+        {
+            Some((_, Some(v))) => Some(v),
+            Some((_, None)) => Some(&Json::Null),
+            None => None,
+        }
+    }
+    fn expert_parallel(&self) -> bool {
+        self.serve.expert_parallel
+    }
+    fn dp_tp(&self) -> Option<(u32, u32)> {
+        self.dp_tp
+    }
 }
 
-/// How a layout turns [`sequence_parallel`] on at an image, for messages:
-/// what the image's `enable_sp()` reads, in words.
+/// Whether vllm-ascend's `enable_sp()` is true for a role of `dp_tp` (DP,
+/// TP) on an image ([`crate::upstream::Release::sequence_parallel`]).
+pub(crate) fn sequence_parallel(
+    img: &Image,
+    serve: &Serve,
+    dp_tp: Option<(u32, u32)>,
+) -> Option<bool> {
+    let v = crate::upstream::vllm_of(img).ok()?;
+    img.facts()?
+        .sequence_parallel(v, &RoleSettings { serve, dp_tp })
+}
+
+/// How a layout turns [`sequence_parallel`] on at an image, for messages.
 pub(crate) fn sequence_parallel_switches(img: &Image) -> String {
-    let Some(f) = img.facts().and_then(|r| r.enable_sp.as_ref()) else {
-        return "FlashComm1".to_owned();
+    img.facts().map_or_else(
+        || "FlashComm1".to_owned(),
+        |r| r.sequence_parallel_switches(crate::upstream::vllm_of(img).ok()),
+    )
+}
+
+/// FlashComm1 or DSA-CP asked for where sequence-parallel MoE cannot run
+/// (rule `sequence_parallel_dropped`).
+pub(crate) fn check_sequence_parallel_dropped(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    (dp, tp): (u32, u32),
+    cx: &mut Cx,
+) {
+    let Some(img) = facts.image else { return };
+    let (Some(rel), Ok(v)) = (img.facts(), crate::upstream::vllm_of(img)) else {
+        return;
     };
-    let key = f
-        .reads
+    let Some(s) = rel.sp_moe.as_ref().and_then(|m| m.switch.as_ref()) else {
+        return;
+    };
+    let settings = RoleSettings {
+        serve,
+        dp_tp: Some((dp, tp)),
+    };
+    let Some(asked) = s.asked(&settings) else {
+        return;
+    };
+    let Some(first) = asked.first() else { return };
+    if rel.sequence_parallel(v, &settings) != Some(false) {
+        return;
+    }
+    let spec = facts.spec;
+    let (site, field) = match first.strip_prefix("env.") {
+        Some(name) => (env_site(spec, role, name), format!("{role}.env.{name}")),
+        None => {
+            let key = first.trim_start_matches("additional_config.");
+            (config_site(spec, role, key), format!("{role}.{first}"))
+        }
+    };
+    let unmet = rel.sequence_parallel_unmet(v, &settings);
+    let named: Vec<String> = asked
         .iter()
-        .any(|r| r == "additional_config.enable_flashcomm1");
-    let envs: Vec<String> = f
-        .reads
-        .iter()
-        .filter_map(|r| r.strip_prefix("env."))
-        .map(|e| format!("env `{e}: 1`"))
+        .map(|r| match r.strip_prefix("env.") {
+            Some(e) => format!("env `{e}`"),
+            None => format!("`{r}`"),
+        })
         .collect();
-    let mut ways = Vec::new();
-    if key {
-        ways.push("`additional_config.enable_flashcomm1: true`".to_owned());
-    }
-    if !envs.is_empty() {
-        let when = if key { " (when the key is absent)" } else { "" };
-        ways.push(format!("{}{when}", envs.join(" or ")));
-    }
-    if f.reads.iter().any(|r| r == "shared_expert_dp") {
-        ways.push("`enable_shared_expert_dp` with `expert_parallel` and TP > 1".to_owned());
-    }
-    match ways.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{}, or {last}", rest.join(", ")),
-        Some((last, _)) => last.clone(),
-        None => "FlashComm1".to_owned(),
-    }
+    cx.report(
+        Rule::SequenceParallelDropped,
+        site,
+        field,
+        format!(
+            "found {} on a {role} engine of image `{}` where sequence-parallel MoE cannot run: {}; expected it only on engines where it runs: vllm-ascend {} runs this one without FlashComm1 (and drops `enable_dsa_cp`), saying so only in its log ({}; {})",
+            named.join(" and "),
+            img.tag,
+            if unmet.is_empty() { "a term pd-dsl reads from the facts is unmet".to_owned() } else { unmet.join(", ") },
+            rel.version,
+            s.source,
+            rel.sequence_parallel_property_source(v)
+        ),
+    );
 }
 
 /// `eplb_config` is validated strictly by `EplbConfig` in

@@ -74,8 +74,10 @@ declare_rules! {
     /// A full decode graph with speculative tokens on a TP engine with
     /// sequence parallelism (vllm-ascend's `enable_sp()`, as the generated
     /// `enable_sp` says it reads: FlashComm1 by env or key, shared-expert DP
-    /// up to 0.25.1rc1; not judged where it is vLLM's
-    /// `use_sequence_parallel_moe`, 0.27.1rc1 and 0.28.0rc1) whose decode step
+    /// up to 0.25.1rc1; from 0.27.1rc1 vLLM's `use_sequence_parallel_moe`, as
+    /// the generated `sp_moe` and vLLM's `sequence_parallel_moe` decide it:
+    /// FlashComm1 or DSA-CP asked for, expert parallel, TP above 1, an SP
+    /// all2all backend, and DP above 1 at 0.28.0rc1) whose decode step
     /// (`tokens + 1`) and TP are not multiples of one another, on the V1
     /// model runner: vLLM raises ValueError "Can't determine cudagraph shapes
     /// ..." (vllm/config/compilation.py `adjust_cudagraph_sizes_for_spec_decode`
@@ -409,7 +411,7 @@ pub(crate) fn check_sp_alignment(
     facts: &Facts<'_>,
     role: Role,
     serve: &Serve,
-    tp: u32,
+    (dp, tp): (u32, u32),
     cx: &mut Cx,
 ) {
     let (Some(graph), Some(s), Some(img)) = (serve.graph, &serve.speculative, facts.image) else {
@@ -418,33 +420,22 @@ pub(crate) fn check_sp_alignment(
     let (Some(rel), Ok(v)) = (img.facts(), crate::upstream::vllm_of(img)) else {
         return;
     };
-    let (Some(ascend), Some(refusal)) = (&rel.sp_graph_alignment, &v.spec_decode_sp_alignment)
-    else {
-        return;
-    };
-    let reached = refusal.reached(graph);
-    let step = s.tokens.saturating_add(1);
-    let tp = u64::from(tp);
-    if !reached
-        || s.tokens == 0
-        || tp <= 1
-        || super::features::v2_runner_on(serve)
-        || super::model::sequence_parallel(img, serve, u32::try_from(tp).ok()) != Some(true)
-        || step.max(tp) % step.min(tp) == 0
-    {
-        return;
-    }
     let spec = facts.spec;
     let sizes = super::settings::role_capture_sizes(spec, role);
-    let lcm = step / gcd(step, tp) * tp;
-    let aligned = !sizes.is_empty() && sizes.iter().all(|c| c.value % lcm == 0);
-    let exempt = match ascend.passes_tp.as_str() {
-        "always" => "",
-        "unless_sizes_aligned" if !aligned => " or `capture_sizes` all multiples of their lcm",
-        _ => return,
+    let values: Vec<u64> = sizes.iter().map(|c| c.value).collect();
+    let sp = super::model::sequence_parallel(img, serve, Some((dp, tp)));
+    let v2 = super::features::v2_runner_on(serve);
+    let Some(r) = rel.sp_alignment_refusal(v, graph, s.tokens, tp, &values, v2, sp) else {
+        return;
     };
-    let sp = written_speculative(spec, role);
-    let site = sp.map_or(Site::NONE, |sp| sp.tokens.site);
+    let step = s.tokens.saturating_add(1);
+    let exempt = if r.unless_aligned {
+        " or `capture_sizes` all multiples of their lcm"
+    } else {
+        ""
+    };
+    let written = written_speculative(spec, role);
+    let site = written.map_or(Site::NONE, |w| w.tokens.site);
     cx.report(
         Rule::SpeculativeSpGraphAlignment,
         site,
@@ -455,9 +446,9 @@ pub(crate) fn check_sp_alignment(
             graph.as_str(),
             v.version,
             img.tag,
-            refusal.source,
+            r.vllm.source,
             rel.version,
-            ascend.source
+            r.ascend.source
         ),
     );
 }
@@ -509,8 +500,4 @@ fn written_speculative(spec: &LayoutSpec, role: Role) -> Option<&SpeculativeSpec
         .get(&role)
         .and_then(|b| b.speculative.as_ref())
         .or(spec.serve.speculative.as_ref())
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 { a } else { gcd(b, a % b) }
 }

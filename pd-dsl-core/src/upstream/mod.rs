@@ -22,11 +22,13 @@ use std::sync::LazyLock;
 mod diff;
 mod lookup;
 mod release;
+mod sp;
 mod vllm;
 
 pub use diff::*;
 pub use lookup::*;
 pub use release::*;
+pub use sp::*;
 pub use vllm::*;
 
 #[cfg(test)]

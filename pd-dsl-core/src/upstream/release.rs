@@ -85,6 +85,55 @@ pub struct Release {
     /// The expert limit of hierarchy MC2; `None` before it.
     #[serde(default)]
     pub mc2_hierarchy_experts: Option<Mc2HierarchyExperts>,
+    /// How the release decides sequence-parallel MoE where `enable_sp()`
+    /// returns vLLM's `use_sequence_parallel_moe`; `None` before it.
+    #[serde(default)]
+    pub sp_moe: Option<SpMoe>,
+}
+
+/// The terms of `ParallelConfig.use_sequence_parallel_moe`, vLLM's
+/// (vllm/config/parallel.py) or vllm-ascend's redefinition of it
+/// (vllm_ascend/patch/platform/patch_parallel_config.py): on when the
+/// all2all backend is one of `backends` and every term of `requires` holds.
+#[derive(Debug, Deserialize)]
+pub struct SpMoeProperty {
+    /// The all2all backends that carry sequence-parallel MoE, sorted.
+    pub backends: Vec<String>,
+    /// `ParallelConfig` terms ANDed with it: a boolean field
+    /// (`enable_expert_parallel`) or `<field> > N`
+    /// (`tensor_parallel_size > 1`), sorted.
+    pub requires: Vec<String>,
+    /// `path:line` of the property.
+    pub source: String,
+}
+
+/// How vllm-ascend decides sequence-parallel MoE from v0.27.1rc1, where
+/// `enable_sp()` returns vLLM's `use_sequence_parallel_moe`.
+#[derive(Debug, Deserialize)]
+pub struct SpMoe {
+    /// The platform patch's redefinition of the property; `None` where
+    /// vLLM's own stands.
+    pub property: Option<SpMoeProperty>,
+    /// `AscendConfig`'s steering of the all2all backend; `None` without it.
+    pub switch: Option<SpMoeSwitch>,
+}
+
+/// `AscendConfig` (vllm_ascend/ascend_config.py) sets the all2all backend
+/// to `off_backend` unless one of `any_of` holds together with every term
+/// of `all_of`.
+#[derive(Debug, Deserialize)]
+pub struct SpMoeSwitch {
+    /// `additional_config.<key>` (read as a pydantic bool) or `env.<NAME>`
+    /// (true when its stripped, lower-cased value is one of `env_true`).
+    pub any_of: Vec<String>,
+    /// Property-style terms ANDed with them (`enable_expert_parallel`).
+    pub all_of: Vec<String>,
+    /// The env values that count as on.
+    pub env_true: Vec<String>,
+    /// The backend it switches to, which turns the property off.
+    pub off_backend: String,
+    /// `path:line` of the `if`.
+    pub source: String,
 }
 
 /// Hierarchy MC2's expert limit (`AscendConfig._validate_mc2_comm_alg`,

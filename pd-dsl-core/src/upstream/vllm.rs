@@ -80,6 +80,24 @@ pub struct VllmRelease {
     /// on checks the model class's interface at load instead).
     #[serde(default)]
     pub aux_hidden_states: Option<AuxHiddenStates>,
+    /// What turns sequence-parallel MoE on; `None` without the property.
+    #[serde(default)]
+    pub sequence_parallel_moe: Option<SequenceParallelMoe>,
+}
+
+/// vLLM's `ParallelConfig.use_sequence_parallel_moe` (vllm/config/
+/// parallel.py @0.27.1 L673, @0.30.0 L715) with the `all2all_backend` field
+/// it tests.
+#[derive(Debug, Deserialize)]
+pub struct SequenceParallelMoe {
+    /// The property's terms.
+    #[serde(flatten)]
+    pub property: SpMoeProperty,
+    /// `all2all_backend`'s default (`--all2all-backend` unset).
+    pub default: String,
+    /// Backends `ParallelConfig` swaps for another at start, each to what it
+    /// becomes (`pplx` and `naive` to `allgather_reducescatter` from 0.26.0).
+    pub replaced: BTreeMap<String, String>,
 }
 
 /// vLLM's gate on the speculative methods that read the target's auxiliary

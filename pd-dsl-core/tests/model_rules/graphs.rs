@@ -191,3 +191,183 @@ fn a_capture_size_covers_the_decode_step() {
         BTreeSet::new()
     );
 }
+
+/// From v0.27.1rc1 `enable_sp()` is vLLM's `use_sequence_parallel_moe`, as
+/// the generated `sp_moe` (vllm-ascend) and `sequence_parallel_moe` (vLLM)
+/// decide it: MTP 2 on the TP4 decode engine with a full decode graph is
+/// refused with FlashComm1 (env or key) or `enable_dsa_cp`, which
+/// `AscendConfig` reads before it drops the key on a model without the
+/// indexer, with `expert_parallel` and an SP all2all backend (the default,
+/// or `naive`, which vLLM swaps for it); it starts without the switch,
+/// without expert parallelism, with `--all2all-backend flashinfer_all2allv`,
+/// or with capture sizes all multiples of lcm(3, 4) (`unless_sizes_aligned`).
+/// DP 1 turns it off only at v0.28.0rc1, the release without vllm-ascend's
+/// patch dropping vLLM's `data_parallel_size > 1`.
+#[test]
+fn sequence_parallel_moe_decides_the_graph_alignment_from_v0_27_1rc1() {
+    let with = |image: &str, dp: u64, block: serde_json::Value| {
+        let mut v = pd("deepseek_v3_1_w8a8_mtp_quarot", image);
+        v["topology"][1]["dp"] = json!(dp);
+        let mut b = json!({
+            "graph": "full_decode_only",
+            "speculative": {"method": "mtp", "tokens": 2},
+            "max_num_batched_tokens": 256, "max_num_seqs": 64
+        });
+        for (k, x) in block.as_object().into_iter().flatten() {
+            b[k] = x.clone();
+        }
+        with_role(v, "decode", b)
+    };
+    let env = json!({"env": [{"name": "VLLM_ASCEND_ENABLE_FLASHCOMM1", "value": "1"}]});
+    let rule = "speculative_sp_graph_alignment";
+    for image in ["v0.27.1rc1", "v0.28.0rc1"] {
+        let refused = with(image, 4, env.clone());
+        assert_eq!(broken(&refused), only(rule), "{image}");
+        let m = messages(&refused, rule);
+        assert!(
+            m[0].contains("decode step 3") && m[0].contains("TP 4"),
+            "{m:?}"
+        );
+        for on in [
+            json!({"env": [{"name": "VLLM_ASCEND_ENABLE_FLASHCOMM1", "value": " True "}]}),
+            json!({"additional_config": {"enable_flashcomm1": true}}),
+            json!({"additional_config": {"enable_flashcomm1": "yes"}}),
+            json!({"env": env["env"], "flags": [{"name": "--all2all-backend", "value": "naive"}]}),
+        ] {
+            assert_eq!(
+                broken(&with(image, 4, on.clone())),
+                only(rule),
+                "{image} {on}"
+            );
+        }
+        let dsa = broken(&with(
+            image,
+            4,
+            json!({"additional_config": {"enable_dsa_cp": true}}),
+        ));
+        assert!(
+            dsa.contains(rule) && dsa.contains("dsa_cp_needs_indexer"),
+            "{image} {dsa:?}"
+        );
+        for off in [
+            json!({}),
+            json!({"env": [{"name": "VLLM_ASCEND_ENABLE_FLASHCOMM1", "value": "2"}]}),
+            json!({"additional_config": {"enable_flashcomm1": false}}),
+            json!({"env": env["env"], "flags": [{"name": "--all2all-backend", "value": "flashinfer_all2allv"}]}),
+            json!({"env": env["env"], "capture_sizes": [12, 24]}),
+        ] {
+            // (FlashComm1 with a backend outside the property's is also
+            // `sequence_parallel_dropped`, a convention.)
+            let want = if off.get("flags").is_some() {
+                only("sequence_parallel_dropped")
+            } else {
+                BTreeSet::new()
+            };
+            assert_eq!(broken(&with(image, 4, off.clone())), want, "{image} {off}");
+        }
+        let mut no_ep = with(image, 4, env.clone());
+        no_ep["serve"]["expert_parallel"] = json!(false);
+        assert!(!broken(&no_ep).contains(rule), "{image}");
+    }
+    // (DP 1 puts the experts on 4 NPUs, which `weights_fit` refuses too.)
+    assert!(broken(&with("v0.27.1rc1", 1, env.clone())).contains(rule));
+    assert!(!broken(&with("v0.28.0rc1", 1, env.clone())).contains(rule));
+}
+
+/// The `enable_sp()` and `enable_dsa_cp` terms of the TP-aligned capture
+/// size requirement (v0.27.1rc1 on): FlashComm1 with `expert_parallel` on
+/// the TP4 decode engine refuses capture sizes none of which 4 divides,
+/// saying sequence-parallel MoE and how it is on; without FlashComm1 or with
+/// a backend outside the property's, it starts.
+#[test]
+fn sequence_parallel_moe_needs_a_tp_aligned_capture_size() {
+    let with = |image: &str, block: serde_json::Value| {
+        let v = pd("deepseek_v3_1_w8a8_mtp_quarot", image);
+        let mut b = json!({"graph": "full_decode_only", "capture_sizes": [3, 6, 9]});
+        for (k, x) in block.as_object().into_iter().flatten() {
+            b[k] = x.clone();
+        }
+        with_role(v, "decode", b)
+    };
+    let rule = "capture_sizes_tp_aligned";
+    let fc = json!({"additional_config": {"enable_flashcomm1": true}});
+    for image in ["v0.27.1rc1", "v0.28.0rc1", "v0.30.0rc2"] {
+        let refused = with(image, fc.clone());
+        assert_eq!(broken(&refused), only(rule), "{image}");
+        let m = messages(&refused, rule);
+        assert!(
+            m[0].contains("sequence-parallel MoE on")
+                && m[0].contains("additional_config.enable_flashcomm1: true")
+                && m[0].contains("patch_parallel_config.py") == (image != "v0.28.0rc1"),
+            "{m:?}"
+        );
+        assert_eq!(broken(&with(image, json!({}))), BTreeSet::new(), "{image}");
+        let other = json!({"additional_config": {"enable_flashcomm1": true}, "flags": [{"name": "--all2all-backend", "value": "flashinfer_all2allv"}]});
+        assert_eq!(
+            broken(&with(image, other)),
+            only("sequence_parallel_dropped"),
+            "{image}"
+        );
+    }
+    assert_eq!(broken(&with("v0.26.0rc1", fc)), BTreeSet::new());
+}
+
+/// FlashComm1 asked for where sequence-parallel MoE cannot run is a
+/// convention finding from v0.27.1rc1 (`sequence_parallel_dropped`): on a
+/// TP1 decode engine, without `expert_parallel`, with a backend outside the
+/// property's, or (at v0.28.0rc1 only) at DP 1; the message names what is
+/// unmet. Where it runs, or before v0.27.1rc1, nothing is said.
+#[test]
+fn flashcomm1_where_sequence_parallel_moe_cannot_run_is_named() {
+    let with = |image: &str, dp: u64, tp: u64, ep: bool, block: serde_json::Value| {
+        let mut v = pd("qwen3_235b_a22b_w8a8", image);
+        v["topology"][1]["dp"] = json!(dp);
+        v["topology"][1]["tp"] = json!(tp);
+        v["serve"]["expert_parallel"] = json!(ep);
+        with_role(v, "decode", block)
+    };
+    let rule = "sequence_parallel_dropped";
+    let fc = json!({"env": [{"name": "VLLM_ASCEND_ENABLE_FLASHCOMM1", "value": "1"}]});
+    for image in ["v0.27.1rc1", "v0.28.0rc1", "v0.30.0rc2"] {
+        let tp1 = with(image, 16, 1, true, fc.clone());
+        assert!(broken(&tp1).contains(rule), "{image}");
+        let m = messages(&tp1, rule);
+        assert!(
+            m[0].contains("env `VLLM_ASCEND_ENABLE_FLASHCOMM1`")
+                && m[0].contains("TP 1 (needs TP > 1)"),
+            "{m:?}"
+        );
+        let no_ep = messages(&with(image, 4, 4, false, fc.clone()), rule);
+        assert!(
+            no_ep
+                .first()
+                .is_some_and(|m| m.contains("`expert_parallel`")),
+            "{image} {no_ep:?}"
+        );
+        let mut other = fc.clone();
+        other["flags"] = json!([{"name": "--all2all-backend", "value": "flashinfer_all2allv"}]);
+        let backend = messages(&with(image, 4, 4, true, other), rule);
+        assert!(
+            backend
+                .first()
+                .is_some_and(|m| m.contains("all2all backend `flashinfer_all2allv`")),
+            "{image} {backend:?}"
+        );
+        assert!(
+            !broken(&with(image, 4, 4, true, fc.clone())).contains(rule),
+            "{image}"
+        );
+        assert!(
+            !broken(&with(image, 16, 1, true, json!({}))).contains(rule),
+            "{image}"
+        );
+    }
+    let dp1 = messages(&with("v0.28.0rc1", 1, 4, true, fc.clone()), rule);
+    assert!(
+        dp1.first()
+            .is_some_and(|m| m.contains("DP 1 (needs DP > 1)")),
+        "{dp1:?}"
+    );
+    assert!(messages(&with("v0.27.1rc1", 1, 4, true, fc.clone()), rule).is_empty());
+    assert!(!broken(&with("v0.26.0rc1", 16, 1, true, fc)).contains(rule));
+}

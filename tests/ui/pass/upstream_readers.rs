@@ -42,7 +42,7 @@ fn main() {
         ports: { api: 7100, dp_rpc: 12321 },
         proxy: { port: 1999 },
         provenance: { recorded: "2026-10-01" },
-        serve: { max_model_len: 65536 },
+        serve: { max_model_len: 65536, expert_parallel: true },
         prefill: { additional_config: { "enable_dsa_cp": true } },
     };
     for spec in [&mlapo, &c8, &dsa_cp] {

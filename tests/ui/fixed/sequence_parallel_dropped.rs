@@ -1,0 +1,19 @@
+//! FlashComm1 asked for on prefill only (TP8 with expert parallel), where sequence-parallel MoE runs; the TP1 decode engine goes without it
+use pd_dsl::layout;
+
+fn main() {
+    let _spec = layout! {
+        name: "demo/a3-1p1d",
+        model: qwen3_235b_a22b_w8a8,
+        hardware: a3,
+        image: "v0.30.0rc2",
+        topology: <prefill 1 x dp2tp8; decode 1 x dp16tp1;>,
+        connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36200 } },
+        ports: { api: 7100, dp_rpc: 12321 },
+        proxy: { port: 1999 },
+        provenance: { recorded: "2026-08-20" }, serve: { expert_parallel: true, max_model_len: 32768 },
+        prefill: {
+            env: { VLLM_ASCEND_ENABLE_FLASHCOMM1: 1 },
+        },
+    };
+}
