@@ -277,3 +277,107 @@ fn vllm_refuses_capture_sizes_below_the_decode_step() {
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("No valid cudagraph sizes"), "{err}");
 }
+
+/// The stand-in runs the rules' sequence-parallel decision on argv and its
+/// environment (`Release::sequence_parallel`, `tp_aligned_refusal`): at
+/// TP4 with `--enable-expert-parallel`, FlashComm1 (key or env) turns
+/// sequence-parallel MoE on from v0.27.1rc1, and capture sizes none of which
+/// 4 divides are refused as vllm-ascend refuses them; without FlashComm1,
+/// with `--all2all-backend flashinfer_all2allv`, or on v0.26.0rc1 (no such
+/// check) the engine goes on to the next check, the expectation file.
+#[test]
+fn vllm_refuses_capture_sizes_tp_does_not_divide_under_sequence_parallelism() {
+    let with = |extra: &[&str]| {
+        let mut a = rank_argv(7100, 2, 0, 12321, 4, None);
+        a.extend(s(&[
+            "--compilation-config",
+            r#"{"cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": [3, 6, 9]}"#,
+        ]));
+        a.extend(s(extra));
+        a
+    };
+    let env = |image: &str, fc: bool| {
+        let mut e = vec![
+            ("PD_STANDIN_IMAGE", image.to_owned()),
+            ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3".to_owned()),
+            ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
+        ];
+        if fc {
+            e.push(("VLLM_ASCEND_ENABLE_FLASHCOMM1", "1".to_owned()));
+        }
+        e
+    };
+    let key = ["--additional-config", r#"{"enable_flashcomm1": true}"#];
+    for (extra, fc) in [(&[][..], true), (&key[..], false)] {
+        let (code, _, err) = run(VLLM, &with(extra), &env("v0.30.0rc2", fc));
+        assert_eq!(code, Some(1), "{err}");
+        assert!(
+            err.contains("AssertionError: cudagraph_capture_sizes [3, 6, 9] does not containvalues that are multiples of tp_size 4")
+                && err.contains("vllm_ascend/platform.py:"),
+            "{err}"
+        );
+    }
+    let other = ["--all2all-backend", "flashinfer_all2allv"];
+    for (extra, image, fc) in [
+        (&[][..], "v0.30.0rc2", false),
+        (&other[..], "v0.30.0rc2", true),
+        (&[][..], "v0.26.0rc1", true),
+    ] {
+        let (_, _, err) = run(VLLM, &with(extra), &env(image, fc));
+        assert!(
+            !err.contains("does not containvalues")
+                && err.contains("cannot read PD_STANDIN_EXPECT"),
+            "{extra:?} {image} fc={fc}: {err}"
+        );
+    }
+}
+
+/// MTP 2 (decode step 3) at TP4 with FlashComm1 and a full decode graph is
+/// refused as vLLM refuses it where vllm-ascend hands it the TP size
+/// (`Release::sp_alignment_refusal`): at v0.27.1rc1 unless the capture sizes
+/// are all multiples of 12; not from v0.29.0rc1, nor without FlashComm1.
+#[test]
+fn vllm_refuses_a_decode_step_tp_does_not_align_with_under_sequence_parallelism() {
+    let with = |sizes: &str| {
+        let mut a = rank_argv(7100, 2, 0, 12321, 4, None);
+        a.extend(s(&[
+            "--speculative-config",
+            r#"{"method": "mtp", "num_speculative_tokens": 2}"#,
+            "--compilation-config",
+            &format!(
+                r#"{{"cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": [{sizes}]}}"#
+            ),
+        ]));
+        a
+    };
+    let env = |image: &str, fc: bool| {
+        let mut e = vec![
+            ("PD_STANDIN_IMAGE", image.to_owned()),
+            ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3".to_owned()),
+            ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
+        ];
+        if fc {
+            e.push(("VLLM_ASCEND_ENABLE_FLASHCOMM1", "1".to_owned()));
+        }
+        e
+    };
+    let (code, _, err) = run(VLLM, &with("4, 8"), &env("v0.27.1rc1", true));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("ValueError: Can't determine cudagraph shapes that are both a multiple of 3 (num_speculative_tokens + 1) required by spec-decode and 4 (tensor_parallel_size)")
+            && err.contains("vllm/config/compilation.py:"),
+        "{err}"
+    );
+    for (sizes, image, fc) in [
+        ("12, 24", "v0.27.1rc1", true),
+        ("4, 8", "v0.29.0rc1", true),
+        ("4, 8", "v0.27.1rc1", false),
+    ] {
+        let (_, _, err) = run(VLLM, &with(sizes), &env(image, fc));
+        assert!(
+            !err.contains("Can't determine cudagraph shapes")
+                && err.contains("cannot read PD_STANDIN_EXPECT"),
+            "[{sizes}] {image} fc={fc}: {err}"
+        );
+    }
+}

@@ -473,3 +473,96 @@ pub(super) fn decode_step_refusal(plan: &Plan, image: &str) -> Result<(), Fail> 
         None => Ok(()),
     }
 }
+
+/// One engine's argv and environment as the sequence-parallel decision
+/// reads them ([`pd_dsl::upstream::EngineSettings`]).
+struct Engine<'a> {
+    plan: &'a Plan,
+    env: std::collections::BTreeMap<String, String>,
+}
+
+impl<'a> Engine<'a> {
+    fn of(plan: &'a Plan) -> Engine<'a> {
+        Engine {
+            plan,
+            env: env::vars().collect(),
+        }
+    }
+}
+
+impl pd_dsl::upstream::EngineSettings for Engine<'_> {
+    fn config(&self, key: &str) -> Option<&serde_json::Value> {
+        self.plan.additional.get(key)
+    }
+    fn env(&self, name: &str) -> pd_dsl::upstream::EnvRead<'_> {
+        match self.env.get(name) {
+            Some(v) => pd_dsl::upstream::EnvRead::Value(v),
+            None => pd_dsl::upstream::EnvRead::Unset,
+        }
+    }
+    fn all2all_backend(&self) -> Option<&serde_json::Value> {
+        self.plan.all2all_backend.as_ref()
+    }
+    fn expert_parallel(&self) -> bool {
+        self.plan.expert_parallel
+    }
+    fn dp_tp(&self) -> Option<(u32, u32)> {
+        Some((self.plan.dp, self.plan.tp))
+    }
+}
+
+/// vllm-ascend's refusal of typed capture sizes none of which is a
+/// multiple of TP where shared-expert DP or sequence parallelism needs one
+/// (`Release::tp_aligned_refusal`, the verdict rule `capture_sizes_tp_aligned`
+/// reads), in its words (`_setup_compile_backend`, vllm_ascend/platform.py).
+/// The stand-in does not know the model, so `enable_dsa_cp` counts through
+/// sequence parallelism only, which every release listing it also lists.
+pub(super) fn tp_aligned_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
+    let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
+    let v = pd_dsl::upstream::vllm(&rel.vllm.version).or_else(|e| fail(2, e))?;
+    match rel.tp_aligned_refusal(v, &Engine::of(plan), plan.graph, &plan.capture_sizes, None) {
+        Some((r, _)) => fail(
+            1,
+            format!(
+                "AssertionError: cudagraph_capture_sizes {:?} does not containvalues that are multiples of tp_size {} ({})",
+                plan.capture_sizes, plan.tp, r.source
+            ),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// vLLM's refusal to size the graphs for a decode step and TP that are not
+/// multiples of one another under sequence parallelism
+/// (`Release::sp_alignment_refusal`, the verdict rule
+/// `speculative_sp_graph_alignment` reads), in vLLM's words
+/// (`adjust_cudagraph_sizes_for_spec_decode`, vllm/config/compilation.py).
+pub(super) fn sp_alignment_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
+    let (Some((_, tokens)), Some(graph)) = (&plan.speculative, plan.graph) else {
+        return Ok(());
+    };
+    let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
+    let v = pd_dsl::upstream::vllm(&rel.vllm.version).or_else(|e| fail(2, e))?;
+    let sp = rel.sequence_parallel(v, &Engine::of(plan));
+    let refused = rel.sp_alignment_refusal(
+        v,
+        graph,
+        *tokens,
+        plan.tp,
+        &plan.capture_sizes,
+        v2_runner_env()?,
+        sp,
+    );
+    match refused {
+        Some(r) => fail(
+            1,
+            format!(
+                "ValueError: Can't determine cudagraph shapes that are both a multiple of {} (num_speculative_tokens + 1) required by spec-decode and {} (tensor_parallel_size) required by sequence parallelism please adjust num_speculative_tokens or disable sequence parallelism ({})",
+                tokens.saturating_add(1),
+                plan.tp,
+                r.vllm.source
+            ),
+        ),
+        None => Ok(()),
+    }
+}

@@ -14,7 +14,7 @@ use crate::serve_flags;
 use bench::bench;
 use checks::{
     check_cann, check_expectation, check_pool, decode_step_refusal, devices, drafting_refusal,
-    join, pcp_refusals, v2_speculative_refusal,
+    join, pcp_refusals, sp_alignment_refusal, tp_aligned_refusal, v2_speculative_refusal,
 };
 use pd_dsl::ConnectorKind;
 use plan::plan;
@@ -99,10 +99,14 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     v2_speculative_refusal(&plan, &image)?;
     drafting_refusal(&plan, &image)?;
     check_pool(&plan, &image)?;
+    // vllm-ascend's platform checks the capture sizes while it sets up the
+    // compile backend, before the workers take their devices.
+    tp_aligned_refusal(&plan, &image)?;
     let devs = devices(&plan)?;
     // vLLM rounds the capture sizes when its model runner starts on the
     // devices, after the config-time refusals above.
     decode_step_refusal(&plan, &image)?;
+    sp_alignment_refusal(&plan, &image)?;
     let ip = env_nonempty("PD_STANDIN_NODE_IP")
         .or_else(|| plan.host.clone().filter(|h| !is_wildcard(h)))
         .unwrap_or_else(|| "127.0.0.1".into());

@@ -47,6 +47,12 @@ pub(super) struct Plan {
     pub(super) max_num_seqs: Option<u64>,
     /// `--max-num-scheduled-tokens` is typed.
     pub(super) scheduled_tokens_typed: bool,
+    /// `--additional-config` (`Null` when absent).
+    pub(super) additional: Json,
+    /// `--enable-expert-parallel`.
+    pub(super) expert_parallel: bool,
+    /// `--all2all-backend` as typed.
+    pub(super) all2all_backend: Option<Json>,
 }
 
 /// `AscendStoreConnector` as a MultiConnector's second child.
@@ -483,6 +489,11 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         max_num_batched_tokens,
         max_num_seqs,
         scheduled_tokens_typed: args.values.contains_key("max-num-scheduled-tokens"),
+        expert_parallel: args.switch("enable-expert-parallel"),
+        all2all_backend: args
+            .value("all2all-backend")
+            .map(|b| Json::String(b.to_owned())),
+        additional,
         role,
         connector,
         kv_port,
