@@ -98,10 +98,13 @@ declare_rules! {
     /// largest (vllm/config/compilation.py
     /// `adjust_cudagraph_sizes_for_spec_decode` @0.18.0 L1186, @0.30.0
     /// L1582), called for `full_decode_only` and, from vLLM 0.20.2, `full`.
-    /// Read from the generated vLLM facts' `spec_decode_rounding`. vLLM's
-    /// default sizes, a `max_num_batched_tokens` below the step and the SP
-    /// alignment above the step are not judged.
-    CaptureSizesCoverDecodeStep = "capture_sizes_cover_decode_step", Hard, "with speculative tokens and a full decode graph, some capture size holds a whole decode step";
+    /// Read from the generated vLLM facts' `spec_decode_rounding`; with
+    /// sequence parallelism the multiple is max(step, TP) where vllm-ascend
+    /// hands vLLM the TP size and lcm(step, TP) where it pre-aligns (from
+    /// v0.29.0rc1), from the generated `sp_graph_alignment` and the SP
+    /// decision of `speculative_sp_graph_alignment`. vLLM's default sizes and
+    /// a `max_num_batched_tokens` below the step are not judged.
+    CaptureSizesCoverDecodeStep = "capture_sizes_cover_decode_step", Hard, "with speculative tokens and a full decode graph, some capture size holds a whole decode step (under sequence parallelism, its TP alignment)";
     /// A speculative method that reads the target's auxiliary hidden states
     /// on a model whose text `model_type` vLLM does not list: ValueError
     /// "<method> is only supported for [...] models" at start
@@ -455,7 +458,13 @@ pub(crate) fn check_sp_alignment(
 
 /// Typed capture sizes all below the decode step with a full decode graph
 /// (rule `capture_sizes_cover_decode_step`).
-pub(crate) fn check_decode_step_sizes(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
+pub(crate) fn check_decode_step_sizes(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    dp_tp: Option<(u32, u32)>,
+    cx: &mut Cx,
+) {
     let (Some(graph), Some(s), Some(img)) = (serve.graph, &serve.speculative, facts.image) else {
         return;
     };
@@ -464,6 +473,14 @@ pub(crate) fn check_decode_step_sizes(facts: &Facts<'_>, role: Role, serve: &Ser
     };
     let sizes = super::settings::role_capture_sizes(facts.spec, role);
     let values: Vec<u64> = sizes.iter().map(|c| c.value).collect();
+    let step = s.tokens.saturating_add(1);
+    let multiple = match (img.facts(), dp_tp) {
+        (Some(rel), Some((_, tp))) => {
+            let sp = super::model::sequence_parallel(img, serve, dp_tp);
+            rel.decode_graph_multiple(s.tokens, tp, &values, sp)
+        }
+        _ => step,
+    };
     let (Some(first), Some(refusal)) = (
         sizes.first(),
         v.decode_step_refusal(
@@ -472,17 +489,25 @@ pub(crate) fn check_decode_step_sizes(facts: &Facts<'_>, role: Role, serve: &Ser
             &values,
             serve.max_num_batched_tokens,
             super::features::v2_runner_on(serve),
+            multiple,
         ),
     ) else {
         return;
     };
-    let step = s.tokens.saturating_add(1);
+    let what = if multiple > step {
+        format!(
+            "{multiple} (the decode step {step}, `num_speculative_tokens + 1`, aligned with TP {} under sequence parallelism)",
+            dp_tp.map_or(0, |(_, tp)| tp)
+        )
+    } else {
+        format!("{step} (the decode step, `num_speculative_tokens + 1`)")
+    };
     cx.report(
         Rule::CaptureSizesCoverDecodeStep,
         first.site,
         format!("{}.graph.capture_sizes", role.as_str()),
         format!(
-            "found capture sizes {} with `{}` graphs and {} speculative tokens on a {role} engine, expected one of at least {step} (the decode step, `num_speculative_tokens + 1`): vLLM {} rounds every size up to the step and refuses to start when none fits under the largest on image `{}` (\"No valid cudagraph sizes after rounding ...\", {} `adjust_cudagraph_sizes_for_spec_decode`)",
+            "found capture sizes {} with `{}` graphs and {} speculative tokens on a {role} engine, expected one of at least {what}: vLLM {} rounds every size up to a multiple of it and refuses to start when none fits under the largest on image `{}` (\"No valid cudagraph sizes after rounding ...\", {} `adjust_cudagraph_sizes_for_spec_decode`)",
             super::settings::sizes_text(sizes),
             graph.as_str(),
             s.tokens,

@@ -453,6 +453,47 @@ impl Release {
     }
 }
 
+impl Release {
+    /// The multiple vLLM rounds a FULL decode graph's capture sizes to for
+    /// `tokens` speculative tokens at TP `tp` with sequence parallelism `sp`
+    /// (`adjust_cudagraph_sizes_for_spec_decode`, vllm/config/compilation.py,
+    /// called by vllm-ascend's V1 runner `_check_and_update_cudagraph_mode`):
+    /// the decode step (`tokens + 1`); with sequence parallelism, where the
+    /// runner hands vLLM the TP size (`sp_graph_alignment` `always`, and
+    /// `unless_sizes_aligned` unless the typed `sizes` are all multiples of
+    /// lcm(step, TP)), max(step, TP); where it pre-aligns (`never`, from
+    /// v0.29.0rc1: `adjust_cudagraph_sizes_for_spec_decode(lcm, 1)`,
+    /// model_runner_v1.py @v0.29.0rc1 L6129, @v0.30.0rc2 L6387),
+    /// lcm(step, TP).
+    pub fn decode_graph_multiple(
+        &self,
+        tokens: u64,
+        tp: u32,
+        sizes: &[u64],
+        sp: Option<bool>,
+    ) -> u64 {
+        let step = tokens.saturating_add(1);
+        let tp = u64::from(tp);
+        let Some(a) = self
+            .sp_graph_alignment
+            .as_ref()
+            .filter(|_| sp == Some(true) && tp > 1)
+        else {
+            return step;
+        };
+        let lcm = step / gcd(step, tp) * tp;
+        match a.passes_tp.as_str() {
+            "always" => step.max(tp),
+            "unless_sizes_aligned" if !sizes.is_empty() && sizes.iter().all(|s| s % lcm == 0) => {
+                step
+            }
+            "unless_sizes_aligned" => step.max(tp),
+            "never" => lcm,
+            _ => step,
+        }
+    }
+}
+
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }

@@ -159,7 +159,8 @@ impl SpecDecodeSpAlignment {
 
 impl VllmRelease {
     /// vLLM's refusal of typed capture `sizes` all below the decode step
-    /// (`tokens + 1`) with graph mode `graph` on the V1 runner
+    /// (`tokens + 1`, or `multiple_of` above it) with graph mode `graph` on
+    /// the V1 runner
     /// (`spec_decode_rounding`: it rounds each size up to the step and finds
     /// none under the largest). `None` where it does not apply: no
     /// speculative tokens, the V2 runner, a graph the call is not made for,
@@ -167,6 +168,10 @@ impl VllmRelease {
     /// `max_num_batched_tokens` (vLLM drops those first and takes another
     /// path, `VllmConfig._set_cudagraph_sizes`). The rule
     /// `capture_sizes_cover_decode_step` and the stand-in read this.
+    ///
+    /// `multiple_of` is what the sizes are rounded to: the step, or with
+    /// sequence parallelism the TP alignment above it
+    /// ([`super::Release::decode_graph_multiple`]).
     pub fn decode_step_refusal(
         &self,
         graph: crate::spec::GraphMode,
@@ -174,6 +179,7 @@ impl VllmRelease {
         sizes: &[u64],
         max_num_batched_tokens: Option<u64>,
         v2_runner: bool,
+        multiple_of: u64,
     ) -> Option<&SpecDecodeSpAlignment> {
         let refusal = self.spec_decode_rounding.as_ref()?;
         let step = tokens.saturating_add(1);
@@ -181,7 +187,7 @@ impl VllmRelease {
         let applies = refusal.reached(graph)
             && tokens > 0
             && !v2_runner
-            && *largest < step
+            && *largest < multiple_of.max(step)
             && max_num_batched_tokens.is_none_or(|m| m >= *smallest);
         applies.then_some(refusal)
     }

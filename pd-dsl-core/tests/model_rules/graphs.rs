@@ -371,3 +371,68 @@ fn flashcomm1_where_sequence_parallel_moe_cannot_run_is_named() {
     assert!(messages(&with("v0.27.1rc1", 1, 4, true, fc.clone()), rule).is_empty());
     assert!(!broken(&with("v0.26.0rc1", 16, 1, true, fc)).contains(rule));
 }
+
+/// From v0.29.0rc1 vllm-ascend pre-aligns a full decode graph's capture
+/// sizes to lcm(decode step, TP) under sequence parallelism (generated
+/// `sp_graph_alignment` `never`): MTP 2 (step 3) at TP4 with FlashComm1 and
+/// sizes [4, 8], which hold a step and a multiple of TP, rounds to 12 and
+/// is refused (`capture_sizes_cover_decode_step`, the message naming 12);
+/// a size of 12, no FlashComm1, or no expert parallelism (SP MoE off)
+/// starts.
+#[test]
+fn sequence_parallel_rounds_capture_sizes_to_the_lcm_from_v0_29_0rc1() {
+    let with = |image: &str, sizes: serde_json::Value, fc: bool, ep: bool| {
+        let mut v = pd("deepseek_v3_1_w8a8_mtp_quarot", image);
+        v["serve"]["expert_parallel"] = json!(ep);
+        let env: Vec<_> = fc
+            .then(|| json!({"name": "VLLM_ASCEND_ENABLE_FLASHCOMM1", "value": "1"}))
+            .into_iter()
+            .collect();
+        with_role(
+            v,
+            "decode",
+            json!({
+                "graph": "full_decode_only",
+                "capture_sizes": sizes,
+                "speculative": {"method": "mtp", "tokens": 2},
+                "env": env,
+                "max_num_batched_tokens": 256, "max_num_seqs": 64
+            }),
+        )
+    };
+    let rule = "capture_sizes_cover_decode_step";
+    for image in ["v0.29.0rc1", "v0.30.0rc2"] {
+        // (Sizes below 12 that hold a multiple of 4 cannot all be multiples
+        // of 3, so the convention `capture_sizes_speculative` speaks too.)
+        let refused = with(image, json!([4, 8]), true, true);
+        assert_eq!(
+            broken(&refused),
+            BTreeSet::from([rule, "capture_sizes_speculative"]),
+            "{image}"
+        );
+        let m = messages(&refused, rule);
+        assert!(
+            m[0].contains("at least 12 (the decode step 3") && m[0].contains("TP 4"),
+            "{m:?}"
+        );
+        assert!(
+            !broken(&with(image, json!([4, 12]), true, true)).contains(rule),
+            "{image}"
+        );
+        assert!(
+            !broken(&with(image, json!([4, 8]), false, true)).contains(rule),
+            "{image}"
+        );
+        assert!(
+            !broken(&with(image, json!([4, 8]), true, false)).contains(rule),
+            "{image}"
+        );
+    }
+    // Up to v0.28.0rc1 the runner hands vLLM the TP size, which refuses the
+    // misaligned step first (`speculative_sp_graph_alignment`).
+    let older = broken(&with("v0.27.1rc1", json!([4, 8]), true, true));
+    assert!(
+        older.contains("speculative_sp_graph_alignment") && !older.contains(rule),
+        "{older:?}"
+    );
+}

@@ -335,7 +335,9 @@ fn vllm_refuses_capture_sizes_tp_does_not_divide_under_sequence_parallelism() {
 /// MTP 2 (decode step 3) at TP4 with FlashComm1 and a full decode graph is
 /// refused as vLLM refuses it where vllm-ascend hands it the TP size
 /// (`Release::sp_alignment_refusal`): at v0.27.1rc1 unless the capture sizes
-/// are all multiples of 12; not from v0.29.0rc1, nor without FlashComm1.
+/// are all multiples of 12, not without FlashComm1; from v0.29.0rc1 the
+/// sizes are rounded to 12 instead, refused when none reaches it
+/// (`Release::decode_graph_multiple`).
 #[test]
 fn vllm_refuses_a_decode_step_tp_does_not_align_with_under_sequence_parallelism() {
     let with = |sizes: &str| {
@@ -368,9 +370,17 @@ fn vllm_refuses_a_decode_step_tp_does_not_align_with_under_sequence_parallelism(
             && err.contains("vllm/config/compilation.py:"),
         "{err}"
     );
+    // From v0.29.0rc1 vllm-ascend aligns the sizes to lcm(3, 4) itself,
+    // and vLLM finds none at or under the largest.
+    let (code, _, err) = run(VLLM, &with("4, 8"), &env("v0.29.0rc1", true));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("ValueError: No valid cudagraph sizes after rounding to multiple of 12"),
+        "{err}"
+    );
     for (sizes, image, fc) in [
         ("12, 24", "v0.27.1rc1", true),
-        ("4, 8", "v0.29.0rc1", true),
+        ("4, 12", "v0.29.0rc1", true),
         ("4, 8", "v0.27.1rc1", false),
     ] {
         let (_, _, err) = run(VLLM, &with(sizes), &env(image, fc));

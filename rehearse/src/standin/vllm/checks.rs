@@ -453,18 +453,21 @@ pub(super) fn decode_step_refusal(plan: &Plan, image: &str) -> Result<(), Fail> 
     }
     let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
     let v = pd_dsl::upstream::vllm(&rel.vllm.version).or_else(|e| fail(2, e))?;
+    let sp = rel.sequence_parallel(v, &Engine::of(plan));
+    let multiple = rel.decode_graph_multiple(*tokens, plan.tp, &plan.capture_sizes, sp);
     match v.decode_step_refusal(
         graph,
         *tokens,
         &plan.capture_sizes,
         plan.max_num_batched_tokens,
         v2_runner_env()?,
+        multiple,
     ) {
         Some(r) => fail(
             1,
             format!(
                 "ValueError: No valid cudagraph sizes after rounding to multiple of {} (num_speculative_tokens + 1 or tp if sequence parallelism is enabled) please adjust num_speculative_tokens ({tokens}) or max_cudagraph_capture_size ({}) or cudagraph_capture_sizes ({:?}) ({})",
-                tokens.saturating_add(1),
+                multiple.max(tokens.saturating_add(1)),
                 plan.capture_sizes.iter().max().copied().unwrap_or(0),
                 plan.capture_sizes,
                 r.source

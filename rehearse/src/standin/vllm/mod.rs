@@ -105,8 +105,8 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let devs = devices(&plan)?;
     // vLLM rounds the capture sizes when its model runner starts on the
     // devices, after the config-time refusals above.
-    decode_step_refusal(&plan, &image)?;
     sp_alignment_refusal(&plan, &image)?;
+    decode_step_refusal(&plan, &image)?;
     let ip = env_nonempty("PD_STANDIN_NODE_IP")
         .or_else(|| plan.host.clone().filter(|h| !is_wildcard(h)))
         .unwrap_or_else(|| "127.0.0.1".into());
