@@ -283,11 +283,12 @@ pub(crate) fn check_sequence_parallel_dropped(
         site,
         field,
         format!(
-            "found {} on a {role} engine of image `{}` where sequence-parallel MoE cannot run: {}; expected it only on engines where it runs: vllm-ascend {} runs this one without FlashComm1 (and drops `enable_dsa_cp`), saying so only in its log ({}; {})",
+            "found {} on a {role} engine of image `{}` where sequence-parallel MoE cannot run: {}; expected it only on engines where it runs: vllm-ascend {} runs this one without {}, saying so only in its log ({}; {})",
             named.join(" and "),
             img.tag,
             if unmet.is_empty() { "a term pd-dsl reads from the facts is unmet".to_owned() } else { unmet.join(", ") },
             rel.version,
+            if asked.contains(&"additional_config.enable_dsa_cp") { "FlashComm1 and drops DSA-CP" } else { "FlashComm1" },
             s.source,
             rel.sequence_parallel_property_source(v)
         ),

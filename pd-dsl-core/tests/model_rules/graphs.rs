@@ -362,6 +362,23 @@ fn flashcomm1_where_sequence_parallel_moe_cannot_run_is_named() {
             "{image}"
         );
     }
+    // DSA-CP asked for on an indexer model without expert parallelism: both
+    // are dropped, and the message says so.
+    let mut dsa = pd("deepseek_v3_2_w8a8", "v0.30.0rc2");
+    dsa["serve"]["expert_parallel"] = json!(false);
+    let dsa = with_role(
+        dsa,
+        "prefill",
+        json!({"additional_config": {"enable_dsa_cp": true}}),
+    );
+    let m = messages(&dsa, rule);
+    assert!(
+        m.first()
+            .is_some_and(|m| m.contains("drops DSA-CP") && m.contains("`expert_parallel`")),
+        "{m:?}"
+    );
+    let m = messages(&with("v0.30.0rc2", 16, 1, true, fc.clone()), rule);
+    assert!(m.first().is_some_and(|m| !m.contains("DSA-CP")), "{m:?}");
     let dp1 = messages(&with("v0.28.0rc1", 1, 4, true, fc.clone()), rule);
     assert!(
         dp1.first()
