@@ -1,8 +1,8 @@
 //! The image table against upstream: the releases pinned in
 //! `upstream/corpus.lock.json`, the generated facts in
 //! `upstream/facts/vllm-ascend/` and the rows of `tables::IMAGES` are the
-//! same set, and every hand-typed field of a row that the release's sdist
-//! states is what the sdist says (read at test time through
+//! same set, and the image facts the rules read agree with a plain text
+//! reading of the release's sdist (read at test time through
 //! `scripts/upstream/corpus.py`; nothing of upstream is committed).
 //!
 //! A missing corpus is a failure with the command that fills it, never a
@@ -148,8 +148,12 @@ fn read(p: &Path) -> Result<String, String> {
     std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
 }
 
+/// The image facts the rules read from the generated facts, cross-checked
+/// against a plain text reading of each release's source: a second reader
+/// of the same upstream lines, so an extractor that stops finding them (or
+/// finds them where they are not) fails here.
 #[test]
-fn hand_typed_fields_match_each_release_source() -> Result<(), String> {
+fn generated_image_facts_match_each_release_source() -> Result<(), String> {
     let mut problems = Vec::new();
     for img in &IMAGES {
         let dir = sdist(img)?;
@@ -157,30 +161,30 @@ fn hand_typed_fields_match_each_release_source() -> Result<(), String> {
         // DSA CP needs SP: the ValueError in utils.py.
         let utils = read(&dir.join("vllm_ascend/utils.py"))?;
         let raises = utils.contains("DSA CP requires SP to be enabled");
-        if raises != img.dsa_cp_checks_sp {
+        if raises != img.dsa_cp_checks_sp() {
             problems.push(format!(
-                "{tag}: dsa_cp_checks_sp is {} in the row, utils.py raising is {raises}",
-                img.dsa_cp_checks_sp
+                "{tag}: the facts' dsa_cp_needs_sp says {}, utils.py raising is {raises}",
+                img.dsa_cp_checks_sp()
             ));
         }
         // Recompute scheduler ignored on P.
         let platform = read(&dir.join("vllm_ascend/platform.py"))?;
         let decode_only =
             platform.contains("recompute_scheduler_enable is ignored on PD-disaggregated P nodes");
-        if decode_only != (img.recompute == RecomputeRoles::DecodeOnly) {
+        if decode_only != (img.recompute() == RecomputeRoles::DecodeOnly) {
             problems.push(format!(
-                "{tag}: recompute is {:?} in the row, platform.py ignoring it on P is {decode_only}",
-                img.recompute
+                "{tag}: the facts' recompute_on_prefill gives {:?}, platform.py ignoring it on P is {decode_only}",
+                img.recompute()
             ));
         }
         // V1 connector with hybrid KV.
         let v1 =
             read(&dir.join("vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py"))?;
         let hybrid = v1.contains("self.use_hybrid =");
-        if hybrid != img.v1_hybrid_kv {
+        if hybrid != img.v1_hybrid_kv() {
             problems.push(format!(
-                "{tag}: v1_hybrid_kv is {} in the row, mooncake_connector.py `self.use_hybrid` is {hybrid}",
-                img.v1_hybrid_kv
+                "{tag}: the facts' v1_hybrid_kv says {}, mooncake_connector.py `self.use_hybrid` is {hybrid}",
+                img.v1_hybrid_kv()
             ));
         }
     }

@@ -22,6 +22,8 @@ from facts_ascend_config import additional_config
 from facts_ascend_features import (  # noqa: F401
     _v2_fields_needing_flag,
     aux_hidden_states_exemption,
+    dsa_cp_needs_sp,
+    recompute_on_prefill,
     enable_sp,
     engram_tp,
     eplb_runner,
@@ -30,6 +32,7 @@ from facts_ascend_features import (  # noqa: F401
     sp_graph_alignment,
     sp_moe,
     tp_aligned_capture_sizes,
+    v1_hybrid_kv,
     v2_runner_required,
 )
 from facts_ascend_image import IMAGE_WORKFLOW, IMAGES, TOOLS, image_suffixes, images  # noqa: F401
@@ -82,6 +85,9 @@ def ascend_facts(src: Path, version: str) -> dict:
         "aux_hidden_states_exemption": aux_hidden_states_exemption(pkg),
         "mc2_hierarchy_experts": mc2_hierarchy_experts(pkg),
         "sp_moe": sp_moe(pkg),
+        "dsa_cp_needs_sp": dsa_cp_needs_sp(pkg),
+        "recompute_on_prefill": recompute_on_prefill(pkg),
+        "v1_hybrid_kv": v1_hybrid_kv(pkg),
     }
 
 

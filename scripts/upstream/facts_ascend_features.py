@@ -697,3 +697,76 @@ def _sp_switch(test: ast.expr, defs: dict[str, ast.expr], at: str) -> dict:
     out["any_of"] = sorted(set(out["any_of"]))
     out["all_of"] = sorted(out["all_of"])
     return out
+
+
+def dsa_cp_needs_sp(pkg: Package) -> dict | None:
+    """vllm-ascend's refusal of DSA context parallelism without sequence
+    parallelism: in `enable_dsa_cp()` (vllm_ascend/utils.py) an `if` that
+    tests `not enable_sp()` together with the key's value and raises.
+    `source`: `path:line` of that `if`. `None` where no such `if` is (DSA CP
+    follows SP alone, or `AscendConfig` decides it)."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("vllm_ascend/utils.py"):
+            continue
+        for fn in mod.tree.body:
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "enable_dsa_cp"):
+                continue
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And)):
+                    continue
+                negates_sp = any(
+                    isinstance(t, ast.UnaryOp)
+                    and isinstance(t.op, ast.Not)
+                    and isinstance(t.operand, ast.Call)
+                    and ast.unparse(t.operand.func) == "enable_sp"
+                    for t in node.test.values
+                )
+                raises = any(isinstance(x, ast.Raise) for b in node.body for x in ast.walk(b))
+                if negates_sp and raises:
+                    return {"source": f"{rel}:{node.lineno}"}
+    return None
+
+
+def recompute_on_prefill(pkg: Package) -> dict | None:
+    """What the platform does with `recompute_scheduler_enable` on a
+    PD prefill engine (vllm_ascend/platform.py): under an `if` testing the
+    switch, a nested `if` comparing `kv_role == "kv_producer"` that does not
+    raise means the switch is `ignored` there (turned off with a warning);
+    without it the scheduler `runs` on prefill too. `source`: `path:line` of
+    that nested `if`, else of the outer one. `None` without the check."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("vllm_ascend/platform.py"):
+            continue
+        for node in ast.walk(mod.tree):
+            if not (isinstance(node, ast.If) and ast.unparse(node.test).endswith(".recompute_scheduler_enable")):
+                continue
+            for inner in ast.walk(node):
+                if (
+                    inner is not node
+                    and isinstance(inner, ast.If)
+                    and isinstance(inner.test, ast.Compare)
+                    and isinstance(inner.test.ops[0], ast.Eq)
+                    and any(isinstance(c, ast.Constant) and c.value == "kv_producer" for c in inner.test.comparators)
+                    and not any(isinstance(x, ast.Raise) for b in inner.body for x in ast.walk(b))
+                ):
+                    return {"prefill": "ignored", "source": f"{rel}:{inner.lineno}"}
+            return {"prefill": "runs", "source": f"{rel}:{node.lineno}"}
+    return None
+
+
+def v1_hybrid_kv(pkg: Package) -> dict | None:
+    """Whether `MooncakeConnectorV1` moves hybrid KV (DeepSeek-V4's
+    compressed and sliding-window caches): an assignment `self.use_hybrid =`
+    in vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py.
+    `source`: `path:line` of the first. `None` without it."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py"):
+            continue
+        lines = [
+            n.lineno
+            for n in ast.walk(mod.tree)
+            if isinstance(n, ast.Assign) and [ast.unparse(t) for t in n.targets] == ["self.use_hybrid"]
+        ]
+        if lines:
+            return {"source": f"{rel}:{min(lines)}"}
+    return None

@@ -289,6 +289,48 @@ class ByHand(unittest.TestCase):
         with self.assertRaisesRegex(facts_ascend.FactsError, "does not read"):
             read(prop="self.all2all_backend in ('x',) and self.data_parallel_size >= 2")
 
+    def test_image_switches(self):
+        # Read by hand. vllm_ascend/utils.py `enable_dsa_cp`: `if dsa_cp_enable and not enable_sp():`
+        # raise ValueError("DSA CP requires SP ...") L1405 @0.20.2rc1, L1361 @0.21.0rc1/0.22.1rc1,
+        # L1531 @0.23.0rc1/0.23.0, L1458 @0.24.0rc1, L1390 @0.25.1rc1, L1402 @0.26.0rc1; @0.19.1rc1
+        # `return bool(is_ds_v32 and enable_sp())` (L1278, no raise); @0.27.1rc1 it returns
+        # `get_ascend_config().enable_dsa_cp` (L1337). vllm_ascend/platform.py: under `if
+        # ascend_config.recompute_scheduler_enable:` an `if kv_role == "kv_producer":` that warns
+        # and turns it off, L682 @0.23.0rc1, L1112 @0.30.0rc2; @0.22.1rc1 the `if` (L677) only
+        # raises outside PD. mooncake_connector.py `self.use_hybrid = (` L1457 @0.22.1rc1, L2174
+        # @0.30.0rc2; none @0.21.0rc1.
+        dsa = {"0.19.1rc1": None, "0.20.2rc1": 1405, "0.21.0rc1": 1361, "0.23.0": 1531, "0.26.0rc1": 1402, "0.27.1rc1": None}
+        for v, line in dsa.items():
+            want = None if line is None else {"source": f"vllm_ascend/utils.py:{line}"}
+            self.assertEqual(table(v)["dsa_cp_needs_sp"], want, v)
+        self.assertEqual(table("0.22.1rc1")["recompute_on_prefill"], {"prefill": "runs", "source": "vllm_ascend/platform.py:677"})
+        self.assertEqual(table("0.23.0rc1")["recompute_on_prefill"], {"prefill": "ignored", "source": "vllm_ascend/platform.py:682"})
+        self.assertEqual(table("0.30.0rc2")["recompute_on_prefill"], {"prefill": "ignored", "source": "vllm_ascend/platform.py:1112"})
+        hybrid = "vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py"
+        self.assertIsNone(table("0.21.0rc1")["v1_hybrid_kv"])
+        self.assertEqual(table("0.22.1rc1")["v1_hybrid_kv"], {"source": f"{hybrid}:1457"})
+        self.assertEqual(table("0.30.0rc2")["v1_hybrid_kv"], {"source": f"{hybrid}:2174"})
+
+        # Read, not matched: the raise under another SP test is still read; without the raise,
+        # or with the producer branch raising, the fact changes.
+        def dsa_read(test: str, body: str = "raise ValueError()") -> dict | None:
+            text = f"def enable_dsa_cp():\n    x = 1\n    if {test}:\n        {body}\n    return x\n"
+            return facts_ascend.dsa_cp_needs_sp(FakePackage("vllm_ascend/utils.py", text))
+
+        self.assertEqual(dsa_read("key and not enable_sp(cfg)"), {"source": "vllm_ascend/utils.py:3"})
+        self.assertIsNone(dsa_read("key and not enable_sp()", "x = 0"))
+        self.assertIsNone(dsa_read("key and enable_sp()"))
+
+        def recompute_read(body: str) -> dict | None:
+            text = f"def f(c, kv_role):\n    if c.recompute_scheduler_enable:\n        if kv_role == 'kv_producer':\n            {body}\n"
+            return facts_ascend.recompute_on_prefill(FakePackage("vllm_ascend/platform.py", text))
+
+        self.assertEqual(recompute_read("c.x = False")["prefill"], "ignored")
+        self.assertEqual(recompute_read("raise ValueError()")["prefill"], "runs")
+        got = facts_ascend.v1_hybrid_kv(FakePackage(hybrid, "class C:\n    def f(self):\n        self.use_hybrid = True\n"))
+        self.assertEqual(got, {"source": f"{hybrid}:3"})
+        self.assertIsNone(facts_ascend.v1_hybrid_kv(FakePackage(hybrid, "class C:\n    use_hybrid = True\n")))
+
     def test_v41_runner_and_engram(self):
         # vllm_ascend/platform.py @0.30.0rc1: `_validate_model_runner_config` raises "DeepSeek V4.1 on
         # Ascend A5 requires Model Runner V2" for architecture in ("DeepseekV41ForCausalLM",

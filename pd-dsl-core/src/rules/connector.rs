@@ -30,7 +30,7 @@ declare_rules! {
     ConnectorProxyPairing = "connector_proxy_pairing", Hard, "V1 and Hybrid pair with the load-balance proxy, Layerwise with the layerwise proxy";
     /// V1 connector carrying a hybrid KV cache before it supported one
     /// (#10342: `self.use_hybrid` in kv_p2p/mooncake_connector.py from
-    /// v0.22.1rc1 to v0.30.0rc2; the rows' `v1_hybrid_kv`).
+    /// v0.22.1rc1 to v0.30.0rc2; the facts' `v1_hybrid_kv`).
     ConnectorHybridKv = "connector_hybrid_kv", Convention, "`MooncakeConnectorV1` carries hybrid-KV models (DeepSeek-V4) from v0.22.1rc1";
     /// A 950-only connector setting on other hardware
     /// (`ascend_local_comm_res_path`, vllm_ascend/utils.py @v0.21.0rc1 L532,
@@ -132,7 +132,7 @@ pub(crate) fn check_wiring(
             if let (Some(img), Some(m)) = (image, spec_model)
                 && kind == ConnectorKind::MooncakeV1
                 && m.hybrid_kv
-                && !img.v1_hybrid_kv
+                && !img.v1_hybrid_kv()
             {
                 cx.report(
                     Rule::ConnectorHybridKv,

@@ -26,7 +26,7 @@ declare_rules! {
     /// an image that refuses it: ValueError "DSA CP requires SP to be
     /// enabled" in vllm_ascend/utils.py from v0.20.2rc1 (L1407) to v0.26.0rc1
     /// (L1404); from v0.27.1rc1 DSA CP turns SP on itself (ascend_config.py
-    /// L524-529). The rows' `dsa_cp_checks_sp`; sequence parallelism as the
+    /// L524-529). The facts' `dsa_cp_needs_sp`; sequence parallelism as the
     /// image's `enable_sp()` reads it (generated `enable_sp`: FlashComm1 by
     /// key or env, and shared-expert DP up to v0.25.1rc1 only).
     DsaCpNeedsSp = "dsa_cp_needs_sp", Hard, "`enable_dsa_cp` on an indexer model comes with sequence parallelism (FlashComm1, or shared-expert DP up to v0.25.1rc1) on v0.20.2rc1 to v0.26.0rc1";
@@ -126,7 +126,7 @@ pub(crate) fn check_model_settings(
             ),
         );
     }
-    // DSA CP needs SP: on the images whose row says `dsa_cp_checks_sp`
+    // DSA CP needs SP: on the images whose facts have `dsa_cp_needs_sp`
     // (v0.20.2rc1 to v0.26.0rc1, utils.py `enable_dsa_cp`; see the field),
     // `utils.enable_dsa_cp()` raises a ValueError when an indexer model sets
     // the key and `enable_sp()` is false, and the engine never starts.

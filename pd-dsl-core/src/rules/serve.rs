@@ -144,7 +144,7 @@ pub(crate) fn check_serve(
                 "found `recompute_scheduler_enable` in a mixed layout, expected it only on decode engines: without a kv_consumer it is a ValueError (platform.py L896-920)",
             );
         } else if role == Role::Prefill
-            && image.is_some_and(|i| i.recompute == RecomputeRoles::DecodeOnly)
+            && image.is_some_and(|i| i.recompute() == RecomputeRoles::DecodeOnly)
         {
             cx.report(
                 Rule::RecomputeSchedulerOnPrefill,

@@ -87,38 +87,23 @@ pub enum RecomputeRoles {
     DecodeOnly,
 }
 
-/// One vllm-ascend image release: the facts the sdist cannot give, typed by
-/// hand and reviewed against the release's source (the comment on each row
-/// names the paths), plus the release's generated facts
-/// ([`crate::upstream::Release`]), from which the rest is derived
-/// ([`Image::vllm`], [`Image::cann`], [`Image::mooncake`],
-/// [`Image::suffix`], [`Image::hybrid_connector`],
+/// One vllm-ascend image release: its tag and date, typed by hand (the
+/// comment on a row names where the date comes from), plus the release's
+/// generated facts ([`crate::upstream::Release`]), from which everything else
+/// is derived ([`Image::vllm`], [`Image::cann`], [`Image::mooncake`],
+/// [`Image::suffix`], [`Image::hybrid_connector`], [`Image::v1_hybrid_kv`],
+/// [`Image::recompute`], [`Image::dsa_cp_checks_sp`],
 /// [`Image::nested_scheduler_config`], [`Image::proxy_workers`], the
 /// `additional_config` keys and env variables it reads).
 ///
-/// `pd-dsl-core/tests/image_rows.rs` re-reads every row's hand-typed fields
-/// from the corpus where the sdist states them.
+/// `pd-dsl-core/tests/image_rows.rs` cross-checks the facts the rules read
+/// against a plain text reading of the corpus.
 #[derive(Debug)]
 pub struct Image {
     /// The tag without hardware suffix, as layouts write it.
     pub tag: &'static str,
     /// Commit date of the tag.
     pub date: &'static str,
-    /// `MooncakeConnectorV1` supports DeepSeek-V4 and hybrid KV (#10342,
-    /// first in v0.22.1rc1: `self.use_hybrid` in
-    /// vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py).
-    pub v1_hybrid_kv: bool,
-    /// Where the recompute scheduler may run.
-    pub recompute: RecomputeRoles,
-    /// `utils.enable_dsa_cp()` raises `ValueError("DSA CP requires SP to be
-    /// enabled")` when an indexer model sets `enable_dsa_cp` without sequence
-    /// parallelism (vllm_ascend/utils.py @v0.20.2rc1 L1405-1408, @v0.21.0rc1
-    /// and @v0.22.1rc1 L1361-1364, @v0.23.0rc1 and @v0.23.0 L1531-1534,
-    /// @v0.24.0rc1 L1458-1461, @v0.25.1rc1 L1390-1393, @v0.26.0rc1
-    /// L1402-1405). v0.18.0 and v0.19.1rc1 do not read the key (DSA CP
-    /// follows SP alone, utils.py @v0.18.0 L1240-1247); from v0.27.1rc1 the
-    /// check is gone.
-    pub dsa_cp_checks_sp: bool,
     /// The release's generated facts (`upstream/facts/vllm-ascend/`), parsed
     /// once by [`crate::upstream`].
     pub facts_json: &'static str,
@@ -135,8 +120,8 @@ impl Serialize for Image {
         st.serialize_field("mooncake", self.mooncake())?;
         st.serialize_field("suffix_950dt", &self.suffix("950dt"))?;
         st.serialize_field("hybrid_connector", &self.hybrid_connector())?;
-        st.serialize_field("v1_hybrid_kv", &self.v1_hybrid_kv)?;
-        st.serialize_field("recompute", &self.recompute)?;
+        st.serialize_field("v1_hybrid_kv", &self.v1_hybrid_kv())?;
+        st.serialize_field("recompute", &self.recompute())?;
         st.serialize_field("nested_scheduler_config", &self.nested_scheduler_config())?;
         st.serialize_field("proxy_workers", &self.proxy_workers())?;
         st.end()
@@ -144,16 +129,13 @@ impl Serialize for Image {
 }
 
 /// One row of [`IMAGES`]: the release version once (the tag is `v` plus it,
-/// and it names the facts file the row embeds), then the hand-typed fields.
+/// and it names the facts file the row embeds), then its date; everything
+/// else about the release is read from that generated facts file.
 macro_rules! image {
-    ($ver:literal, $date:literal,
-     v1_hybrid_kv: $v1h:literal, recompute: $rc:ident, dsa_cp_checks_sp: $dsa:literal) => {
+    ($ver:literal, $date:literal) => {
         Image {
             tag: concat!("v", $ver),
             date: $date,
-            v1_hybrid_kv: $v1h,
-            recompute: RecomputeRoles::$rc,
-            dsa_cp_checks_sp: $dsa,
             facts_json: include_str!(concat!(
                 "../../../upstream/facts/vllm-ascend/",
                 $ver,
@@ -177,50 +159,27 @@ macro_rules! image {
 /// release_notes.md, or, for a release without an entry (v0.28.0rc1,
 /// v0.29.0rc1), the build date of its sdist's `PKG-INFO`.
 pub static IMAGES: [Image; 15] = [
-    image!("0.18.0", "2026-04-30",
-        v1_hybrid_kv: false, recompute: PrefillOrDecode, dsa_cp_checks_sp: false),
-    image!("0.19.1rc1", "2026-04-30",
-        v1_hybrid_kv: false, recompute: PrefillOrDecode, dsa_cp_checks_sp: false),
-    image!("0.20.2rc1", "2026-06-03",
-        v1_hybrid_kv: false, recompute: PrefillOrDecode, dsa_cp_checks_sp: true),
-    image!("0.21.0rc1", "2026-06-12",
-        v1_hybrid_kv: false, recompute: PrefillOrDecode, dsa_cp_checks_sp: true),
-    image!("0.22.1rc1", "2026-06-30",
-        v1_hybrid_kv: true, recompute: PrefillOrDecode, dsa_cp_checks_sp: true),
-    image!("0.23.0rc1", "2026-07-19",
-        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
-    image!("0.23.0", "2026-08-17",
-        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
-    image!("0.24.0rc1", "2026-08-04",
-        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
-    image!("0.25.1rc1", "2026-08-19",
-        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
-    // release_notes.md "## v0.26.0rc1 - 2026.09.03"; mooncake_connector.py
-    // `self.use_hybrid` L2104; platform.py L676-694; utils.py L1402-1405
-    // still raises.
-    image!("0.26.0rc1", "2026-09-03",
-        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: true),
-    // release_notes.md "## v0.27.1rc1 - 2026.09.24"; mooncake_connector.py
-    // L2156; platform.py L1030-1047; utils.py `enable_dsa_cp` no longer
-    // raises.
-    image!("0.27.1rc1", "2026-09-24",
-        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
+    image!("0.18.0", "2026-04-30"),
+    image!("0.19.1rc1", "2026-04-30"),
+    image!("0.20.2rc1", "2026-06-03"),
+    image!("0.21.0rc1", "2026-06-12"),
+    image!("0.22.1rc1", "2026-06-30"),
+    image!("0.23.0rc1", "2026-07-19"),
+    image!("0.23.0", "2026-08-17"),
+    image!("0.24.0rc1", "2026-08-04"),
+    image!("0.25.1rc1", "2026-08-19"),
+    // release_notes.md "## v0.26.0rc1 - 2026.09.03".
+    image!("0.26.0rc1", "2026-09-03"),
+    // release_notes.md "## v0.27.1rc1 - 2026.09.24".
+    image!("0.27.1rc1", "2026-09-24"),
     // No release_notes.md entry; PKG-INFO built 2026-10-09.
-    // mooncake_connector.py L2166; platform.py L1010-1027.
-    image!("0.28.0rc1", "2026-10-09",
-        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
+    image!("0.28.0rc1", "2026-10-09"),
     // No release_notes.md entry; PKG-INFO built 2026-10-09.
-    // mooncake_connector.py L2166; platform.py L1014-1031.
-    image!("0.29.0rc1", "2026-10-09",
-        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
-    // release_notes.md "## v0.30.0rc1 - 2026.10.11"; mooncake_connector.py L2174;
-    // platform.py L1108-1125.
-    image!("0.30.0rc1", "2026-10-11",
-        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
-    // release_notes.md "## v0.30.0rc2 - 2026.10.13"; mooncake_connector.py L2174;
-    // platform.py L1108-1125.
-    image!("0.30.0rc2", "2026-10-13",
-        v1_hybrid_kv: true, recompute: DecodeOnly, dsa_cp_checks_sp: false),
+    image!("0.29.0rc1", "2026-10-09"),
+    // release_notes.md "## v0.30.0rc1 - 2026.10.11".
+    image!("0.30.0rc1", "2026-10-11"),
+    // release_notes.md "## v0.30.0rc2 - 2026.10.13".
+    image!("0.30.0rc2", "2026-10-13"),
 ];
 
 /// Looks an image up by tag (without hardware suffix).
@@ -304,10 +263,31 @@ impl Image {
     }
 
     /// Whether `enable_dsa_cp` on an indexer model without sequence
-    /// parallelism is a `ValueError` at start-up ([`Image::dsa_cp_checks_sp`]
-    /// field).
+    /// parallelism is a `ValueError` at start-up: `utils.enable_dsa_cp()`
+    /// raises "DSA CP requires SP to be enabled" (the facts'
+    /// `dsa_cp_needs_sp`: vllm_ascend/utils.py @v0.20.2rc1 L1405 …
+    /// @v0.26.0rc1 L1402). v0.18.0 and v0.19.1rc1 do not read the key (DSA
+    /// CP follows SP alone); from v0.27.1rc1 `AscendConfig` decides it.
     pub fn dsa_cp_checks_sp(&self) -> bool {
-        self.dsa_cp_checks_sp
+        self.facts().is_some_and(|r| r.dsa_cp_needs_sp.is_some())
+    }
+
+    /// Whether `MooncakeConnectorV1` supports DeepSeek-V4 and hybrid KV
+    /// (#10342; the facts' `v1_hybrid_kv`, `self.use_hybrid` in
+    /// mooncake_connector.py, first in v0.22.1rc1).
+    pub fn v1_hybrid_kv(&self) -> bool {
+        self.facts().is_some_and(|r| r.v1_hybrid_kv.is_some())
+    }
+
+    /// Where the recompute scheduler may run: decode only where the
+    /// platform turns it off on a PD prefill engine (the facts'
+    /// `recompute_on_prefill` `ignored`, vllm_ascend/platform.py from
+    /// v0.23.0rc1), else prefill or decode.
+    pub fn recompute(&self) -> RecomputeRoles {
+        match self.facts().and_then(|r| r.recompute_on_prefill.as_ref()) {
+            Some(r) if r.prefill == "ignored" => RecomputeRoles::DecodeOnly,
+            _ => RecomputeRoles::PrefillOrDecode,
+        }
     }
 
     /// Whether this image reads top-level `additional_config` key `key`.

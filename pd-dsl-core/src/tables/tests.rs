@@ -273,6 +273,20 @@ fn derived_image_fields_match_the_reviewed_history() {
     from("v0.20.2rc1", Image::hybrid_connector);
     from("v0.21.0rc1", Image::proxy_workers);
     from("v0.25.1rc1", Image::nested_scheduler_config);
+    from("v0.22.1rc1", Image::v1_hybrid_kv);
+    from("v0.23.0rc1", |i| {
+        i.recompute() == RecomputeRoles::DecodeOnly
+    });
+    // DSA CP's refusal without SP: v0.20.2rc1 to v0.26.0rc1 only.
+    for i in &IMAGES {
+        let v = i.version();
+        assert_eq!(
+            i.dsa_cp_checks_sp(),
+            v >= img("v0.20.2rc1").version() && v <= img("v0.26.0rc1").version(),
+            "{}",
+            i.tag
+        );
+    }
     let cann: Vec<&str> = IMAGES.iter().map(Image::cann).collect();
     assert_eq!(
         cann,

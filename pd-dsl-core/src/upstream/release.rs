@@ -89,6 +89,35 @@ pub struct Release {
     /// returns vLLM's `use_sequence_parallel_moe`; `None` before it.
     #[serde(default)]
     pub sp_moe: Option<SpMoe>,
+    /// `enable_dsa_cp()`'s refusal of DSA CP without sequence parallelism
+    /// (vllm_ascend/utils.py, v0.20.2rc1 to v0.26.0rc1); `None` elsewhere.
+    #[serde(default)]
+    pub dsa_cp_needs_sp: Option<Cited>,
+    /// What the platform does with `recompute_scheduler_enable` on a PD
+    /// prefill engine (vllm_ascend/platform.py).
+    #[serde(default)]
+    pub recompute_on_prefill: Option<RecomputeOnPrefill>,
+    /// `MooncakeConnectorV1` moves hybrid KV (`self.use_hybrid` in
+    /// mooncake_connector.py, from v0.22.1rc1); `None` before.
+    #[serde(default)]
+    pub v1_hybrid_kv: Option<Cited>,
+}
+
+/// A fact that is only where upstream states it.
+#[derive(Debug, Deserialize)]
+pub struct Cited {
+    /// `path:line` in the sdist.
+    pub source: String,
+}
+
+/// The platform's handling of the recompute scheduler on a PD prefill
+/// engine.
+#[derive(Debug, Deserialize)]
+pub struct RecomputeOnPrefill {
+    /// `ignored` (turned off with a warning) or `runs`.
+    pub prefill: String,
+    /// `path:line` of the deciding `if`.
+    pub source: String,
 }
 
 /// The terms of `ParallelConfig.use_sequence_parallel_moe`, vLLM's
