@@ -46,7 +46,7 @@ from facts_ascend_parallel import (
     v2_runner_allows,
 )
 from facts_ascend_reads import env_reads, kv_connectors, kv_pool_backends
-from facts_ascend_release import SCRIPTS, e2e, kv_pool_runner, script_flags, version_module, vllm_version
+from facts_ascend_release import SCRIPTS, e2e, env_migration, kv_pool_runner, script_flags, version_module, vllm_version
 
 
 def ascend_facts(src: Path, version: str) -> dict:
@@ -88,6 +88,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "dsa_cp_needs_sp": dsa_cp_needs_sp(pkg),
         "recompute_on_prefill": recompute_on_prefill(pkg),
         "v1_hybrid_kv": v1_hybrid_kv(pkg),
+        "env_migration": env_migration(src),
     }
 
 

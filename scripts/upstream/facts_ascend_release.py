@@ -247,3 +247,38 @@ def kv_pool_runner(src: Path) -> dict | None:
     if "memcache_argv" not in out:
         return None
     return out
+
+
+# --------------------------------------------------------------------------------------
+# Env variables moved to additional_config keys (the docs' migration table)
+# --------------------------------------------------------------------------------------
+
+ADDITIONAL_CONFIG_DOC = "docs/source/user_guide/configuration/additional_config.md"
+
+
+def env_migration(src: Path) -> list[dict] | None:
+    """The environment variables the release moved to `additional_config`
+    keys: the rows of the "Quick Reference" table (`| `ENV` | `key` | ... |`)
+    in docs/source/user_guide/configuration/additional_config.md, each with
+    the `path:line` of its row, in the table's order. `None` where the doc or
+    the table is absent."""
+    p = src / ADDITIONAL_CONFIG_DOC
+    if not p.exists():
+        return None
+    lines = p.read_text(encoding="utf-8").splitlines()
+    start = next((i for i, line in enumerate(lines) if re.fullmatch(r"#+\s*Quick Reference\s*", line)), None)
+    if start is None:
+        return None
+    rows: list[dict] = []
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        if line.startswith("#"):
+            break
+        m = re.match(r"\|\s*`([A-Z][A-Z0-9_]*)`\s*\|\s*`([a-z][a-z0-9_]*)`\s*\|", line)
+        if m:
+            rows.append({"env": m.group(1), "key": m.group(2), "source": f"{ADDITIONAL_CONFIG_DOC}:{i + 1}"})
+        elif rows and not line.startswith("|"):
+            break
+    if not rows:
+        raise FactsError(f"`{ADDITIONAL_CONFIG_DOC}`: a Quick Reference heading with no `| `ENV` | `key` |` rows")
+    return rows

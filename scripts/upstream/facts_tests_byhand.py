@@ -331,6 +331,36 @@ class ByHand(unittest.TestCase):
         self.assertEqual(got, {"source": f"{hybrid}:3"})
         self.assertIsNone(facts_ascend.v1_hybrid_kv(FakePackage(hybrid, "class C:\n    use_hybrid = True\n")))
 
+    def test_env_migration(self):
+        # docs/source/user_guide/configuration/additional_config.md, read by hand: "### Quick
+        # Reference" then `| Environment Variable | Config Key | Type Conversion |`, ten rows at
+        # @0.20.2rc1 (L19 `VLLM_ASCEND_BALANCE_SCHEDULING` → `enable_balance_scheduling` … L28
+        # `VLLM_ASCEND_FUSION_OP_TRANSPOSE_KV_CACHE_BY_BLOCK`); five at @0.30.0rc2 (L20 first,
+        # `MSMONITOR_USE_DAEMON`); no such doc section @0.19.1rc1.
+        self.assertIsNone(table("0.19.1rc1")["env_migration"])
+        rows = table("0.20.2rc1")["env_migration"]
+        doc = "docs/source/user_guide/configuration/additional_config.md"
+        self.assertEqual(len(rows), 10)
+        self.assertEqual(rows[0], {"env": "VLLM_ASCEND_BALANCE_SCHEDULING", "key": "enable_balance_scheduling", "source": f"{doc}:19"})
+        self.assertEqual(rows[-1]["source"], f"{doc}:28")
+        self.assertEqual(table("0.30.0rc2")["env_migration"][0]["env"], "MSMONITOR_USE_DAEMON")
+
+        # Read, not matched: another row is read; a heading without rows stops the reading.
+        import tempfile
+
+        def read(body: str):
+            with tempfile.TemporaryDirectory() as d:
+                p = Path(d) / doc
+                p.parent.mkdir(parents=True)
+                p.write_text(body, encoding="utf-8")
+                return facts_ascend.env_migration(Path(d))
+
+        got = read("# x\n### Quick Reference\n\n| a | b |\n|--|--|\n| `FOO_BAR` | `foo_bar` | x |\n\n### Next\n| `NOT_READ` | `no` | x |\n")
+        self.assertEqual(got, [{"env": "FOO_BAR", "key": "foo_bar", "source": f"{doc}:6"}])
+        self.assertIsNone(read("# x\nno table\n"))
+        with self.assertRaises(facts_ascend.FactsError):
+            read("### Quick Reference\n\nnothing here\n")
+
     def test_v41_runner_and_engram(self):
         # vllm_ascend/platform.py @0.30.0rc1: `_validate_model_runner_config` raises "DeepSeek V4.1 on
         # Ascend A5 requires Model Runner V2" for architecture in ("DeepseekV41ForCausalLM",

@@ -6,38 +6,6 @@ use super::*;
 // additional_config keys per version: the generated facts (`additional_config`)
 // ---------------------------------------------------------------------------
 
-/// Environment variables that moved to `additional_config` keys (#9064, first
-/// in v0.20.2rc1): the "Quick Reference" table of docs/source/user_guide/
-/// configuration/additional_config.md @v0.20.2rc1 L17-28. A key an image
-/// does not read gets the variable as a hint when that image reads it.
-pub const ENV_MIGRATION: &[(&str, &str)] = &[
-    (
-        "enable_balance_scheduling",
-        "VLLM_ASCEND_BALANCE_SCHEDULING",
-    ),
-    ("enable_flashcomm1", "VLLM_ASCEND_ENABLE_FLASHCOMM1"),
-    (
-        "enable_matmul_allreduce",
-        "VLLM_ASCEND_ENABLE_MATMUL_ALLREDUCE",
-    ),
-    (
-        "enable_flashcomm2_parallel_size",
-        "VLLM_ASCEND_FLASHCOMM2_PARALLEL_SIZE",
-    ),
-    ("msmonitor_use_daemon", "MSMONITOR_USE_DAEMON"),
-    ("enable_mlapo", "VLLM_ASCEND_ENABLE_MLAPO"),
-    ("weight_nz_mode", "VLLM_ASCEND_ENABLE_NZ"),
-    (
-        "enable_context_parallel",
-        "VLLM_ASCEND_ENABLE_CONTEXT_PARALLEL",
-    ),
-    ("enable_fused_mc2", "VLLM_ASCEND_ENABLE_FUSED_MC2"),
-    (
-        "enable_transpose_kv_cache_by_block",
-        "VLLM_ASCEND_FUSION_OP_TRANSPOSE_KV_CACHE_BY_BLOCK",
-    ),
-];
-
 /// Keys renamed or split (the old and the new names); a key an image does not
 /// read gets its counterpart as a hint when that image reads it
 /// (`enable_sparse_c8` is read @v0.18.0 to @v0.22.1rc1, @v0.24.0rc1 and
@@ -93,7 +61,10 @@ pub fn config_key_ignored(key: &str, image: &Image) -> Option<String> {
                 renamed.join(" and ")
             ));
         }
-        if let Some((_, env)) = ENV_MIGRATION.iter().find(|(k, _)| *k == key)
+        // #9064 moved env variables to keys (the facts' `env_migration`).
+        if let Some((_, env)) = crate::upstream::env_migration()
+            .into_iter()
+            .find(|(k, _)| *k == key)
             && r.reads_env(env)
         {
             why.push_str(&format!("; this image reads env `{env}` instead"));
@@ -289,7 +260,9 @@ pub fn dead_env(name: &str, image: &Image) -> Option<String> {
                 crate::upstream::describe(&readers)
             )
         };
-        if let Some((key, _)) = ENV_MIGRATION.iter().find(|(_, e)| *e == name)
+        if let Some((key, _)) = crate::upstream::env_migration()
+            .into_iter()
+            .find(|(_, e)| *e == name)
             && image.reads_config_key(key)
         {
             why.push_str(&format!("; use `additional_config.{key}`"));

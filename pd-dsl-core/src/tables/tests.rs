@@ -391,3 +391,50 @@ fn env_is_dead_only_when_nothing_in_the_image_reads_it() {
         )
     );
 }
+
+/// The env-to-key migration read from the releases' docs tables is the
+/// table reviewed when it was typed by hand (docs/source/user_guide/
+/// configuration/additional_config.md @v0.20.2rc1 L17-28), every row once,
+/// though later releases drop rows.
+#[test]
+fn env_migration_is_the_union_of_the_docs_tables() {
+    assert_eq!(
+        crate::upstream::env_migration(),
+        [
+            (
+                "enable_balance_scheduling",
+                "VLLM_ASCEND_BALANCE_SCHEDULING"
+            ),
+            ("enable_flashcomm1", "VLLM_ASCEND_ENABLE_FLASHCOMM1"),
+            (
+                "enable_matmul_allreduce",
+                "VLLM_ASCEND_ENABLE_MATMUL_ALLREDUCE"
+            ),
+            (
+                "enable_flashcomm2_parallel_size",
+                "VLLM_ASCEND_FLASHCOMM2_PARALLEL_SIZE"
+            ),
+            ("msmonitor_use_daemon", "MSMONITOR_USE_DAEMON"),
+            ("enable_mlapo", "VLLM_ASCEND_ENABLE_MLAPO"),
+            ("weight_nz_mode", "VLLM_ASCEND_ENABLE_NZ"),
+            (
+                "enable_context_parallel",
+                "VLLM_ASCEND_ENABLE_CONTEXT_PARALLEL"
+            ),
+            ("enable_fused_mc2", "VLLM_ASCEND_ENABLE_FUSED_MC2"),
+            (
+                "enable_transpose_kv_cache_by_block",
+                "VLLM_ASCEND_FUSION_OP_TRANSPOSE_KV_CACHE_BY_BLOCK"
+            ),
+        ]
+    );
+    let rows = |tag: &str| {
+        img(tag)
+            .facts()
+            .and_then(|r| r.env_migration.as_ref())
+            .map(Vec::len)
+    };
+    assert_eq!(rows("v0.19.1rc1"), None);
+    assert_eq!(rows("v0.20.2rc1"), Some(10));
+    assert_eq!(rows("v0.30.0rc2"), Some(5));
+}

@@ -83,6 +83,23 @@ pub fn config_key_readers(key: &str) -> Vec<&'static Image> {
         .collect()
 }
 
+/// The environment variables moved to `additional_config` keys (#9064),
+/// as (key, env): every row of any release's migration table (the facts'
+/// `env_migration`; releases drop rows as they drop the variables), once,
+/// in table order.
+pub fn env_migration() -> Vec<(&'static str, &'static str)> {
+    let mut out: Vec<(&'static str, &'static str)> = Vec::new();
+    for r in RELEASES.iter().flatten() {
+        for m in r.env_migration.iter().flatten() {
+            let pair = (m.key.as_str(), m.env.as_str());
+            if !out.contains(&pair) {
+                out.push(pair);
+            }
+        }
+    }
+    out
+}
+
 /// Every `additional_config` key some image of the table reads, sorted.
 pub fn known_config_keys() -> Vec<&'static str> {
     let mut keys: Vec<&'static str> = RELEASES

@@ -101,6 +101,22 @@ pub struct Release {
     /// mooncake_connector.py, from v0.22.1rc1); `None` before.
     #[serde(default)]
     pub v1_hybrid_kv: Option<Cited>,
+    /// The env variables the release moved to `additional_config` keys (the
+    /// "Quick Reference" table of docs/source/user_guide/configuration/
+    /// additional_config.md, from v0.20.2rc1); `None` without it.
+    #[serde(default)]
+    pub env_migration: Option<Vec<EnvMigration>>,
+}
+
+/// One row of the release's env-to-key migration table.
+#[derive(Debug, Deserialize)]
+pub struct EnvMigration {
+    /// The environment variable.
+    pub env: String,
+    /// The `additional_config` key that replaces it.
+    pub key: String,
+    /// `path:line` of the row.
+    pub source: String,
 }
 
 /// A fact that is only where upstream states it.
