@@ -272,9 +272,31 @@ def diff_tables(a: dict, b: dict, va_flags: dict | None, vb_flags: dict | None) 
     _scalar("e2e multi-node configs", ea["configs"], eb["configs"], out)
     _set_diff("e2e config root keys", ea["root_keys"], eb["root_keys"], out)
     _set_diff("e2e runner files", ea["runner"], eb["runner"], out)
+
+    # The start-up checks and the other facts: every top-level fact not
+    # shown above, compared without its `source` lines, which move every
+    # release.
+    for key in sorted((set(a) | set(b)) - DIFFED_ABOVE):
+        _scalar(f"start-up fact {key}", _sourceless(a.get(key)), _sourceless(b.get(key)), out)
     if len(out) == 1:
         out.append("no change")
     return out
+
+
+# The top-level facts `diff_tables` shows in their own sections.
+DIFFED_ABOVE = {
+    "package", "version", "vllm", "version_module", "additional_config", "env",
+    "kv_connectors", "images", "image_suffixes", "scripts", "e2e",
+}
+
+
+def _sourceless(v):
+    """`v` without its `source` and `*_source` entries (`path:line`)."""
+    if isinstance(v, dict):
+        return {k: _sourceless(x) for k, x in v.items() if k != "source" and not k.endswith("_source")}
+    if isinstance(v, list):
+        return [_sourceless(x) for x in v]
+    return v
 
 
 def cmd_diff(old: str, new: str) -> int:

@@ -251,10 +251,68 @@ pub fn diff_releases(a: &'static Release, b: &'static Release) -> Vec<String> {
         strs(&ea.runner),
         strs(&eb.runner),
     );
+    startup_facts(&mut out, a, b);
     if out.len() == 1 {
         out.push("no change".into());
     }
     out
+}
+
+/// The top-level facts [`diff_releases`] shows in their own sections.
+const DIFFED_ABOVE: &[&str] = &[
+    "package",
+    "version",
+    "vllm",
+    "version_module",
+    "additional_config",
+    "env",
+    "kv_connectors",
+    "images",
+    "image_suffixes",
+    "scripts",
+    "e2e",
+];
+
+/// The start-up checks and the other facts: every top-level fact not shown
+/// above, compared without its `source` lines, which move every release.
+fn startup_facts(out: &mut Vec<String>, a: &Release, b: &Release) {
+    let raw = |r: &Release| {
+        crate::tables::IMAGES
+            .iter()
+            .find(|i| i.tag.strip_prefix('v') == Some(r.version.as_str()))
+            .and_then(|i| serde_json::from_str::<serde_json::Value>(i.facts_json).ok())
+            .unwrap_or(serde_json::Value::Null)
+    };
+    let (ja, jb) = (raw(a), raw(b));
+    let keys: BTreeSet<&str> = [&ja, &jb]
+        .into_iter()
+        .filter_map(serde_json::Value::as_object)
+        .flat_map(|o| o.keys().map(String::as_str))
+        .filter(|k| !DIFFED_ABOVE.contains(k))
+        .collect();
+    let null = serde_json::Value::Null;
+    for key in keys {
+        let (x, y) = (
+            sourceless(ja.get(key).unwrap_or(&null)),
+            sourceless(jb.get(key).unwrap_or(&null)),
+        );
+        scalar(out, &format!("start-up fact {key}"), &x, &y);
+    }
+}
+
+/// `v` without its `source` and `*_source` entries (`path:line`).
+fn sourceless(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| *k != "source" && !k.ends_with("_source"))
+                .map(|(k, x)| (k.clone(), sourceless(x)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(sourceless).collect()),
+        x => x.clone(),
+    }
 }
 
 fn json<T: Serialize + ?Sized>(v: &T) -> String {
