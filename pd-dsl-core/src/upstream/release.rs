@@ -376,12 +376,26 @@ pub struct EnableSp {
 /// the capture sizes for speculative decoding.
 #[derive(Debug, Deserialize)]
 pub struct SpGraphAlignment {
-    /// `always`; `unless_sizes_aligned` (not when the typed capture sizes
-    /// are all multiples of lcm(step, TP)); `never` (it pre-aligns to that
-    /// lcm and hands vLLM TP 1).
-    pub passes_tp: String,
+    /// When the runner hands vLLM the TP size.
+    pub passes_tp: PassesTp,
     /// `path:line` in the sdist.
     pub source: String,
+}
+
+/// When vllm-ascend's V1 runner hands vLLM the TP size for graph sizing
+/// under sequence parallelism (the generated `sp_graph_alignment`); a value
+/// the generator writes that this does not name fails the facts' parsing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PassesTp {
+    /// Always (up to v0.26.0rc1).
+    Always,
+    /// Unless the typed capture sizes are all multiples of lcm(step, TP)
+    /// (v0.27.1rc1, v0.28.0rc1).
+    UnlessSizesAligned,
+    /// Never: it pre-aligns the sizes to lcm(step, TP) and hands vLLM TP 1
+    /// (from v0.29.0rc1).
+    Never,
 }
 
 /// An `eplb_config` field that vllm-ascend refuses off its default without

@@ -159,18 +159,10 @@ impl Release {
             .flat_map(|s| s.all_of.iter())
             .chain(&property.requires);
         for t in terms {
-            let words = match t.as_str() {
-                "enable_expert_parallel" => "`expert_parallel`".to_owned(),
-                t if t.starts_with("tensor_parallel_size") => {
-                    format!(
-                        "TP {tp} (needs {})",
-                        t.replace("tensor_parallel_size", "TP")
-                    )
-                }
-                t if t.starts_with("data_parallel_size") => {
-                    format!("DP {dp} (needs {})", t.replace("data_parallel_size", "DP"))
-                }
-                t => format!("`{t}`"),
+            let words = match t.split_once(" > ") {
+                Some(("tensor_parallel_size", _)) => format!("TP {tp} (needs {})", term_words(t)),
+                Some(("data_parallel_size", _)) => format!("DP {dp} (needs {})", term_words(t)),
+                _ => term_words(t),
             };
             if parallel_term(t, e, dp, tp) == Some(false) && !out.contains(&words) {
                 out.push(words);
@@ -293,6 +285,20 @@ fn parallel_term(term: &str, e: &impl EngineSettings, dp: u32, tp: u32) -> Optio
     }
 }
 
+/// A `ParallelConfig` term of the property in a layout's words:
+/// `enable_expert_parallel` → `` `expert_parallel` ``,
+/// `tensor_parallel_size > 1` → `TP > 1`; another term as written.
+fn term_words(term: &str) -> String {
+    match term {
+        "enable_expert_parallel" => "`expert_parallel`".to_owned(),
+        t => match t.split_once(" > ") {
+            Some(("tensor_parallel_size", n)) => format!("TP > {n}"),
+            Some(("data_parallel_size", n)) => format!("DP > {n}"),
+            _ => format!("`{t}`"),
+        },
+    }
+}
+
 /// `a, b, or c`; `None` for nothing.
 fn or_list(ways: &[String]) -> Option<String> {
     match ways.split_last() {
@@ -316,16 +322,7 @@ fn sp_moe_switches(moe: &SpMoe, vp: &SequenceParallelMoe) -> String {
             })
         })
         .collect();
-    let mut needs: Vec<String> = property
-        .requires
-        .iter()
-        .map(|t| match t.as_str() {
-            "enable_expert_parallel" => "`expert_parallel`".to_owned(),
-            t => t
-                .replace("tensor_parallel_size", "TP")
-                .replace("data_parallel_size", "DP"),
-        })
-        .collect();
+    let mut needs: Vec<String> = property.requires.iter().map(|t| term_words(t)).collect();
     let names: Vec<String> = property.backends.iter().map(|b| format!("`{b}`")).collect();
     needs.push(format!(
         "an all2all backend of {} (`--all2all-backend`, default `{}`)",
@@ -409,9 +406,7 @@ impl Release {
     /// speculative tokens with graph mode `graph`, TP `tp` and sequence
     /// parallelism `sp`, on the V1 runner: the decode step (`tokens + 1`)
     /// and TP are not multiples of one another where vllm-ascend hands
-    /// vLLM the TP size (`sp_graph_alignment`: always up to v0.26.0rc1,
-    /// unless the typed `sizes` are all multiples of lcm(step, TP) at
-    /// v0.27.1rc1/v0.28.0rc1, never from v0.29.0rc1). `None` where it starts.
+    /// vLLM the TP size ([`Release::sp_sizing`]). `None` where it starts.
     #[allow(clippy::too_many_arguments)]
     pub fn sp_alignment_refusal<'a>(
         &'a self,
@@ -423,48 +418,29 @@ impl Release {
         v2_runner: bool,
         sp: Option<bool>,
     ) -> Option<SpAlignmentRefusal<'a>> {
-        let (ascend, refusal) = (
-            self.sp_graph_alignment.as_ref()?,
-            v.spec_decode_sp_alignment.as_ref()?,
-        );
+        let refusal = v.spec_decode_sp_alignment.as_ref()?;
         let step = tokens.saturating_add(1);
-        let tp = u64::from(tp);
+        let tp64 = u64::from(tp);
         if !refusal.reached(graph)
             || tokens == 0
-            || tp <= 1
             || v2_runner
             || sp != Some(true)
-            || step.max(tp) % step.min(tp) == 0
+            || step.max(tp64) % step.min(tp64) == 0
         {
             return None;
         }
-        let lcm = step / gcd(step, tp) * tp;
-        let aligned = !sizes.is_empty() && sizes.iter().all(|c| c % lcm == 0);
-        let unless_aligned = match ascend.passes_tp.as_str() {
-            "always" => false,
-            "unless_sizes_aligned" if !aligned => true,
-            _ => return None,
-        };
-        Some(SpAlignmentRefusal {
+        let sizing = self.sp_sizing(tokens, tp, sizes)?;
+        sizing.handed_tp.then_some(SpAlignmentRefusal {
             vllm: refusal,
-            ascend,
-            unless_aligned,
+            ascend: sizing.alignment,
+            unless_aligned: sizing.alignment.passes_tp == super::PassesTp::UnlessSizesAligned,
         })
     }
-}
 
-impl Release {
     /// The multiple vLLM rounds a FULL decode graph's capture sizes to for
-    /// `tokens` speculative tokens at TP `tp` with sequence parallelism `sp`
-    /// (`adjust_cudagraph_sizes_for_spec_decode`, vllm/config/compilation.py,
-    /// called by vllm-ascend's V1 runner `_check_and_update_cudagraph_mode`):
-    /// the decode step (`tokens + 1`); with sequence parallelism, where the
-    /// runner hands vLLM the TP size (`sp_graph_alignment` `always`, and
-    /// `unless_sizes_aligned` unless the typed `sizes` are all multiples of
-    /// lcm(step, TP)), max(step, TP); where it pre-aligns (`never`, from
-    /// v0.29.0rc1: `adjust_cudagraph_sizes_for_spec_decode(lcm, 1)`,
-    /// model_runner_v1.py @v0.29.0rc1 L6129, @v0.30.0rc2 L6387),
-    /// lcm(step, TP).
+    /// `tokens` speculative tokens at TP `tp` with sequence parallelism `sp`:
+    /// the decode step (`tokens + 1`), or with sequence parallelism
+    /// [`Release::sp_sizing`]'s.
     pub fn decode_graph_multiple(
         &self,
         tokens: u64,
@@ -473,25 +449,58 @@ impl Release {
         sp: Option<bool>,
     ) -> u64 {
         let step = tokens.saturating_add(1);
-        let tp = u64::from(tp);
-        let Some(a) = self
-            .sp_graph_alignment
-            .as_ref()
-            .filter(|_| sp == Some(true) && tp > 1)
-        else {
-            return step;
-        };
-        let lcm = step / gcd(step, tp) * tp;
-        match a.passes_tp.as_str() {
-            "always" => step.max(tp),
-            "unless_sizes_aligned" if !sizes.is_empty() && sizes.iter().all(|s| s % lcm == 0) => {
-                step
-            }
-            "unless_sizes_aligned" => step.max(tp),
-            "never" => lcm,
+        match self.sp_sizing(tokens, tp, sizes) {
+            Some(s) if sp == Some(true) => s.multiple,
             _ => step,
         }
     }
+
+    /// How vllm-ascend's V1 runner (`_check_and_update_cudagraph_mode`)
+    /// sizes a FULL decode graph under sequence parallelism for `tokens`
+    /// speculative tokens at TP `tp` with typed capture `sizes` (the
+    /// generated `sp_graph_alignment`), and so the multiple vLLM's
+    /// `adjust_cudagraph_sizes_for_spec_decode` (vllm/config/compilation.py)
+    /// rounds them to: where it hands vLLM the TP size (`always`;
+    /// `unless_sizes_aligned` unless the sizes are all multiples of
+    /// lcm(step, TP)), max(step, TP); where it does not because they are,
+    /// the step; where it pre-aligns (`never`, from v0.29.0rc1:
+    /// `adjust_cudagraph_sizes_for_spec_decode(lcm, 1)`, model_runner_v1.py
+    /// @v0.29.0rc1 L6129, @v0.30.0rc2 L6387), lcm(step, TP). `None` at TP 1
+    /// or without the fact.
+    pub fn sp_sizing(&self, tokens: u64, tp: u32, sizes: &[u64]) -> Option<SpSizing<'_>> {
+        use super::PassesTp;
+        let alignment = self.sp_graph_alignment.as_ref()?;
+        let step = tokens.saturating_add(1);
+        let tp = u64::from(tp);
+        if tp <= 1 {
+            return None;
+        }
+        let lcm = step / gcd(step, tp) * tp;
+        let aligned = !sizes.is_empty() && sizes.iter().all(|s| s % lcm == 0);
+        let (handed_tp, multiple) = match alignment.passes_tp {
+            PassesTp::Always => (true, step.max(tp)),
+            PassesTp::UnlessSizesAligned if aligned => (false, step),
+            PassesTp::UnlessSizesAligned => (true, step.max(tp)),
+            PassesTp::Never => (false, lcm),
+        };
+        Some(SpSizing {
+            alignment,
+            handed_tp,
+            multiple,
+        })
+    }
+}
+
+/// [`Release::sp_sizing`]: what vLLM gets and rounds to.
+#[derive(Clone, Copy, Debug)]
+pub struct SpSizing<'a> {
+    /// The generated fact it follows.
+    pub alignment: &'a super::SpGraphAlignment,
+    /// vLLM is handed the TP size (and refuses a step it does not align
+    /// with).
+    pub handed_tp: bool,
+    /// The multiple the capture sizes are rounded to.
+    pub multiple: u64,
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
