@@ -278,6 +278,21 @@ fn vllm_refuses_capture_sizes_below_the_decode_step() {
     assert!(err.contains("No valid cudagraph sizes"), "{err}");
 }
 
+/// The environment of a TP4 rank on `image` with four devices and a missing
+/// expectation file (the check after the ones under test), with FlashComm1
+/// switched on by env when `fc`.
+fn sp_env(image: &str, fc: bool) -> Vec<(&'static str, String)> {
+    let mut e = vec![
+        ("PD_STANDIN_IMAGE", image.to_owned()),
+        ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3".to_owned()),
+        ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
+    ];
+    if fc {
+        e.push(("VLLM_ASCEND_ENABLE_FLASHCOMM1", "1".to_owned()));
+    }
+    e
+}
+
 /// The stand-in runs the rules' sequence-parallel decision on argv and its
 /// environment (`Release::sequence_parallel`, `tp_aligned_refusal`): at
 /// TP4 with `--enable-expert-parallel`, FlashComm1 (key or env) turns
@@ -296,17 +311,7 @@ fn vllm_refuses_capture_sizes_tp_does_not_divide_under_sequence_parallelism() {
         a.extend(s(extra));
         a
     };
-    let env = |image: &str, fc: bool| {
-        let mut e = vec![
-            ("PD_STANDIN_IMAGE", image.to_owned()),
-            ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3".to_owned()),
-            ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
-        ];
-        if fc {
-            e.push(("VLLM_ASCEND_ENABLE_FLASHCOMM1", "1".to_owned()));
-        }
-        e
-    };
+    let env = sp_env;
     let key = ["--additional-config", r#"{"enable_flashcomm1": true}"#];
     for (extra, fc) in [(&[][..], true), (&key[..], false)] {
         let (code, _, err) = run(VLLM, &with(extra), &env("v0.30.0rc2", fc));
@@ -352,17 +357,7 @@ fn vllm_refuses_a_decode_step_tp_does_not_align_with_under_sequence_parallelism(
         ]));
         a
     };
-    let env = |image: &str, fc: bool| {
-        let mut e = vec![
-            ("PD_STANDIN_IMAGE", image.to_owned()),
-            ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3".to_owned()),
-            ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
-        ];
-        if fc {
-            e.push(("VLLM_ASCEND_ENABLE_FLASHCOMM1", "1".to_owned()));
-        }
-        e
-    };
+    let env = sp_env;
     let (code, _, err) = run(VLLM, &with("4, 8"), &env("v0.27.1rc1", true));
     assert_eq!(code, Some(1), "{err}");
     assert!(

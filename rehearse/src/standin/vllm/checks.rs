@@ -379,8 +379,7 @@ pub(super) fn v2_speculative_refusal(plan: &Plan, image: &str) -> Result<(), Fai
     if !v2_runner_env()? {
         return Ok(());
     }
-    let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
-    let v = pd_dsl::upstream::vllm(&rel.vllm.version).or_else(|e| fail(2, e))?;
+    let (_, v) = releases(image)?;
     let (Some(runner), Some(spec)) = (&v.v2_model_runner, &v.v2_speculative_methods) else {
         return Ok(());
     };
@@ -451,8 +450,7 @@ pub(super) fn decode_step_refusal(plan: &Plan, image: &str) -> Result<(), Fail> 
     if plan.capture_sizes.is_empty() {
         return Ok(());
     }
-    let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
-    let v = pd_dsl::upstream::vllm(&rel.vllm.version).or_else(|e| fail(2, e))?;
+    let (rel, v) = releases(image)?;
     let sp = rel.sequence_parallel(v, &Engine::of(plan));
     let multiple = rel.decode_graph_multiple(*tokens, plan.tp, &plan.capture_sizes, sp);
     match v.decode_step_refusal(
@@ -475,6 +473,22 @@ pub(super) fn decode_step_refusal(plan: &Plan, image: &str) -> Result<(), Fail> 
         ),
         None => Ok(()),
     }
+}
+
+/// The image's vllm-ascend facts and those of the vLLM it ships; exit 2
+/// naming the image when either is missing.
+fn releases(
+    image: &str,
+) -> Result<
+    (
+        &'static pd_dsl::upstream::Release,
+        &'static pd_dsl::upstream::VllmRelease,
+    ),
+    Fail,
+> {
+    let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
+    let v = pd_dsl::upstream::vllm(&rel.vllm.version).or_else(|e| fail(2, e))?;
+    Ok((rel, v))
 }
 
 /// One engine's argv and environment as the sequence-parallel decision
@@ -521,8 +535,7 @@ impl pd_dsl::upstream::EngineSettings for Engine<'_> {
 /// The stand-in does not know the model, so `enable_dsa_cp` counts through
 /// sequence parallelism only, which every release listing it also lists.
 pub(super) fn tp_aligned_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
-    let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
-    let v = pd_dsl::upstream::vllm(&rel.vllm.version).or_else(|e| fail(2, e))?;
+    let (rel, v) = releases(image)?;
     match rel.tp_aligned_refusal(v, &Engine::of(plan), plan.graph, &plan.capture_sizes, None) {
         Some((r, _)) => fail(
             1,
@@ -544,8 +557,7 @@ pub(super) fn sp_alignment_refusal(plan: &Plan, image: &str) -> Result<(), Fail>
     let (Some((_, tokens)), Some(graph)) = (&plan.speculative, plan.graph) else {
         return Ok(());
     };
-    let rel = crate::facts::ascend_required(image).or_else(|e| fail(2, e))?;
-    let v = pd_dsl::upstream::vllm(&rel.vllm.version).or_else(|e| fail(2, e))?;
+    let (rel, v) = releases(image)?;
     let sp = rel.sequence_parallel(v, &Engine::of(plan));
     let refused = rel.sp_alignment_refusal(
         v,
