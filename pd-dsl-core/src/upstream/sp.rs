@@ -475,7 +475,9 @@ impl Release {
         if tp <= 1 {
             return None;
         }
-        let lcm = step / gcd(step, tp) * tp;
+        // Saturating: a layout may hold any token count (the rules refuse
+        // one above 15 elsewhere, and keep checking).
+        let lcm = (step / gcd(step, tp)).saturating_mul(tp);
         let aligned = !sizes.is_empty() && sizes.iter().all(|s| s % lcm == 0);
         let (handed_tp, multiple) = match alignment.passes_tp {
             PassesTp::Always => (true, step.max(tp)),

@@ -453,3 +453,24 @@ fn sequence_parallel_rounds_capture_sizes_to_the_lcm_from_v0_29_0rc1() {
         "{older:?}"
     );
 }
+
+/// A huge token count under sequence parallelism is refused by the token
+/// limit, never an overflow in the graph sizing (a fuzz find: lcm(step, TP)
+/// of `u64::MAX` tokens).
+#[test]
+fn a_huge_token_count_under_sequence_parallelism_is_refused_not_a_panic() {
+    for image in ["v0.27.1rc1", "v0.30.0rc2"] {
+        let v = pd("deepseek_v3_1_w8a8_mtp_quarot", image);
+        let v = with_role(
+            v,
+            "decode",
+            json!({
+                "graph": "full_decode_only",
+                "capture_sizes": [4, 8],
+                "speculative": {"method": "mtp", "tokens": u64::MAX},
+                "env": [{"name": "VLLM_ASCEND_ENABLE_FLASHCOMM1", "value": "1"}]
+            }),
+        );
+        assert!(broken(&v).contains("speculative_token_limit"), "{image}");
+    }
+}
