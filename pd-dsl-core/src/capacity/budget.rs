@@ -35,14 +35,16 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
     let total = total_bytes(input.hardware);
     let util = utilization_milli(serve);
     let kv_override = flag_u64(serve, "--kv-cache-memory-bytes");
-    let non_kv = w.total() + r.total();
+    let non_kv = w.total().saturating_add(r.total());
     let requested = match kv_override {
         Some(kv) => kv.saturating_add(non_kv),
         None => (total as u128 * util as u128 / 1000) as u64,
     };
     let kv_bytes = match kv_override {
         Some(kv) => kv as i64,
-        None => requested as i64 - non_kv as i64,
+        None => i64::try_from(requested)
+            .unwrap_or(i64::MAX)
+            .saturating_sub(i64::try_from(non_kv).unwrap_or(i64::MAX)),
     };
     let (per_layer_token, per_layer_request) =
         kv_per_token(arch, format, serve, input.hardware, input.tp);

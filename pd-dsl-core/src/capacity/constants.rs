@@ -120,7 +120,11 @@ pub struct Reserves {
 impl Reserves {
     /// All of them.
     pub const fn total(&self) -> u64 {
-        self.activations + self.sampler + self.hccl + self.graph + self.runtime
+        self.activations
+            .saturating_add(self.sampler)
+            .saturating_add(self.hccl)
+            .saturating_add(self.graph)
+            .saturating_add(self.runtime)
     }
 }
 

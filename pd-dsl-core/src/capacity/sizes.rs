@@ -210,14 +210,19 @@ pub fn reserves(
     // routes over its `dp x tp` ranks (TP ranks of one DP rank hold the same
     // tokens), so a rank computes `mbt x top-k / tp` routes, each a BF16
     // hidden copy plus the BF16 gate/up intermediate (2 x moe_intermediate).
+    // Saturating: `mbt`, `seqs` and `HCCL_BUFFSIZE` are the layout's, any
+    // size (the rules refuse what does not fit; the budget must not panic).
     let moe = if arch.routed_experts > 0 {
-        mbt * arch.experts_per_token * (arch.hidden + 2 * arch.moe_intermediate) * 2
+        mbt.saturating_mul(arch.experts_per_token)
+            .saturating_mul((arch.hidden + 2 * arch.moe_intermediate) * 2)
             / u64::from(input.tp.max(1))
     } else {
         0
     };
-    let activations = mbt * ACTIVATION_HIDDEN_BUFFERS * arch.hidden * 2 + moe;
-    let sampler = seqs * arch.vocab * 4;
+    let activations = mbt
+        .saturating_mul(ACTIVATION_HIDDEN_BUFFERS * arch.hidden * 2)
+        .saturating_add(moe);
+    let sampler = seqs.saturating_mul(arch.vocab * 4);
     let buffsize = env_u64(serve, "HCCL_BUFFSIZE").unwrap_or(HCCL_BUFFSIZE_DEFAULT_MB);
     let mut hccl_mb = 0;
     if input.tp > 1 {
@@ -228,7 +233,7 @@ pub fn reserves(
     }
     if ep > 1 {
         // The EP group and the MC2 dispatch/combine group.
-        hccl_mb += HCCL_DEFAULT_GROUP_MB + buffsize;
+        hccl_mb += HCCL_DEFAULT_GROUP_MB.saturating_add(buffsize);
     }
     let graph_before_kv = matches!(input.image.tag, "v0.21.0rc1" | "v0.22.1rc1")
         && !matches!(arch.attention, AttentionDims::V4 { .. })
@@ -237,7 +242,7 @@ pub fn reserves(
     Reserves {
         activations,
         sampler,
-        hccl: hccl_mb * HCCL_BUFFERS_PER_GROUP * MIB,
+        hccl: hccl_mb.saturating_mul(HCCL_BUFFERS_PER_GROUP * MIB),
         graph: if graph_before_kv {
             GRAPH_RESERVE_BYTES
         } else {
