@@ -5,6 +5,7 @@
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
@@ -221,10 +222,28 @@ pub type Handler = Arc<dyn Fn(&Request) -> Response + Send + Sync>;
 
 /// Accepts forever, one thread per connection.
 pub fn serve(listener: TcpListener, handler: Handler) {
+    serve_counted(listener, handler, &Arc::new(AtomicUsize::new(0)));
+}
+
+/// [`serve`], counting in `open` each connection from its accept until its
+/// response is written and its write side shut: a server draining on
+/// SIGTERM waits for this count, not for its handlers, or it exits while a
+/// finished request's answer is still on its way out.
+pub fn serve_counted(listener: TcpListener, handler: Handler, open: &Arc<AtomicUsize>) {
+    /// One open connection for as long as it lives.
+    struct Open(Arc<AtomicUsize>);
+    impl Drop for Open {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
+        open.fetch_add(1, Ordering::SeqCst);
+        let guard = Open(Arc::clone(open));
         let h = Arc::clone(&handler);
         thread::spawn(move || {
+            let _open = guard;
             let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
             let Ok(read_half) = stream.try_clone() else {
                 return;
@@ -387,5 +406,57 @@ mod tests {
             err.as_deref(),
             Some("request head larger than 16384 bytes (uvicorn's h11 limit)")
         );
+    }
+
+    /// A connection counts as open until its answer is out, not only while
+    /// its handler runs: with a 16 MiB answer the client has not read, the
+    /// handler has long returned and the connection is still counted; once
+    /// the client reads it all, the count falls to 0. A draining server
+    /// waits on this count, so it cannot exit with an answer half-sent.
+    #[test]
+    fn a_connection_is_open_until_its_answer_is_written() -> Result<(), String> {
+        let l = listen("127.0.0.1", 0).map_err(|e| format!("listen: {e}"))?;
+        let addr = l.local_addr().map_err(|e| format!("addr: {e}"))?;
+        let open = Arc::new(AtomicUsize::new(0));
+        let returned = Arc::new(AtomicUsize::new(0));
+        let (o, r) = (Arc::clone(&open), Arc::clone(&returned));
+        thread::spawn(move || {
+            let handler: Handler = Arc::new(move |_req: &Request| {
+                r.fetch_add(1, Ordering::SeqCst);
+                Response {
+                    status: 200,
+                    content_type: "application/octet-stream".into(),
+                    body: vec![b'x'; 16 << 20],
+                }
+            });
+            serve_counted(l, handler, &o);
+        });
+        let mut client = TcpStream::connect_timeout(&addr, Duration::from_secs(2))
+            .map_err(|e| format!("connect: {e}"))?;
+        client
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            .map_err(|e| format!("send: {e}"))?;
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while returned.load(Ordering::SeqCst) == 0 && std::time::Instant::now() < until {
+            thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(returned.load(Ordering::SeqCst), 1, "the handler ran");
+        thread::sleep(Duration::from_millis(200));
+        assert_eq!(
+            open.load(Ordering::SeqCst),
+            1,
+            "the handler returned, its answer is unread: still open"
+        );
+        let mut all = Vec::new();
+        client
+            .read_to_end(&mut all)
+            .map_err(|e| format!("read: {e}"))?;
+        assert!(all.len() > 16 << 20, "the whole answer arrived");
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while open.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < until {
+            thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(open.load(Ordering::SeqCst), 0, "answered: closed");
+        Ok(())
     }
 }

@@ -178,6 +178,7 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
         counter_path,
         seq: Mutex::new(0),
         in_flight: AtomicUsize::new(0),
+        open: Arc::new(AtomicUsize::new(0)),
         draining: AtomicBool::new(false),
     });
     drain_on_sigterm(&state)?;
@@ -190,7 +191,12 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     match api {
         Some(listener) => {
             let s = Arc::clone(&state);
-            http::serve(listener, Arc::new(move |req: &Request| handle(&s, req)));
+            let open = Arc::clone(&state.open);
+            http::serve_counted(
+                listener,
+                Arc::new(move |req: &Request| handle(&s, req)),
+                &open,
+            );
         }
         None => loop {
             thread::sleep(Duration::from_secs(3600));

@@ -32,6 +32,9 @@ pub(super) struct State {
     pub(super) seq: Mutex<u64>,
     /// Completions being served.
     pub(super) in_flight: AtomicUsize,
+    /// Connections open, from accept until the answer is written
+    /// ([`http::serve_counted`]).
+    pub(super) open: Arc<AtomicUsize>,
     /// SIGTERM came with `--shutdown-timeout`: new requests get 503.
     pub(super) draining: AtomicBool,
 }
@@ -75,11 +78,19 @@ pub(super) fn drain_on_sigterm(state: &Arc<State>) -> Result<(), Fail> {
         eprintln!(
             "vllm (pd-rehearse stand-in): Shutdown initiated (timeout={timeout}); draining {n} in-flight request(s)"
         );
+        // Done when every request is answered: a handler that returned may
+        // still be writing its answer, so the open connections are waited
+        // for too (uvicorn's shutdown waits for its connections to close).
+        let busy = || {
+            s.in_flight
+                .load(Ordering::SeqCst)
+                .max(s.open.load(Ordering::SeqCst))
+        };
         let deadline = Instant::now() + Duration::from_secs(timeout);
-        while s.in_flight.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+        while busy() > 0 && Instant::now() < deadline {
             thread::sleep(Duration::from_millis(20));
         }
-        let left = s.in_flight.load(Ordering::SeqCst);
+        let left = busy();
         if left > 0 {
             eprintln!("vllm (pd-rehearse stand-in): aborting {left} request(s) after {timeout}s");
         } else {
