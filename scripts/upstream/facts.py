@@ -182,6 +182,14 @@ def _set_diff(title: str, old, new, out: list[str]):
             out.append(f"  - {x}")
 
 
+def _choices_summary(c: dict | None) -> str:
+    if c is None:
+        return "none"
+    if "unread" in c:
+        return "unread"
+    return f"{len(c['values'])} values, convert {c['convert']}{', optional' if c['optional'] else ''}"
+
+
 def _scalar(title: str, old, new, out: list[str]):
     if old != new:
         out.append(f"{title}: {json.dumps(old)} -> {json.dumps(new)}")
@@ -208,6 +216,19 @@ def diff_tables(a: dict, b: dict, va_flags: dict | None, vb_flags: dict | None) 
         if changed:
             out.append("serve flags changed:")
             out += changed
+        choices: list[str] = []
+        for n in sorted(set(fa) & set(fb)):
+            ca, cb = fa[n].get("choices"), fb[n].get("choices")
+            va = {json.dumps(v) for v in (ca or {}).get("values", [])}
+            vb = {json.dumps(v) for v in (cb or {}).get("values", [])}
+            # two unread lists differ only in where they were found
+            if _choices_summary(ca) == _choices_summary(cb) and va == vb:
+                continue
+            choices.append(f"  ~ {n}: {_choices_summary(ca)} -> {_choices_summary(cb)}")
+            choices += [f"    + {x}" for x in sorted(vb - va)] + [f"    - {x}" for x in sorted(va - vb)]
+        if choices:
+            out.append(f"serve flag choices (vllm {va_flags['version']} -> {vb_flags['version']}):")
+            out += choices
         _set_diff(
             f"speculative methods (vllm {va_flags['version']} -> {vb_flags['version']})",
             [m["name"] for m in va_flags.get("speculative_methods", [])],
@@ -227,6 +248,12 @@ def diff_tables(a: dict, b: dict, va_flags: dict | None, vb_flags: dict | None) 
 
     _set_diff("env reads", [e["name"] for e in a["env"]], [e["name"] for e in b["env"]], out)
     _set_diff("kv connectors", [c["name"] for c in a["kv_connectors"]], [c["name"] for c in b["kv_connectors"]], out)
+    _set_diff(
+        "serve flag choices widened by the platform",
+        [w["flag"] for w in a.get("parser_choices_widened", [])],
+        [w["flag"] for w in b.get("parser_choices_widened", [])],
+        out,
+    )
 
     for key in sorted(set(a["images"]) | set(b["images"])):
         ia, ib = a["images"].get(key), b["images"].get(key)

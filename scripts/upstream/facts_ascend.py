@@ -29,6 +29,7 @@ from facts_ascend_features import (  # noqa: F401
     eplb_runner,
     kvpp,
     mc2_hierarchy_experts,
+    parser_choices_widened,
     sp_graph_alignment,
     sp_moe,
     tp_aligned_capture_sizes,
@@ -89,6 +90,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "recompute_on_prefill": recompute_on_prefill(pkg),
         "v1_hybrid_kv": v1_hybrid_kv(pkg),
         "env_migration": env_migration(src),
+        "parser_choices_widened": parser_choices_widened(pkg),
     }
 
 

@@ -770,3 +770,57 @@ def v1_hybrid_kv(pkg: Package) -> dict | None:
         if lines:
             return {"source": f"{rel}:{min(lines)}"}
     return None
+
+
+def parser_choices_widened(pkg: Package) -> list[dict]:
+    """The `vllm serve` flags whose argparse `choices` vllm-ascend's platform
+    hook widens (`NPUPlatform.pre_register_and_update` in
+    vllm_ascend/platform.py, handed vLLM's parser): each
+    `parser._option_string_actions.get("--flag")` it looks up. Their choices
+    are the image's, not vLLM's alone, so a value is not judged against
+    vLLM's list there. Any other use of the parser in the hook (a call, an
+    attribute besides that lookup) fails the generation: it may change what
+    the parser accepts."""
+    out: list[dict] = []
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("vllm_ascend/platform.py"):
+            continue
+        for cls in mod.tree.body:
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for fn in cls.body:
+                if not (isinstance(fn, ast.FunctionDef) and fn.name == "pre_register_and_update"):
+                    continue
+                params = [a.arg for a in fn.args.args]
+                if "parser" not in params:
+                    raise FactsError(f"`{cls.name}.pre_register_and_update` at {rel}:{fn.lineno} takes no `parser`")
+                looked_up: set[int] = set()
+                for node in ast.walk(fn):
+                    if (
+                        isinstance(node, ast.Call)
+                        and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == "get"
+                        and ast.unparse(node.func.value) == "parser._option_string_actions"
+                        and len(node.args) == 1
+                        and isinstance(node.args[0], ast.Constant)
+                        and isinstance(node.args[0].value, str)
+                        and node.args[0].value.startswith("--")
+                    ):
+                        out.append({"flag": node.args[0].value[2:], "source": f"{rel}:{node.lineno}"})
+                        looked_up.add(id(node.func.value))
+                parents = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+                for node in ast.walk(fn):
+                    if not (isinstance(node, ast.Name) and node.id == "parser"):
+                        continue
+                    up = parents.get(id(node))
+                    if id(up) in looked_up:
+                        continue
+                    if isinstance(up, ast.Compare) and ast.unparse(up) in ("parser is not None", "parser is None"):
+                        continue
+                    if isinstance(up, ast.arguments):
+                        continue
+                    raise FactsError(
+                        f"`{ast.unparse(up) if up is not None else 'parser'}` at {rel}:{node.lineno} in "
+                        "`pre_register_and_update`: the hook uses vLLM's parser in a way this reader does not know"
+                    )
+    return sorted(out, key=lambda d: d["flag"])

@@ -642,6 +642,32 @@ if phase != "{cmp}" and not vllm_config.parallel_config.{attr}:
             self.assertIn("enabling_mlapo(", (att / "mla_v1.py").read_text(), v)
             self.assertNotIn("enabling_mlapo", (att / "sfa_v1.py").read_text(), v)
 
+    def test_parser_choices_widened(self):
+        # platform.py `pre_register_and_update` appends "ascend" to `--quantization`'s choices in every
+        # release (@0.18.0 :144) and, from 0.30.0rc1, the Ascend kv-cache dtypes to `--kv-cache-dtype` (:333)
+        for v in ASCEND:
+            flags = [w["flag"] for w in table(v)["parser_choices_widened"]]
+            want = ["quantization"]
+            if corpus.version_key(v) >= corpus.version_key("0.30.0rc1"):
+                want = ["kv-cache-dtype", "quantization"]
+            self.assertEqual(flags, want, v)
+        self.assertEqual(table("0.30.0rc2")["parser_choices_widened"][0]["source"], "vllm_ascend/platform.py:333")
+
+    def test_parser_choices_widened_is_read_not_matched(self):
+        hook = (
+            "class NPUPlatform:\n"
+            "    @classmethod\n"
+            "    def pre_register_and_update(cls, parser=None):\n"
+            "        if parser is not None:\n"
+            "            a = parser._option_string_actions.get('--dtype')\n"
+            "{extra}"
+        )
+        got = facts_ascend.parser_choices_widened(FakePackage("vllm_ascend/platform.py", hook.format(extra="")))
+        self.assertEqual(got, [{"flag": "dtype", "source": "vllm_ascend/platform.py:5"}])
+        for extra in ("            parser.add_argument('--x')\n", "            helper(parser)\n"):
+            with self.subTest(extra=extra), self.assertRaisesRegex(facts_ascend.FactsError, "does not know"):
+                facts_ascend.parser_choices_widened(FakePackage("vllm_ascend/platform.py", hook.format(extra=extra)))
+
     def test_hybrid_connector_registered_from_0_20_2rc1(self):
         # distributed/kv_transfer/__init__.py:34 @0.20.2rc1 registers "MooncakeHybridConnector"
         for v in ASCEND:

@@ -270,15 +270,56 @@ class Caller(Evaluator):
                 raise FactsError(f"option `{a}` at {where} is also added at {parser.seen[a]} (argparse would refuse)")
             parser.seen[a] = where
         kind, negatable = flag_kind(kwargs, where, args, self)
-        parser.options.append(
-            {
-                "name": longs[0][2:],
-                "kind": kind,
-                "aliases": sorted(a for a in args if a != longs[0]),
-                "negatable": negatable,
-                "source": m.rel,
-            }
-        )
+        option = {
+            "name": longs[0][2:],
+            "kind": kind,
+            "aliases": sorted(a for a in args if a != longs[0]),
+            "negatable": negatable,
+            "source": m.rel,
+        }
+        if kwargs.get("choices") is not None:
+            option["choices"] = choices_fact(kwargs["choices"], kwargs.get("type"))
+        parser.options.append(option)
+
+
+# The one `lambda` `type=` whose conversion is known: vllm/engine/arg_utils.py
+# (`moe_backend_kwargs["type"]` and its neighbours, 0.29.0 on).
+LOWER_UNDERSCORE = "lambda s: s.lower().replace('-', '_')"
+
+
+def choice_conversion(t: Any) -> tuple[str | None, bool]:
+    """How argparse's `type=` turns a word into the value it looks up in
+    `choices`: `str`, `int` or `lower_underscore` (None when not known), and
+    whether `optional_type` wraps it."""
+    if t is None:
+        return "str", False  # argparse's default: the word itself
+    if isinstance(t, TypeFn):
+        return t.conv, t.optional
+    if isinstance(t, TH) and t.module == "builtins" and t.origin in ("str", "int"):
+        return t.origin, False
+    if isinstance(t, External) and t.name in ("builtins.str", "builtins.int"):
+        return t.name.split(".")[1], False
+    if isinstance(t, Lambda) and ast.unparse(t.node) == LOWER_UNDERSCORE:
+        return "lower_underscore", False
+    return None, False
+
+
+def choices_fact(choices: Any, t: Any) -> dict:
+    """The `choices` of one flag: the values and how a word is converted
+    before it is looked up among them, or why they cannot be read (a list
+    built at run time, a `type=` whose conversion is not known)."""
+    if isinstance(choices, Unknown):
+        return {"unread": choices.why}
+    ok = isinstance(choices, (list, tuple)) and all(
+        isinstance(c, (str, int)) and not isinstance(c, bool) for c in choices
+    )
+    if not ok:
+        return {"unread": f"choices {describe(choices)}"}
+    conv, optional = choice_conversion(t)
+    if conv is None:
+        what = f"`{t.desc}`" if isinstance(t, TypeFn) else describe(t)
+        return {"unread": f"the `type=` {what} (how it converts a word is not known)"}
+    return {"values": list(choices), "convert": conv, "optional": optional}
 
 
 def type_is_json(t: Any, interp: Caller, seen: int = 0) -> bool | None:

@@ -19,10 +19,15 @@ from facts_vllm_types import _alias_name
 
 @dataclass(frozen=True)
 class TypeFn:
-    """A `type=` callable: `json` when it parses JSON."""
+    """A `type=` callable: `json` when it parses JSON. `conv` is how it turns
+    a word into the value argparse compares with `choices` (`str`, `int`,
+    `lower_underscore`), None when that is not known; `optional` when
+    `optional_type` wraps it (`""` and `"None"` become None)."""
 
     json: bool
     desc: str
+    conv: str | None = None
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -147,6 +152,11 @@ class Evaluator:
                     cont = self.ev(t.value, f)
                     if isinstance(cont, dict) and key not in cont:
                         raise FactsError(f"`{ast.unparse(t)}` at {m.where(st)}: no key `{key}` (vLLM would fail here)")
+                    if key == "choices" and isinstance(cont, dict):
+                        # `kwargs["x"]["choices"] += [...]`: the list grows
+                        # where it can be read, else it is marked unread
+                        # (the flag's values are then not judged).
+                        cont[key] = self.grown_choices(cont[key], st, f)
                     return
             if isinstance(t, ast.Name):
                 f.env[t.id] = Unknown(f"`{ast.unparse(st)}`")
@@ -194,6 +204,18 @@ class Evaluator:
             f.env[st.name] = Lambda(m, st)
         else:
             raise FactsError(f"cannot follow the statement `{ast.unparse(st).splitlines()[0]}` at {m.where(st)}")
+
+    def grown_choices(self, have: Any, st: ast.AugAssign, f: "Frame") -> Any:
+        why = Unknown(f"`{ast.unparse(st)}` at {f.mod.where(st)}")
+        if not isinstance(st.op, ast.Add) or not isinstance(have, list):
+            return why
+        try:
+            more = self.ev(st.value, f)
+        except FactsError:
+            return why
+        if isinstance(more, (list, tuple)) and all(isinstance(x, str) for x in more):
+            return have + list(more)
+        return why
 
     def assign(self, t: ast.expr, val: Any, f: "Frame") -> None:
         if isinstance(t, ast.Name):

@@ -10,7 +10,7 @@ import copy
 import hashlib
 from typing import Any
 
-from facts_vllm_calls import Caller, type_is_json
+from facts_vllm_calls import Caller, choice_conversion, type_is_json
 from facts_vllm_eval import ActionSym, Frame, KwError, TypeFn, _mentions_json
 from facts_vllm_source import Alias, ClassObj, External, FactsError, FuncObj, Module, Unknown, describe
 from facts_vllm_types import ELLIPSIS_TH, NONE_TH, TH, Union_, hint_set
@@ -204,7 +204,8 @@ class _CKInterp(Caller):
                 j = type_is_json(inner, self)
                 if j is None:
                     raise FactsError(f"cannot tell `{ast.unparse(e)}` at {self.au.where(e)} JSON or not")
-                return TypeFn(j, ast.unparse(e))
+                conv, optional = choice_conversion(inner)
+                return TypeFn(j, ast.unparse(e), conv, optional or n == "optional_type")
             if n == "_maybe_add_docs_url":
                 return ""
         if isinstance(e, ast.Set):
@@ -277,7 +278,7 @@ class _CKInterp(Caller):
         if not all(isinstance(o, t0) for o in opts):
             raise FactsError(f"vLLM's `literal_to_kwargs` raises for {self.ctx}: mixed Literal types")
         key = "metavar" if any(isinstance(h, TH) and h.origin == "str" for h in hs) else "choices"
-        return {"type": TypeFn(False, t0.__name__), key: sorted(opts)}
+        return {"type": TypeFn(False, t0.__name__, t0.__name__ if t0 in (str, int) else None), key: sorted(opts)}
 
     def collection_to_kwargs(self, hs: Any, t: Any, e: ast.AST) -> dict:
         h = next((h for h in hs if self.is_type(h, t)), None)

@@ -222,6 +222,32 @@ class HandRead(unittest.TestCase):
         for name in ABSENT_0_22_1:
             self.assertNotIn(name, fl, f"--{name} is not defined by vllm 0.22.1")
 
+    def test_choices_read_by_hand_at_0_22_1(self):
+        fl = flags("0.22.1")
+        # vllm/config/parallel.py:40-51 `All2AllBackend = Literal[...]`, sorted by `literal_to_kwargs`
+        # (arg_utils.py); `type` the options' own (str)
+        self.assertEqual(
+            fl["all2all-backend"]["choices"],
+            {
+                "values": sorted(["naive", "pplx", "deepep_high_throughput", "deepep_low_latency", "mori", "nixl_ep",
+                                  "allgather_reducescatter", "flashinfer_all2allv", "flashinfer_nvlink_two_sided",
+                                  "flashinfer_nvlink_one_sided"]),
+                "convert": "str",
+                "optional": False,
+            },
+        )
+        # vllm/config/lora.py:26 `MaxLoRARanks = Literal[1, 8, ..., 512]`: int choices, `type=int`
+        self.assertEqual(fl["max-lora-rank"]["choices"]["values"], [1, 8, 16, 32, 64, 128, 256, 320, 512])
+        self.assertEqual(fl["max-lora-rank"]["choices"]["convert"], "int")
+        # arg_utils.py:1443 `moe_backend_kwargs["type"] = lambda s: s.lower().replace("-", "_")`
+        self.assertEqual(fl["moe-backend"]["choices"]["convert"], "lower_underscore")
+        # arg_utils.py:1322 `["choices"] += [",".join(p) for p in permutations(...)]`: not readable
+        self.assertIn("unread", fl["collect-detailed-traces"]["choices"])
+        self.assertIn("arg_utils.py:1322", fl["collect-detailed-traces"]["choices"]["unread"])
+        # `--tokenizer-mode` is `Literal[...] | str`: a metavar, no choices
+        self.assertNotIn("choices", fl["tokenizer-mode"])
+        self.assertNotIn("choices", fl["max-model-len"])
+
     def test_profiler_config_from_0_21_on(self):
         for v in PINNED:
             if version_key(v) >= (0, 21, 0):
@@ -776,6 +802,24 @@ class Mutations(unittest.TestCase):
         self.assertEqual(fl["api-server-count"]["aliases"], ["--api-servers", "-asc"])
         self.assertNotIn("api-servers", fl)
         self.assertEqual(fl["headless"]["kind"], "switch")
+
+    def test_a_literal_decides_the_choices(self):
+        fl = self.run_mutated(mutate(self.V, "vllm/config/parallel.py",
+                                     '    "naive",\n    "pplx",\n', '    "naive",\n    "hccl",\n    "pplx",\n'))
+        self.assertIn("hccl", fl["all2all-backend"]["choices"]["values"])
+
+    def test_a_growing_choice_list_is_followed_or_marked_unread(self):
+        ov = mutate(self.V, "vllm/engine/arg_utils.py",
+                    '        moe_backend_kwargs["type"] = lambda s: s.lower().replace("-", "_")\n',
+                    '        moe_backend_kwargs["type"] = lambda s: s.lower().replace("-", "_")\n'
+                    '        moe_backend_kwargs["choices"] += ["npu"]\n')
+        fl = self.run_mutated(ov)
+        self.assertIn("npu", fl["moe-backend"]["choices"]["values"])
+        ov = mutate(self.V, "vllm/engine/arg_utils.py",
+                    '        moe_backend_kwargs["type"] = lambda s: s.lower().replace("-", "_")\n',
+                    '        moe_backend_kwargs["type"] = lambda s: s.upper()\n')
+        fl = self.run_mutated(ov)
+        self.assertIn("how it converts a word is not known", fl["moe-backend"]["choices"]["unread"])
 
     def test_an_unreadable_option_name_fails_naming_file_and_line(self):
         ov = mutate(self.V, self.CLI, "    parser = FrontendArgs.add_cli_args(parser)\n",

@@ -48,6 +48,37 @@ pub fn diff_releases(a: &'static Release, b: &'static Release) -> Vec<String> {
                 out.push("serve flags changed:".into());
                 out.extend(changed);
             }
+            let mut choices: Vec<String> = Vec::new();
+            for (n, x) in &fa {
+                let Some(y) = fb.get(n) else { continue };
+                let values = |c: Option<&Choices>| -> BTreeSet<String> {
+                    match c {
+                        Some(Choices::Read { values, .. }) => {
+                            values.iter().map(ToString::to_string).collect()
+                        }
+                        _ => BTreeSet::new(),
+                    }
+                };
+                let (va_, vb_) = (values(x.choices.as_ref()), values(y.choices.as_ref()));
+                let (sa, sb) = (
+                    choices_summary(x.choices.as_ref()),
+                    choices_summary(y.choices.as_ref()),
+                );
+                // Two unread lists differ only in where they were found.
+                if sa == sb && va_ == vb_ {
+                    continue;
+                }
+                choices.push(format!("  ~ {n}: {sa} -> {sb}"));
+                choices.extend(vb_.difference(&va_).map(|v| format!("    + {v}")));
+                choices.extend(va_.difference(&vb_).map(|v| format!("    - {v}")));
+            }
+            if !choices.is_empty() {
+                out.push(format!(
+                    "serve flag choices (vllm {} -> {}):",
+                    va.version, vb.version
+                ));
+                out.extend(choices);
+            }
             set_diff(
                 &mut out,
                 &format!(
@@ -112,6 +143,12 @@ pub fn diff_releases(a: &'static Release, b: &'static Release) -> Vec<String> {
         "kv connectors",
         names(&a.kv_connectors),
         names(&b.kv_connectors),
+    );
+    set_diff(
+        &mut out,
+        "serve flag choices widened by the platform",
+        a.parser_choices_widened.iter().map(|w| w.flag.as_str()),
+        b.parser_choices_widened.iter().map(|w| w.flag.as_str()),
     );
     let keys: BTreeSet<&str> = a
         .images
@@ -322,6 +359,27 @@ fn json<T: Serialize + ?Sized>(v: &T) -> String {
 fn scalar<T: Serialize + PartialEq + ?Sized>(out: &mut Vec<String>, title: &str, a: &T, b: &T) {
     if a != b {
         out.push(format!("{title}: {} -> {}", json(a), json(b)));
+    }
+}
+
+/// One option's choices in a line of the diff (as `facts.py diff` says it).
+fn choices_summary(c: Option<&Choices>) -> String {
+    match c {
+        None => "none".into(),
+        Some(Choices::Unread { .. }) => "unread".into(),
+        Some(Choices::Read {
+            values,
+            convert,
+            optional,
+        }) => format!(
+            "{} values, convert {}{}",
+            values.len(),
+            serde_json::to_value(convert)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            if *optional { ", optional" } else { "" }
+        ),
     }
 }
 

@@ -18,6 +18,12 @@ impl Release {
         self.kv_connectors.iter().any(|c| c.name == name)
     }
 
+    /// The platform hook's widening of `vllm serve` flag `name`'s choices
+    /// (without `--`), if it widens them: vLLM's list is then not the image's.
+    pub fn widens_choices(&self, name: &str) -> Option<&WidenedChoices> {
+        self.parser_choices_widened.iter().find(|w| w.flag == name)
+    }
+
     /// Whether script `file` accepts flag `flag` (`--workers`).
     pub fn script_has_flag(&self, file: &str, flag: &str) -> bool {
         self.scripts

@@ -106,6 +106,20 @@ pub struct Release {
     /// additional_config.md, from v0.20.2rc1); `None` without it.
     #[serde(default)]
     pub env_migration: Option<Vec<EnvMigration>>,
+    /// The `vllm serve` flags whose argparse choices the platform hook
+    /// widens (`NPUPlatform.pre_register_and_update`, vllm_ascend/platform.py):
+    /// vLLM's list is not the image's there.
+    #[serde(default)]
+    pub parser_choices_widened: Vec<WidenedChoices>,
+}
+
+/// A flag whose choices vllm-ascend's platform hook extends.
+#[derive(Debug, Deserialize)]
+pub struct WidenedChoices {
+    /// The long flag without `--`.
+    pub flag: String,
+    /// `path:line` of the lookup of the flag in the parser.
+    pub source: String,
 }
 
 /// One row of the release's env-to-key migration table.

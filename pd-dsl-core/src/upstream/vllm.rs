@@ -37,6 +37,46 @@ pub struct ServeFlag {
     pub negatable: bool,
     /// Where vLLM defines it (path inside the sdist).
     pub source: String,
+    /// Argparse `choices`, where the option has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choices: Option<Choices>,
+}
+
+/// The `choices` of a `vllm serve` option: the values argparse accepts and
+/// how it converts a word before it looks the word up (`type=`), or why
+/// they cannot be read from the source (a list built at run time).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum Choices {
+    /// The values, in vLLM's order.
+    Read {
+        /// Strings or integers.
+        values: Vec<serde_json::Value>,
+        /// The `type=` conversion.
+        convert: Convert,
+        /// `optional_type` wraps it: `""` and `"None"` become None, which is
+        /// never among the values.
+        optional: bool,
+    },
+    /// Not readable statically: not judged.
+    Unread {
+        /// What could not be read.
+        unread: String,
+    },
+}
+
+/// How argparse's `type=` turns a word into the value it looks up in
+/// `choices` (vllm/engine/arg_utils.py `_compute_kwargs`,
+/// `literal_to_kwargs`, `optional_type`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Convert {
+    /// The word itself.
+    Str,
+    /// Python's `int(word)`.
+    Int,
+    /// `lambda s: s.lower().replace("-", "_")`.
+    LowerUnderscore,
 }
 
 /// One vLLM release's facts.
@@ -308,7 +348,130 @@ impl V2Runner {
     }
 }
 
+impl ServeFlag {
+    /// Every spelling argparse knows the option by, and whether it negates:
+    /// `--name` and each long alias, `--no-X` for each of those where the
+    /// option is a `BooleanOptionalAction`, and the short aliases (`-tp`).
+    pub fn spellings(&self) -> Vec<(String, bool)> {
+        let mut out = Vec::new();
+        let mut longs = vec![self.name.as_str()];
+        for a in &self.aliases {
+            match a.strip_prefix("--") {
+                Some(long) => longs.push(long),
+                None if a.starts_with('-') => out.push((a.clone(), false)),
+                None => longs.push(a),
+            }
+        }
+        for long in longs {
+            out.push((format!("--{long}"), false));
+            if self.negatable {
+                out.push((format!("--no-{long}"), true));
+            }
+        }
+        out
+    }
+
+    /// Argparse's check of one word given to the option against its
+    /// `choices` (`_get_values`: the `type=` conversion, then `_check_value`):
+    /// `None` when the word is accepted, or the option has no choices or
+    /// choices that cannot be read; else what argparse refuses, in its terms.
+    pub fn choice_refusal(&self, word: &str) -> Option<String> {
+        let Some(Choices::Read {
+            values,
+            convert,
+            optional,
+        }) = &self.choices
+        else {
+            return None;
+        };
+        let listed = values
+            .iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => format!("'{s}'"),
+                other => other.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        if *optional && (word.is_empty() || word == "None") {
+            return Some(format!("invalid choice: None (choose from {listed})"));
+        }
+        let value = match convert {
+            Convert::Str => serde_json::Value::String(word.to_owned()),
+            Convert::LowerUnderscore => {
+                serde_json::Value::String(word.to_lowercase().replace('-', "_"))
+            }
+            Convert::Int => match python_int(word) {
+                Some(n) => serde_json::Value::from(n),
+                None => return Some(format!("invalid int value: '{word}'")),
+            },
+        };
+        if values.contains(&value) {
+            return None;
+        }
+        let shown = match &value {
+            serde_json::Value::String(s) => format!("'{s}'"),
+            other => other.to_string(),
+        };
+        Some(format!("invalid choice: {shown} (choose from {listed})"))
+    }
+}
+
+/// Python's `int(word)` on a decimal string: surrounding whitespace, a
+/// sign, digits with single `_` between them.
+fn python_int(word: &str) -> Option<i64> {
+    let t = word.trim();
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+        || !digits.chars().all(|c| c.is_ascii_digit() || c == '_')
+    {
+        return None;
+    }
+    let n: i64 = digits.replace('_', "").parse().ok()?;
+    Some(if neg { -n } else { n })
+}
+
 impl VllmRelease {
+    /// The option spelled exactly `spelling` (`--max-model-len`, `--no-x`,
+    /// `-tp`) and whether that spelling negates it.
+    pub fn lookup(&self, spelling: &str) -> Option<(&ServeFlag, bool)> {
+        self.serve_flags.iter().find_map(|f| {
+            f.spellings()
+                .into_iter()
+                .find(|(s, _)| s == spelling)
+                .map(|(_, neg)| (f, neg))
+        })
+    }
+
+    /// The long spellings `spelling` is a prefix of: argparse (vLLM's parser
+    /// keeps `allow_abbrev`) takes a unique one for the full option.
+    pub fn expansions(&self, spelling: &str) -> Vec<String> {
+        if !spelling.starts_with("--") {
+            return Vec::new();
+        }
+        let mut out: Vec<String> = self
+            .serve_flags
+            .iter()
+            .flat_map(ServeFlag::spellings)
+            .map(|(s, _)| s)
+            .filter(|s| s.starts_with("--") && s.starts_with(spelling) && s != spelling)
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// The long option nearest to a spelling no option has, for "did you
+    /// mean" ([`crate::rules::closest`]).
+    pub fn nearest(&self, spelling: &str) -> Option<&str> {
+        nearest_flag(&self.serve_flags, spelling)
+    }
+
     /// The option spelled `--name` (without `--`; `_` read as `-`), by its
     /// long name or a long alias.
     pub fn flag(&self, name: &str) -> Option<&ServeFlag> {
@@ -462,6 +625,13 @@ pub fn long_name_of_alias(alias: &str) -> Option<&'static str> {
         })
 }
 
+/// The long option among `flags` nearest to `spelling` (`--x`), if one is
+/// near enough to be what was meant ([`crate::rules::closest`]).
+pub fn nearest_flag<'a>(flags: &'a [ServeFlag], spelling: &str) -> Option<&'a str> {
+    let want = spelling.trim_start_matches('-');
+    crate::rules::closest(want, flags.iter().map(|f| f.name.as_str()))
+}
+
 /// The vLLM facts of the vLLM an image ships.
 pub fn vllm_of(img: &Image) -> Result<&'static VllmRelease, String> {
     let v = img.vllm();
@@ -475,5 +645,33 @@ pub fn image_key(hw: &crate::tables::Hardware) -> &'static str {
         "A5" => "950dt",
         "A3" => "a3",
         _ => "a2",
+    }
+}
+
+#[cfg(test)]
+mod python_int_tests {
+    use super::python_int;
+
+    /// The forms Python's `int()` takes and refuses, as argparse hands it a
+    /// word of `--max-lora-rank`.
+    #[test]
+    fn python_int_reads_what_python_reads() {
+        for (word, want) in [
+            ("16", Some(16)),
+            (" 16\n", Some(16)),
+            ("+16", Some(16)),
+            ("-3", Some(-3)),
+            ("1_6", Some(16)),
+            ("1__6", None),
+            ("_16", None),
+            ("16_", None),
+            ("", None),
+            ("-", None),
+            ("16.0", None),
+            ("0x10", None),
+            ("sixteen", None),
+        ] {
+            assert_eq!(python_int(word), want, "{word:?}");
+        }
     }
 }
