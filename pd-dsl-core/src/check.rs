@@ -16,7 +16,7 @@ use crate::rules::connector::check_wiring;
 use crate::rules::names::{check_verification, lookup_tables};
 use crate::rules::ports::check_ports;
 use crate::rules::serve::{Facts, check_serve};
-use crate::rules::settings::{check_serve_block, node_block_exists};
+use crate::rules::settings::{check_flags_accepted, check_serve_block, node_block_exists};
 use crate::rules::text::check_texts;
 use crate::rules::topology::{check_topology, u32_of};
 use crate::rules::{Diagnostic, Diagnostics, Rule, Severity};
@@ -138,11 +138,15 @@ fn derive_parts(spec: &LayoutSpec, cx: &mut Cx) -> Option<Layout> {
     let shapes = check_topology(spec, hw, cx);
     let wiring = check_wiring(spec, model, shapes.as_deref(), hw, image, cx);
     check_serve_block(&spec.serve, "serve", cx);
+    check_flags_accepted(&spec.serve, "serve", image, cx);
     for (role, block) in &spec.roles {
         check_serve_block(block, role.as_str(), cx);
+        check_flags_accepted(block, role.as_str(), image, cx);
     }
     for (node, block) in &spec.nodes {
-        check_serve_block(block, &format!("nodes.{node}"), cx);
+        let scope = format!("nodes.{node}");
+        check_serve_block(block, &scope, cx);
+        check_flags_accepted(block, &scope, image, cx);
     }
     let verified = check_verification(spec, image, cx);
     let pd = spec.topology.iter().any(|g| g.role.value != Role::Mixed);

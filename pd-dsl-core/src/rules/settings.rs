@@ -10,6 +10,7 @@ use crate::placement::{NodePlan, Placement};
 use crate::rules::Rule;
 use crate::site::{Site, Spanned};
 use crate::spec::{EnvValue, GraphMode, Json, LayoutSpec, Role, ServeSpec};
+use crate::tables::Image;
 use std::collections::BTreeSet;
 
 declare_rules! {
@@ -34,6 +35,16 @@ declare_rules! {
     GpuMemoryUtilization = "gpu_memory_utilization", Hard, "`gpu_memory_utilization` is a number in (0, 1]";
     /// Capture sizes without a cudagraph mode, or malformed.
     GraphCaptureSizes = "graph_capture_sizes", Hard, "capture sizes go with a cudagraph mode and are positive and distinct";
+    /// An extra flag the image's `vllm serve` refuses: argparse exits at
+    /// start on an unknown or ambiguous option, a switch given a value, an
+    /// option missing its value, or a value outside its `choices`
+    /// (vllm/engine/arg_utils.py `_compute_kwargs`/`literal_to_kwargs` and
+    /// the `add_argument` calls, read into the generated facts
+    /// `serve_flags` at every pinned vLLM; the choices vllm-ascend's
+    /// `NPUPlatform.pre_register_and_update` widens, facts
+    /// `parser_choices_widened`, are not judged). A unique prefix argparse
+    /// would expand is refused too: the rules compare full names.
+    ServeFlagAccepted = "serve_flag_accepted", Hard, "every extra flag is one the image's `vllm serve` accepts, written in full, with a value it accepts";
 }
 
 /// Flags the library derives; `Some(field)` names the typed field to use.
@@ -394,6 +405,111 @@ pub(crate) fn node_block_exists<'p>(
         );
     }
     plan
+}
+
+/// The extra flags of one serve block against the `vllm serve` of the
+/// image (rule `serve_flag_accepted`). Flags the library derives are left
+/// to `derived_setting`, misspelt ones to `flag_format`.
+pub(crate) fn check_flags_accepted(
+    block: &ServeSpec,
+    scope: &str,
+    image: Option<&'static Image>,
+    cx: &mut Cx,
+) {
+    let Some(img) = image else {
+        return;
+    };
+    let (Ok(v), rel) = (crate::upstream::vllm_of(img), img.facts()) else {
+        return;
+    };
+    let whose = format!("vLLM {} (image `{}`)", v.version, img.tag);
+    for (i, f) in block.flags.iter().enumerate() {
+        let field = format!("{scope}.flags[{i}]");
+        let written = f.name.value.as_str();
+        if !is_flag(written) {
+            continue;
+        }
+        let (spelling, dotted) = match written.split_once('.') {
+            Some((base, _)) => (base, true),
+            None => (written, false),
+        };
+        if DERIVED_FLAGS.iter().any(|(n, _)| *n == spelling) {
+            continue;
+        }
+        let Some((flag, _)) = v.lookup(spelling) else {
+            let expansions = v.expansions(spelling);
+            let plain = spelling
+                .strip_prefix("--no-")
+                .and_then(|base| v.lookup(&format!("--{base}")))
+                .map(|(f, _)| f);
+            let message = match (expansions.as_slice(), plain) {
+                ([one], _) => format!(
+                    "found flag `{spelling}`, expected it written in full, `{one}`: {whose} takes a unique prefix for the whole option (argparse's `allow_abbrev`), but pd-dsl's rules compare full names, so a derived, repeated or per-release flag would pass them unseen"
+                ),
+                ([], Some(base)) => format!(
+                    "found flag `{spelling}`, expected `--{}` left out (or given): it is a plain switch in {whose} (`{}`), with no `--no-` form, so `vllm serve` exits at start with `unrecognized arguments`",
+                    base.name, base.source
+                ),
+                ([], None) => format!(
+                    "found flag `{spelling}`, expected a `vllm serve` option of {whose}: it exits at start with `unrecognized arguments` (options read from vLLM's own definitions, generated facts `serve_flags`){}",
+                    v.nearest(spelling)
+                        .map(|n| format!("; did you mean `--{n}`?"))
+                        .unwrap_or_default()
+                ),
+                (many, _) => format!(
+                    "found flag `{spelling}`, expected one option written in full: in {whose} it is the start of {}, so `vllm serve` exits at start with `ambiguous option`",
+                    many.iter()
+                        .map(|m| format!("`{m}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            cx.report(Rule::ServeFlagAccepted, f.name.site, field, message);
+            continue;
+        };
+        use crate::upstream::FlagKind;
+        let value = f.value.as_ref();
+        let word = value.map(|v| match &v.value {
+            Json::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+        let refusal = match (flag.kind, &word) {
+            (kind, _) if dotted && kind != FlagKind::Json => Some(format!(
+                "found flag `{written}`, expected `{spelling}` without a dotted sub-key: in {whose} it is not a JSON option, so `vllm serve` exits at start with `unrecognized arguments`"
+            )),
+            (FlagKind::Switch, Some(w)) => Some(format!(
+                "found `{written}` with the value `{w}`, expected the switch alone (`\"{written}\"`{}): in {whose} it takes no value, so the word after it is left over and `vllm serve` exits at start with `unrecognized arguments`",
+                if flag.negatable {
+                    format!(", or `\"--no-{}\"` to turn it off", flag.name)
+                } else {
+                    String::new()
+                }
+            )),
+            (FlagKind::Value | FlagKind::Many | FlagKind::Json, None) => Some(format!(
+                "found `{written}` without a value, expected `\"{written}\" = VALUE`: in {whose} it takes one, so `vllm serve` exits at start with `expected one argument`"
+            )),
+            (FlagKind::Value | FlagKind::Many, Some(w)) => {
+                let widened = rel.and_then(|r| r.widens_choices(&flag.name));
+                flag.choice_refusal(w)
+                    .filter(|_| widened.is_none())
+                    .map(|why| format!(
+                        "found `{written} {w}`, expected a value {whose} accepts: `vllm serve` exits at start with `argument {written}: {why}` (argparse `choices` from `{}`, generated facts `serve_flags`)",
+                        flag.source
+                    ))
+            }
+            _ => None,
+        };
+        if let Some(message) = refusal {
+            let site = match flag.kind {
+                FlagKind::Switch if value.is_some() => value.map_or(f.name.site, |v| v.site),
+                FlagKind::Value | FlagKind::Many if !dotted => {
+                    value.map_or(f.name.site, |v| v.site)
+                }
+                _ => f.name.site,
+            };
+            cx.report(Rule::ServeFlagAccepted, site, field, message);
+        }
+    }
 }
 
 #[cfg(test)]

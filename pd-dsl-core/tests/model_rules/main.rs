@@ -351,3 +351,4 @@ fn attention_keys_are_flagged_where_ignored() {
 mod dsa;
 mod graphs;
 mod per_release;
+mod serve_flags;

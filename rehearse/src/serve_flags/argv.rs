@@ -145,6 +145,9 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
             }
             Kind::Value => {
                 let v = take(&args, &mut i, &inline, &name)?;
+                if let Some(why) = flags.choice_refusal(flag, &v) {
+                    return Err(format!("argument --{name}: {why}"));
+                }
                 out.values.entry(name).or_default().push(v);
             }
             Kind::Many => {
@@ -155,6 +158,9 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
                         group.push(v.clone());
                         i += 1;
                     }
+                }
+                if let Some(why) = group.iter().find_map(|w| flags.choice_refusal(flag, w)) {
+                    return Err(format!("argument --{name}: {why}"));
                 }
                 let slot = out.values.entry(name).or_default();
                 slot.clear();
@@ -192,26 +198,6 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
 
 /// `; did you mean --x?` for a near spelling of the same version.
 fn suggestion(flags: &Flags, spelling: &str) -> String {
-    let want = spelling.trim_start_matches('-');
-    let best = flags
-        .flags()
-        .iter()
-        .map(|f| (edit_distance(want, &f.name), &f.name))
-        .filter(|(d, n)| *d <= 2.max(n.len() / 6))
-        .min();
-    best.map_or_else(String::new, |(_, n)| format!("; did you mean --{n}?"))
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
+    pd_dsl::upstream::nearest_flag(flags.flags(), spelling)
+        .map_or_else(String::new, |n| format!("; did you mean --{n}?"))
 }

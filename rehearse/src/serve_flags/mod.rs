@@ -14,7 +14,7 @@
 
 use crate::facts::{self, ServeFlag};
 use serde_json::Value as Json;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::LazyLock;
 
 mod argv;
@@ -34,36 +34,24 @@ pub struct Flags {
     flags: Vec<ServeFlag>,
     /// `--name`, `--no-name`, `-tp`, … → (index into `flags`, negated).
     index: HashMap<String, (usize, bool)>,
+    /// Options whose choices the image's vllm-ascend widens (not judged).
+    widened: BTreeSet<String>,
 }
 
 impl Flags {
-    /// Builds the index of a parsed table.
+    /// Builds the index of a parsed table ([`ServeFlag::spellings`]).
     pub fn new(version: &str, flags: Vec<ServeFlag>) -> Flags {
         let mut index = HashMap::new();
         for (i, f) in flags.iter().enumerate() {
-            let mut longs = vec![f.name.clone()];
-            for a in &f.aliases {
-                match a.strip_prefix("--") {
-                    Some(long) => longs.push(long.to_owned()),
-                    None if a.starts_with('-') => {
-                        index.insert(a.clone(), (i, false));
-                    }
-                    None => longs.push(a.clone()),
-                }
-            }
-            for long in longs {
-                // argparse's BooleanOptionalAction adds `--no-X` for every
-                // `--X` spelling.
-                if f.negatable {
-                    index.insert(format!("--no-{long}"), (i, true));
-                }
-                index.insert(format!("--{long}"), (i, false));
+            for (spelling, negated) in f.spellings() {
+                index.insert(spelling, (i, negated));
             }
         }
         Flags {
             version: version.to_owned(),
             flags,
             index,
+            widened: BTreeSet::new(),
         }
     }
 
@@ -94,10 +82,36 @@ impl Flags {
         }
     }
 
-    /// The table of the vLLM version image `tag` ships.
+    /// The `vllm serve` of image `tag`: its vLLM's table, with the options
+    /// whose choices its vllm-ascend widens left unjudged (facts
+    /// `parser_choices_widened`).
     pub fn of_image(tag: &str) -> Result<&'static Flags, String> {
-        let v = facts::vllm_version_of_image(tag)?;
-        Flags::of_version(&v).map_err(|e| format!("image `{tag}` ships vLLM {v}: {e}"))
+        static TABLES: LazyLock<BTreeMap<&'static str, Result<Flags, String>>> =
+            LazyLock::new(|| {
+                pd_dsl::tables::IMAGES
+                    .iter()
+                    .map(|img| {
+                        let t = facts::ascend_required(img.tag).and_then(|rel| {
+                            let v = &rel.vllm.version;
+                            let f = facts::vllm(v)
+                                .map_err(|e| format!("image `{}` ships vLLM {v}: {e}", img.tag))?;
+                            let mut flags = Flags::new(&f.version, f.serve_flags.clone());
+                            flags.widened = rel
+                                .parser_choices_widened
+                                .iter()
+                                .map(|w| w.flag.clone())
+                                .collect();
+                            Ok(flags)
+                        });
+                        (img.tag, t)
+                    })
+                    .collect()
+            });
+        match TABLES.get(tag) {
+            Some(Ok(t)) => Ok(t),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(facts::ascend_required(tag).err().unwrap_or_default()),
+        }
     }
 
     /// Every flag, sorted by name.
@@ -111,6 +125,15 @@ impl Flags {
         self.index
             .get(spelling)
             .and_then(|&(i, neg)| self.flags.get(i).map(|f| (f, neg)))
+    }
+
+    /// What argparse says of `word` given to `flag` against its choices
+    /// ([`ServeFlag::choice_refusal`]), unless the image widens them.
+    pub fn choice_refusal(&self, flag: &ServeFlag, word: &str) -> Option<String> {
+        if self.widened.contains(&flag.name) {
+            return None;
+        }
+        flag.choice_refusal(word)
     }
 }
 

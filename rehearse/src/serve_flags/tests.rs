@@ -83,21 +83,38 @@ fn forms_and_errors() {
     assert!(err(&["/m", "--compilation-config", "{bad"]).contains("invalid JSON"));
 }
 
-/// A value for a flag of `kind`, as argv words.
-fn value_of(kind: Kind) -> Vec<&'static str> {
-    match kind {
+/// A value for flag `f`, as argv words: one of its choices where it has
+/// them (argparse refuses anything else), else one of its kind.
+fn value_of(f: &ServeFlag) -> Vec<String> {
+    let choices: Vec<String> = match &f.choices {
+        Some(pd_dsl::upstream::Choices::Read { values, .. }) => values
+            .iter()
+            .filter(|v| v.as_str() != Some("None"))
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let pick = |n: usize, dflt: &[&str]| -> Vec<String> {
+        if choices.len() >= n {
+            choices[..n].to_vec()
+        } else {
+            dflt.iter().map(|s| (*s).to_owned()).collect()
+        }
+    };
+    match f.kind {
         Kind::Switch => vec![],
-        Kind::Value => vec!["7"],
-        Kind::Many => vec!["a", "b"],
-        Kind::Json => vec![r#"{"a": 1}"#],
+        Kind::Value => pick(1, &["7"]),
+        Kind::Many => pick(2, &["a", "b"]),
+        Kind::Json => vec![r#"{"a": 1}"#.to_owned()],
     }
 }
 
 fn recorded(a: &ServeArgs, f: &ServeFlag, negated: bool) -> bool {
+    let want = value_of(f);
     match f.kind {
         Kind::Switch => a.switches.get(&f.name) == Some(&!negated),
-        Kind::Value => a.value(&f.name) == Some("7"),
-        Kind::Many => a.values.get(&f.name).is_some_and(|v| v == &["a", "b"]),
+        Kind::Value => a.value(&f.name) == want.first().map(String::as_str),
+        Kind::Many => a.values.get(&f.name).is_some_and(|v| v == &want),
         Kind::Json => a.json(&f.name) == Some(&serde_json::json!({"a": 1})),
     }
 }
@@ -123,7 +140,7 @@ fn every_flag_of_a_version_is_accepted_in_every_spelling() {
     for t in embedded() {
         assert!(!t.flags().is_empty(), "vLLM {} has no flags", t.version);
         for f in t.flags() {
-            let value = value_of(f.kind);
+            let value = value_of(f);
             let mut spellings: Vec<(Vec<String>, bool)> = Vec::new();
             let mut names = vec![format!("--{}", f.name)];
             names.extend(f.aliases.iter().map(|a| {
@@ -192,7 +209,7 @@ fn a_flag_of_another_version_is_refused() {
                 let Some((f, _)) = b.lookup(s) else { continue };
                 let mut args = vec!["/m".to_string(), s.clone()];
                 if !s.starts_with("--no-") {
-                    args.extend(value_of(f.kind).iter().map(|v| v.to_string()));
+                    args.extend(value_of(f));
                 }
                 let e = parse(a, &args).err().unwrap_or_else(|| {
                     panic!(
@@ -281,4 +298,39 @@ fn the_images_versions_accept_the_catalogs_flags() {
         }
     }
     assert!(Flags::of_image("v9.9.9").is_err_and(|e| e.contains("not in the image table")));
+}
+
+/// Argparse's `choices`, as the compile-time rule judges them (one
+/// function, [`ServeFlag::choice_refusal`]): a value outside them is
+/// refused with vLLM's words, a listed one (after the `type=` conversion)
+/// is taken, and an option whose choices the image's vllm-ascend widens
+/// is not judged (`--kv-cache-dtype` on v0.30.0rc2, judged on v0.23.0).
+#[test]
+fn values_outside_the_choices_are_refused() {
+    let t = Flags::of_image("v0.23.0").unwrap_or_else(|e| panic!("{e}"));
+    let e = parse(t, &argv(&["/m", "--all2all-backend", "hccl"])).err();
+    assert!(
+        e.as_deref()
+            .is_some_and(|e| e.starts_with("argument --all2all-backend: invalid choice: 'hccl'")),
+        "{e:?}"
+    );
+    assert!(parse(t, &argv(&["/m", "--all2all-backend=naive"])).is_ok());
+    assert!(parse(t, &argv(&["/m", "--moe-backend", "Flashinfer-Cutlass"])).is_ok());
+    let e = parse(t, &argv(&["/m", "--max-lora-rank", "17"])).err();
+    assert!(
+        e.as_deref()
+            .is_some_and(|e| e.contains("invalid choice: 17")),
+        "{e:?}"
+    );
+    let e = parse(t, &argv(&["/m", "--kv-cache-dtype", "int8"])).err();
+    assert!(
+        e.as_deref()
+            .is_some_and(|e| e.contains("invalid choice: 'int8'")),
+        "{e:?}"
+    );
+    let widened = Flags::of_image("v0.30.0rc2").unwrap_or_else(|e| panic!("{e}"));
+    assert!(parse(widened, &argv(&["/m", "--kv-cache-dtype", "int8"])).is_ok());
+    // The same vLLM's table alone still judges it.
+    let alone = Flags::of_version(&widened.version).unwrap_or_else(|e| panic!("{e}"));
+    assert!(parse(alone, &argv(&["/m", "--kv-cache-dtype", "int8"])).is_err());
 }
