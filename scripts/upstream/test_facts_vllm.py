@@ -117,7 +117,18 @@ class WellFormed(unittest.TestCase):
                 spellings: set[str] = set()
                 src = corpus("vllm", v)
                 for x in f["serve_flags"]:
-                    self.assertEqual(list(x), ["name", "kind", "aliases", "negatable", "source"], x)
+                    keys = ["name", "kind", "aliases", "negatable", "source"]
+                    self.assertEqual(list(x), keys + (["choices"] if "choices" in x else []), x)
+                    if "choices" in x:
+                        c = x["choices"]
+                        self.assertIn(x["kind"], ("value", "many"), f"choices on a {x['kind']}: {x}")
+                        if "unread" in c:
+                            self.assertEqual(list(c), ["unread"], x)
+                        else:
+                            self.assertEqual(list(c), ["values", "convert", "optional"], x)
+                            self.assertIn(c["convert"], ("str", "int", "lower_underscore"), x)
+                            want = int if c["convert"] == "int" else str
+                            self.assertTrue(c["values"] and all(type(v) is want for v in c["values"]), x)
                     self.assertRegex(x["name"], r"^[a-z0-9][a-z0-9-]*$", "a long name as written after `--`")
                     self.assertIn(x["kind"], KINDS, x)
                     if x["negatable"]:
