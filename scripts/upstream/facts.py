@@ -187,7 +187,7 @@ def _choices_summary(c: dict | None) -> str:
         return "none"
     if "unread" in c:
         return "unread"
-    return f"{len(c['values'])} values, convert {c['convert']}{', optional' if c['optional'] else ''}"
+    return f"{len(c['values'])} values"
 
 
 def _scalar(title: str, old, new, out: list[str]):

@@ -277,37 +277,55 @@ class Caller(Evaluator):
             "negatable": negatable,
             "source": m.rel,
         }
+        if kind in ("value", "many"):
+            option["type"] = type_fact(kwargs.get("type"))
         if kwargs.get("choices") is not None:
-            option["choices"] = choices_fact(kwargs["choices"], kwargs.get("type"))
+            option["choices"] = choices_fact(kwargs["choices"])
         parser.options.append(option)
 
 
 # The one `lambda` `type=` whose conversion is known: vllm/engine/arg_utils.py
-# (`moe_backend_kwargs["type"]` and its neighbours, 0.29.0 on).
+# (`moe_backend_kwargs["type"]` and its neighbours, 0.18.0 on).
 LOWER_UNDERSCORE = "lambda s: s.lower().replace('-', '_')"
 
 
 def choice_conversion(t: Any) -> tuple[str | None, bool]:
-    """How argparse's `type=` turns a word into the value it looks up in
-    `choices`: `str`, `int` or `lower_underscore` (None when not known), and
-    whether `optional_type` wraps it."""
+    """How argparse's `type=` turns a word into the value the option takes
+    (and looks up in its `choices`): `str`, `int`, `float` or
+    `lower_underscore` (None when not known), and whether `optional_type`
+    wraps it."""
     if t is None:
         return "str", False  # argparse's default: the word itself
     if isinstance(t, TypeFn):
         return t.conv, t.optional
-    if isinstance(t, TH) and t.module == "builtins" and t.origin in ("str", "int"):
+    if isinstance(t, TH) and t.module == "builtins" and t.origin in ("str", "int", "float"):
         return t.origin, False
-    if isinstance(t, External) and t.name in ("builtins.str", "builtins.int"):
+    if isinstance(t, External) and t.name in ("builtins.str", "builtins.int", "builtins.float"):
         return t.name.split(".")[1], False
     if isinstance(t, Lambda) and ast.unparse(t.node) == LOWER_UNDERSCORE:
         return "lower_underscore", False
     return None, False
 
 
-def choices_fact(choices: Any, t: Any) -> dict:
-    """The `choices` of one flag: the values and how a word is converted
-    before it is looked up among them, or why they cannot be read (a list
-    built at run time, a `type=` whose conversion is not known)."""
+def type_fact(t: Any) -> dict:
+    """The `type=` of a valued option: the conversion argparse runs on each
+    word (a word it cannot convert ends the start), or why it is not known
+    (a vLLM helper such as `human_readable_int`, JSON)."""
+    conv, optional = choice_conversion(t)
+    if conv is None:
+        if isinstance(t, TypeFn):
+            what = f"`{t.desc}`"
+        elif isinstance(t, Lambda):
+            what = f"`{ast.unparse(t.node)}`"
+        else:
+            what = describe(t)
+        return {"unread": f"the `type=` {what} (how it converts a word is not known)"}
+    return {"convert": conv, "optional": optional}
+
+
+def choices_fact(choices: Any) -> dict:
+    """The `choices` of one option, or why they cannot be read (a list
+    built at run time)."""
     if isinstance(choices, Unknown):
         return {"unread": choices.why}
     ok = isinstance(choices, (list, tuple)) and all(
@@ -315,11 +333,7 @@ def choices_fact(choices: Any, t: Any) -> dict:
     )
     if not ok:
         return {"unread": f"choices {describe(choices)}"}
-    conv, optional = choice_conversion(t)
-    if conv is None:
-        what = f"`{t.desc}`" if isinstance(t, TypeFn) else describe(t)
-        return {"unread": f"the `type=` {what} (how it converts a word is not known)"}
-    return {"values": list(choices), "convert": conv, "optional": optional}
+    return {"values": list(choices)}
 
 
 def type_is_json(t: Any, interp: Caller, seen: int = 0) -> bool | None:

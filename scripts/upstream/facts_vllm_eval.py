@@ -20,7 +20,7 @@ from facts_vllm_types import _alias_name
 @dataclass(frozen=True)
 class TypeFn:
     """A `type=` callable: `json` when it parses JSON. `conv` is how it turns
-    a word into the value argparse compares with `choices` (`str`, `int`,
+    a word into the option's value (`str`, `int`, `float`,
     `lower_underscore`), None when that is not known; `optional` when
     `optional_type` wraps it (`""` and `"None"` become None)."""
 

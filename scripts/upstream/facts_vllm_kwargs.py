@@ -278,7 +278,7 @@ class _CKInterp(Caller):
         if not all(isinstance(o, t0) for o in opts):
             raise FactsError(f"vLLM's `literal_to_kwargs` raises for {self.ctx}: mixed Literal types")
         key = "metavar" if any(isinstance(h, TH) and h.origin == "str" for h in hs) else "choices"
-        return {"type": TypeFn(False, t0.__name__, t0.__name__ if t0 in (str, int) else None), key: sorted(opts)}
+        return {"type": TypeFn(False, t0.__name__, t0.__name__ if t0 in (str, int, float) else None), key: sorted(opts)}
 
     def collection_to_kwargs(self, hs: Any, t: Any, e: ast.AST) -> dict:
         h = next((h for h in hs if self.is_type(h, t)), None)

@@ -117,17 +117,20 @@ class WellFormed(unittest.TestCase):
                 spellings: set[str] = set()
                 src = corpus("vllm", v)
                 for x in f["serve_flags"]:
-                    keys = ["name", "kind", "aliases", "negatable", "source"]
+                    valued = x["kind"] in ("value", "many")
+                    keys = ["name", "kind", "aliases", "negatable", "source"] + (["type"] if valued else [])
                     self.assertEqual(list(x), keys + (["choices"] if "choices" in x else []), x)
+                    if valued:
+                        t = x["type"]
+                        self.assertIn(list(t), (["unread"], ["convert", "optional"]), x)
+                        if "convert" in t:
+                            self.assertIn(t["convert"], ("str", "int", "float", "lower_underscore"), x)
                     if "choices" in x:
                         c = x["choices"]
-                        self.assertIn(x["kind"], ("value", "many"), f"choices on a {x['kind']}: {x}")
-                        if "unread" in c:
-                            self.assertEqual(list(c), ["unread"], x)
-                        else:
-                            self.assertEqual(list(c), ["values", "convert", "optional"], x)
-                            self.assertIn(c["convert"], ("str", "int", "lower_underscore"), x)
-                            want = int if c["convert"] == "int" else str
+                        self.assertTrue(valued, f"choices on a {x['kind']}: {x}")
+                        self.assertIn(list(c), (["unread"], ["values"]), x)
+                        if "values" in c and "convert" in x["type"]:
+                            want = int if x["type"]["convert"] == "int" else str
                             self.assertTrue(c["values"] and all(type(v) is want for v in c["values"]), x)
                     self.assertRegex(x["name"], r"^[a-z0-9][a-z0-9-]*$", "a long name as written after `--`")
                     self.assertIn(x["kind"], KINDS, x)
@@ -243,15 +246,21 @@ class HandRead(unittest.TestCase):
                 "values": sorted(["naive", "pplx", "deepep_high_throughput", "deepep_low_latency", "mori", "nixl_ep",
                                   "allgather_reducescatter", "flashinfer_all2allv", "flashinfer_nvlink_two_sided",
                                   "flashinfer_nvlink_one_sided"]),
-                "convert": "str",
-                "optional": False,
             },
         )
+        self.assertEqual(fl["all2all-backend"]["type"], {"convert": "str", "optional": False})
         # vllm/config/lora.py:26 `MaxLoRARanks = Literal[1, 8, ..., 512]`: int choices, `type=int`
         self.assertEqual(fl["max-lora-rank"]["choices"]["values"], [1, 8, 16, 32, 64, 128, 256, 320, 512])
-        self.assertEqual(fl["max-lora-rank"]["choices"]["convert"], "int")
+        self.assertEqual(fl["max-lora-rank"]["type"]["convert"], "int")
         # arg_utils.py:1443 `moe_backend_kwargs["type"] = lambda s: s.lower().replace("-", "_")`
-        self.assertEqual(fl["moe-backend"]["choices"]["convert"], "lower_underscore")
+        self.assertEqual(fl["moe-backend"]["type"]["convert"], "lower_underscore")
+        # an `int` and a `float` field: config/scheduler.py `max_num_partial_prefills: int`,
+        # config/offload.py:23 `cpu_offload_gb: float`
+        self.assertEqual(fl["max-num-partial-prefills"]["type"], {"convert": "int", "optional": False})
+        self.assertEqual(fl["cpu-offload-gb"]["type"]["convert"], "float")
+        # `human_readable_int` (arg_utils.py, "1k" -> 1000): not known, not judged
+        self.assertIn("human_readable_int", fl["max-num-batched-tokens"]["type"]["unread"])
+        self.assertNotIn("type", fl["enforce-eager"])
         # arg_utils.py:1322 `["choices"] += [",".join(p) for p in permutations(...)]`: not readable
         self.assertIn("unread", fl["collect-detailed-traces"]["choices"])
         self.assertIn("arg_utils.py:1322", fl["collect-detailed-traces"]["choices"]["unread"])
@@ -830,7 +839,7 @@ class Mutations(unittest.TestCase):
                     '        moe_backend_kwargs["type"] = lambda s: s.lower().replace("-", "_")\n',
                     '        moe_backend_kwargs["type"] = lambda s: s.upper()\n')
         fl = self.run_mutated(ov)
-        self.assertIn("how it converts a word is not known", fl["moe-backend"]["choices"]["unread"])
+        self.assertIn("how it converts a word is not known", fl["moe-backend"]["type"]["unread"])
 
     def test_an_unreadable_option_name_fails_naming_file_and_line(self):
         ov = mutate(self.V, self.CLI, "    parser = FrontendArgs.add_cli_args(parser)\n",

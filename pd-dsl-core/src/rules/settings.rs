@@ -37,8 +37,8 @@ declare_rules! {
     GraphCaptureSizes = "graph_capture_sizes", Hard, "capture sizes go with a cudagraph mode and are positive and distinct";
     /// An extra flag the image's `vllm serve` refuses: argparse exits at
     /// start on an unknown or ambiguous option, a switch given a value, an
-    /// option missing its value, or a value outside its `choices`
-    /// (vllm/engine/arg_utils.py `_compute_kwargs`/`literal_to_kwargs` and
+    /// option missing its value, a word its `type=` cannot convert (`int`,
+    /// `float`) or a value outside its `choices` (vllm/engine/arg_utils.py `_compute_kwargs`/`literal_to_kwargs` and
     /// the `add_argument` calls, read into the generated facts
     /// `serve_flags` at every pinned vLLM; the choices vllm-ascend's
     /// `NPUPlatform.pre_register_and_update` widens, facts
@@ -489,13 +489,11 @@ pub(crate) fn check_flags_accepted(
                 "found `{written}` without a value, expected `\"{written}\" = VALUE`: in {whose} it takes one, so `vllm serve` exits at start with `expected one argument`"
             )),
             (FlagKind::Value | FlagKind::Many, Some(w)) => {
-                let widened = rel.and_then(|r| r.widens_choices(&flag.name));
-                flag.choice_refusal(w)
-                    .filter(|_| widened.is_none())
-                    .map(|why| format!(
-                        "found `{written} {w}`, expected a value {whose} accepts: `vllm serve` exits at start with `argument {written}: {why}` (argparse `choices` from `{}`, generated facts `serve_flags`)",
-                        flag.source
-                    ))
+                let widened = rel.is_some_and(|r| r.widens_choices(&flag.name).is_some());
+                flag.value_refusal(w, !widened).map(|why| format!(
+                    "found `{written} {w}`, expected a value {whose} accepts: `vllm serve` exits at start with `argument {written}: {why}` (the option's argparse `type=` and `choices` in `{}`, generated facts `serve_flags`)",
+                    flag.source
+                ))
             }
             _ => None,
         };

@@ -367,19 +367,7 @@ fn choices_summary(c: Option<&Choices>) -> String {
     match c {
         None => "none".into(),
         Some(Choices::Unread { .. }) => "unread".into(),
-        Some(Choices::Read {
-            values,
-            convert,
-            optional,
-        }) => format!(
-            "{} values, convert {}{}",
-            values.len(),
-            serde_json::to_value(convert)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
-            if *optional { ", optional" } else { "" }
-        ),
+        Some(Choices::Read { values }) => format!("{} values", values.len()),
     }
 }
 

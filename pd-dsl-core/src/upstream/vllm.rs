@@ -37,26 +37,45 @@ pub struct ServeFlag {
     pub negatable: bool,
     /// Where vLLM defines it (path inside the sdist).
     pub source: String,
+    /// How argparse converts each word given to a valued option (`type=`).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub value_type: Option<ValueType>,
     /// Argparse `choices`, where the option has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub choices: Option<Choices>,
 }
 
-/// The `choices` of a `vllm serve` option: the values argparse accepts and
-/// how it converts a word before it looks the word up (`type=`), or why
-/// they cannot be read from the source (a list built at run time).
+/// The `type=` of a valued `vllm serve` option: how argparse converts a
+/// word before it stores it and looks it up among the choices
+/// (vllm/engine/arg_utils.py `_compute_kwargs`, `literal_to_kwargs`,
+/// `optional_type`), or why that is not known (a vLLM helper such as
+/// `human_readable_int`).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum ValueType {
+    /// A known conversion.
+    Read {
+        /// The conversion.
+        convert: Convert,
+        /// `optional_type` wraps it: `""` and `"None"` become None.
+        optional: bool,
+    },
+    /// Not known: the words are not judged.
+    Unread {
+        /// What could not be read.
+        unread: String,
+    },
+}
+
+/// The `choices` of a `vllm serve` option, or why they cannot be read from
+/// the source (a list built at run time).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(untagged)]
 pub enum Choices {
-    /// The values, in vLLM's order.
+    /// The values, in vLLM's order: strings or integers.
     Read {
-        /// Strings or integers.
+        /// The values.
         values: Vec<serde_json::Value>,
-        /// The `type=` conversion.
-        convert: Convert,
-        /// `optional_type` wraps it: `""` and `"None"` become None, which is
-        /// never among the values.
-        optional: bool,
     },
     /// Not readable statically: not judged.
     Unread {
@@ -65,9 +84,7 @@ pub enum Choices {
     },
 }
 
-/// How argparse's `type=` turns a word into the value it looks up in
-/// `choices` (vllm/engine/arg_utils.py `_compute_kwargs`,
-/// `literal_to_kwargs`, `optional_type`).
+/// How argparse's `type=` turns a word into an option's value.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Convert {
@@ -75,6 +92,8 @@ pub enum Convert {
     Str,
     /// Python's `int(word)`.
     Int,
+    /// Python's `float(word)`.
+    Float,
     /// `lambda s: s.lower().replace("-", "_")`.
     LowerUnderscore,
 }
@@ -371,29 +390,27 @@ impl ServeFlag {
         out
     }
 
-    /// Argparse's check of one word given to the option against its
-    /// `choices` (`_get_values`: the `type=` conversion, then `_check_value`):
-    /// `None` when the word is accepted, or the option has no choices or
-    /// choices that cannot be read; else what argparse refuses, in its terms.
-    pub fn choice_refusal(&self, word: &str) -> Option<String> {
-        let Some(Choices::Read {
-            values,
-            convert,
-            optional,
-        }) = &self.choices
-        else {
+    /// Argparse's judgement of one word given to the option
+    /// (`_get_values`: the `type=` conversion, then `_check_value` against
+    /// the `choices` when `with_choices`): `None` when it takes the word (or
+    /// its conversion is not known), else what argparse says.
+    pub fn value_refusal(&self, word: &str, with_choices: bool) -> Option<String> {
+        let Some(ValueType::Read { convert, optional }) = &self.value_type else {
             return None;
         };
-        let listed = values
-            .iter()
-            .map(|v| match v {
-                serde_json::Value::String(s) => format!("'{s}'"),
-                other => other.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
+        let choices = match &self.choices {
+            Some(Choices::Read { values }) if with_choices => Some(values),
+            _ => None,
+        };
+        let show = |v: &serde_json::Value| match v {
+            serde_json::Value::String(s) => format!("'{s}'"),
+            other => other.to_string(),
+        };
+        let listed =
+            |values: &[serde_json::Value]| values.iter().map(show).collect::<Vec<_>>().join(", ");
         if *optional && (word.is_empty() || word == "None") {
-            return Some(format!("invalid choice: None (choose from {listed})"));
+            // None: a value, but never one of the choices.
+            return choices.map(|c| format!("invalid choice: None (choose from {})", listed(c)));
         }
         let value = match convert {
             Convert::Str => serde_json::Value::String(word.to_owned()),
@@ -404,15 +421,19 @@ impl ServeFlag {
                 Some(n) => serde_json::Value::from(n),
                 None => return Some(format!("invalid int value: '{word}'")),
             },
+            Convert::Float => match python_float(word) {
+                Some(x) => serde_json::Value::from(x),
+                None => return Some(format!("invalid float value: '{word}'")),
+            },
         };
-        if values.contains(&value) {
-            return None;
-        }
-        let shown = match &value {
-            serde_json::Value::String(s) => format!("'{s}'"),
-            other => other.to_string(),
-        };
-        Some(format!("invalid choice: {shown} (choose from {listed})"))
+        let c = choices?;
+        (!c.contains(&value)).then(|| {
+            format!(
+                "invalid choice: {} (choose from {})",
+                show(&value),
+                listed(c)
+            )
+        })
     }
 }
 
@@ -425,16 +446,37 @@ fn python_int(word: &str) -> Option<i64> {
         Some(b'+') => (false, &t[1..]),
         _ => (false, t),
     };
-    if digits.is_empty()
-        || digits.starts_with('_')
-        || digits.ends_with('_')
-        || digits.contains("__")
-        || !digits.chars().all(|c| c.is_ascii_digit() || c == '_')
-    {
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit() || c == '_') {
         return None;
     }
-    let n: i64 = digits.replace('_', "").parse().ok()?;
+    let n: i64 = without_underscores(digits)?.parse().ok()?;
     Some(if neg { -n } else { n })
+}
+
+/// Python's `float(word)`: surrounding whitespace, `inf`/`nan` in any
+/// case, exponents, and single `_` between digits.
+fn python_float(word: &str) -> Option<f64> {
+    let t = without_underscores(word.trim())?;
+    if t.is_empty() {
+        return None;
+    }
+    t.parse::<f64>().ok()
+}
+
+/// `s` without the single underscores Python allows between two digits;
+/// `None` for any other underscore.
+fn without_underscores(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'_' {
+            let before = i.checked_sub(1).and_then(|j| b.get(j));
+            let after = b.get(i + 1);
+            if !(before.is_some_and(u8::is_ascii_digit) && after.is_some_and(u8::is_ascii_digit)) {
+                return None;
+            }
+        }
+    }
+    Some(s.replace('_', ""))
 }
 
 impl VllmRelease {
@@ -649,11 +691,11 @@ pub fn image_key(hw: &crate::tables::Hardware) -> &'static str {
 }
 
 #[cfg(test)]
-mod python_int_tests {
-    use super::python_int;
+mod python_number_tests {
+    use super::{python_float, python_int};
 
     /// The forms Python's `int()` takes and refuses, as argparse hands it a
-    /// word of `--max-lora-rank`.
+    /// word of an `int` option.
     #[test]
     fn python_int_reads_what_python_reads() {
         for (word, want) in [
@@ -673,5 +715,28 @@ mod python_int_tests {
         ] {
             assert_eq!(python_int(word), want, "{word:?}");
         }
+    }
+
+    /// The same for Python's `float()`.
+    #[test]
+    fn python_float_reads_what_python_reads() {
+        for (word, want) in [
+            ("0.5", Some(0.5)),
+            (" .5 ", Some(0.5)),
+            ("5.", Some(5.0)),
+            ("+1e3", Some(1000.0)),
+            ("1_000.5", Some(1000.5)),
+            ("-inf", Some(f64::NEG_INFINITY)),
+            ("Infinity", Some(f64::INFINITY)),
+            ("1__0", None),
+            ("_1", None),
+            ("1e", None),
+            ("", None),
+            ("0x1p3", None),
+            ("half", None),
+        ] {
+            assert_eq!(python_float(word), want, "{word:?}");
+        }
+        assert!(python_float("nan").is_some_and(f64::is_nan));
     }
 }

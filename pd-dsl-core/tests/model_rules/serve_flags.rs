@@ -162,6 +162,39 @@ fn values_are_held_to_the_choices() {
     );
 }
 
+/// Words the option's `type=` cannot convert: `int()` and `float()` as
+/// Python runs them; an `optional_type` option takes `None`; a vLLM helper
+/// whose conversion is not read (`human_readable_int`) is not judged.
+#[test]
+fn values_are_converted_as_argparse_does() {
+    for ok in ["2", " 2 ", "1_0"] {
+        assert_eq!(
+            refusals("v0.23.0", "--max-num-partial-prefills", Some(json!(ok))),
+            Vec::<String>::new(),
+            "{ok:?}"
+        );
+    }
+    let m = refusals("v0.23.0", "--max-num-partial-prefills", Some(json!("2.5")));
+    assert!(
+        m.len() == 1 && m[0].contains("invalid int value: '2.5'"),
+        "{m:?}"
+    );
+    assert_eq!(
+        refusals("v0.23.0", "--cpu-offload-gb", Some(json!(1.5))),
+        Vec::<String>::new()
+    );
+    let m = refusals("v0.23.0", "--cpu-offload-gb", Some(json!("1.5GB")));
+    assert!(
+        m.len() == 1 && m[0].contains("invalid float value: '1.5GB'"),
+        "{m:?}"
+    );
+    // `--max-log-len` is `int | None`: `optional_type(int)` takes "None".
+    assert_eq!(
+        refusals("v0.23.0", "--max-log-len", Some(json!("None"))),
+        Vec::<String>::new()
+    );
+}
+
 /// `--kv-cache-dtype`'s choices are vLLM's up to v0.29.0rc1; from
 /// v0.30.0rc1 vllm-ascend's platform hook appends its own dtypes to the
 /// parser's list, so pd-dsl does not judge the value there.

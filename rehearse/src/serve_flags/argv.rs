@@ -145,7 +145,7 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
             }
             Kind::Value => {
                 let v = take(&args, &mut i, &inline, &name)?;
-                if let Some(why) = flags.choice_refusal(flag, &v) {
+                if let Some(why) = flags.value_refusal(flag, &v) {
                     return Err(format!("argument --{name}: {why}"));
                 }
                 out.values.entry(name).or_default().push(v);
@@ -159,7 +159,7 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
                         i += 1;
                     }
                 }
-                if let Some(why) = group.iter().find_map(|w| flags.choice_refusal(flag, w)) {
+                if let Some(why) = group.iter().find_map(|w| flags.value_refusal(flag, w)) {
                     return Err(format!("argument --{name}: {why}"));
                 }
                 let slot = out.values.entry(name).or_default();

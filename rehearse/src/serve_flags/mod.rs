@@ -127,13 +127,11 @@ impl Flags {
             .and_then(|&(i, neg)| self.flags.get(i).map(|f| (f, neg)))
     }
 
-    /// What argparse says of `word` given to `flag` against its choices
-    /// ([`ServeFlag::choice_refusal`]), unless the image widens them.
-    pub fn choice_refusal(&self, flag: &ServeFlag, word: &str) -> Option<String> {
-        if self.widened.contains(&flag.name) {
-            return None;
-        }
-        flag.choice_refusal(word)
+    /// What argparse says of `word` given to `flag`
+    /// ([`ServeFlag::value_refusal`]): its `type=` conversion, and its
+    /// choices unless the image widens them.
+    pub fn value_refusal(&self, flag: &ServeFlag, word: &str) -> Option<String> {
+        flag.value_refusal(word, !self.widened.contains(&flag.name))
     }
 }
 

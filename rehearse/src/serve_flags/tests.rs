@@ -84,7 +84,7 @@ fn forms_and_errors() {
 }
 
 /// A value for flag `f`, as argv words: one of its choices where it has
-/// them (argparse refuses anything else), else one of its kind.
+/// them (argparse refuses anything else), else one of its kind and type.
 fn value_of(f: &ServeFlag) -> Vec<String> {
     let choices: Vec<String> = match &f.choices {
         Some(pd_dsl::upstream::Choices::Read { values, .. }) => values
@@ -101,9 +101,17 @@ fn value_of(f: &ServeFlag) -> Vec<String> {
             dflt.iter().map(|s| (*s).to_owned()).collect()
         }
     };
+    let numeric = matches!(
+        f.value_type,
+        Some(pd_dsl::upstream::ValueType::Read {
+            convert: pd_dsl::upstream::Convert::Int | pd_dsl::upstream::Convert::Float,
+            ..
+        })
+    );
     match f.kind {
         Kind::Switch => vec![],
         Kind::Value => pick(1, &["7"]),
+        Kind::Many if numeric => pick(2, &["7", "8"]),
         Kind::Many => pick(2, &["a", "b"]),
         Kind::Json => vec![r#"{"a": 1}"#.to_owned()],
     }
@@ -300,13 +308,13 @@ fn the_images_versions_accept_the_catalogs_flags() {
     assert!(Flags::of_image("v9.9.9").is_err_and(|e| e.contains("not in the image table")));
 }
 
-/// Argparse's `choices`, as the compile-time rule judges them (one
-/// function, [`ServeFlag::choice_refusal`]): a value outside them is
+/// Argparse's `type=` and `choices`, as the compile-time rule judges them
+/// (one function, [`ServeFlag::value_refusal`]): a value outside them is
 /// refused with vLLM's words, a listed one (after the `type=` conversion)
 /// is taken, and an option whose choices the image's vllm-ascend widens
 /// is not judged (`--kv-cache-dtype` on v0.30.0rc2, judged on v0.23.0).
 #[test]
-fn values_outside_the_choices_are_refused() {
+fn values_are_converted_and_held_to_the_choices() {
     let t = Flags::of_image("v0.23.0").unwrap_or_else(|e| panic!("{e}"));
     let e = parse(t, &argv(&["/m", "--all2all-backend", "hccl"])).err();
     assert!(
@@ -326,6 +334,12 @@ fn values_outside_the_choices_are_refused() {
     assert!(
         e.as_deref()
             .is_some_and(|e| e.contains("invalid choice: 'int8'")),
+        "{e:?}"
+    );
+    let e = parse(t, &argv(&["/m", "--max-num-partial-prefills", "2.5"])).err();
+    assert!(
+        e.as_deref()
+            .is_some_and(|e| e == "argument --max-num-partial-prefills: invalid int value: '2.5'"),
         "{e:?}"
     );
     let widened = Flags::of_image("v0.30.0rc2").unwrap_or_else(|e| panic!("{e}"));
