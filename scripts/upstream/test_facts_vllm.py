@@ -10,6 +10,7 @@ extraction, and mutations of upstream's code that must change the result.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shlex
@@ -267,6 +268,40 @@ class HandRead(unittest.TestCase):
         # `--tokenizer-mode` is `Literal[...] | str`: a metavar, no choices
         self.assertNotIn("choices", fl["tokenizer-mode"])
         self.assertNotIn("choices", fl["max-model-len"])
+
+    def test_qwen3_5_moe_has_no_inner_state_where_v2_refuses_hybrid(self):
+        # The V2 runner's "hybrid/mamba models" refusal reads `model_config.has_inner_state`, the
+        # model class's `HasInnerState` (vllm/config/vllm.py `_validate_v2_model_runner` @0.20.2,
+        # `_get_v2_model_runner_unsupported_features` @0.22.1). There the registry's only Qwen3.5
+        # MoE architecture besides the MTP drafter is `Qwen3_5MoeForConditionalGeneration`
+        # (registry.py), whose bases are `IsHybrid` but not `HasInnerState`: that protocol is on
+        # `Qwen3_5ForCausalLMBase` (models/qwen3_5.py), which no registered architecture uses. So the
+        # table's Qwen3.5 builds never meet that refusal (verdict afd4f402d8).
+        for v in ("0.20.2", "0.22.1"):
+            models = corpus("vllm", v) / "vllm/model_executor/models"
+            bases: dict[str, set[str]] = {}
+            flagged: set[str] = set()
+            for f in models.glob("*.py"):
+                for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+                    if isinstance(node, ast.ClassDef):
+                        names = {b.id if isinstance(b, ast.Name) else ast.unparse(b) for b in node.bases}
+                        bases.setdefault(node.name, set()).update(names)
+                        for st in node.body:
+                            tgt = st.target if isinstance(st, ast.AnnAssign) else (st.targets[0] if isinstance(st, ast.Assign) else None)
+                            if isinstance(tgt, ast.Name) and tgt.id == "has_inner_state":
+                                flagged.add(node.name)
+
+            def inner_state(cls: str, seen: frozenset = frozenset()) -> bool:
+                if cls == "HasInnerState" or cls in flagged:
+                    return True
+                return any(inner_state(b, seen | {cls}) for b in bases.get(cls, ()) if b not in seen)
+
+            registry = (models / "registry.py").read_text(encoding="utf-8")
+            archs = set(re.findall(r'"(Qwen3_5Moe\w+)": \(', registry))
+            self.assertEqual(archs, {"Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeMTP"}, v)
+            self.assertFalse(inner_state("Qwen3_5MoeForConditionalGeneration"), v)
+            self.assertTrue(inner_state("Qwen3_5ForCausalLMBase"), v)
+            self.assertIn("IsHybrid", bases["Qwen3_5ForConditionalGeneration"], v)
 
     def test_profiler_config_from_0_21_on(self):
         for v in PINNED:
