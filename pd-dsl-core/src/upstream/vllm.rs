@@ -390,6 +390,31 @@ impl ServeFlag {
         out
     }
 
+    /// Whether `spelling` is one of [`ServeFlag::spellings`] (without
+    /// building them: the rules look up every extra flag of a layout), and
+    /// whether it negates.
+    pub fn spelt(&self, spelling: &str) -> Option<bool> {
+        let long_is = |long: &str| {
+            long == self.name
+                || self.aliases.iter().any(|a| {
+                    a.strip_prefix("--") == Some(long) || (!a.starts_with('-') && a == long)
+                })
+        };
+        if let Some(long) = spelling.strip_prefix("--") {
+            if long_is(long) {
+                return Some(false);
+            }
+            return long
+                .strip_prefix("no-")
+                .filter(|base| self.negatable && long_is(base))
+                .map(|_| true);
+        }
+        self.aliases
+            .iter()
+            .any(|a| a == spelling && a.starts_with('-'))
+            .then_some(false)
+    }
+
     /// Argparse's judgement of one word given to the option
     /// (`_get_values`: the `type=` conversion, then `_check_value` against
     /// the `choices` when `with_choices`): `None` when it takes the word (or
@@ -483,12 +508,9 @@ impl VllmRelease {
     /// The option spelled exactly `spelling` (`--max-model-len`, `--no-x`,
     /// `-tp`) and whether that spelling negates it.
     pub fn lookup(&self, spelling: &str) -> Option<(&ServeFlag, bool)> {
-        self.serve_flags.iter().find_map(|f| {
-            f.spellings()
-                .into_iter()
-                .find(|(s, _)| s == spelling)
-                .map(|(_, neg)| (f, neg))
-        })
+        self.serve_flags
+            .iter()
+            .find_map(|f| f.spelt(spelling).map(|neg| (f, neg)))
     }
 
     /// The long spellings `spelling` is a prefix of: argparse (vLLM's parser
@@ -687,6 +709,33 @@ pub fn image_key(hw: &crate::tables::Hardware) -> &'static str {
         "A5" => "950dt",
         "A3" => "a3",
         _ => "a2",
+    }
+}
+
+#[cfg(test)]
+mod spelling_tests {
+    /// [`super::ServeFlag::spelt`] knows exactly the spellings
+    /// [`super::ServeFlag::spellings`] lists, at every embedded vLLM, and
+    /// near misses (`--no-X` of a plain switch, `-X` of a long name) are
+    /// none of them.
+    #[test]
+    fn spelt_agrees_with_spellings() {
+        let mut checked = 0;
+        for v in super::vllm_versions() {
+            let r = super::vllm(v).unwrap_or_else(|e| unreachable!("vLLM {v}: {e}"));
+            for f in &r.serve_flags {
+                for (s, neg) in f.spellings() {
+                    assert_eq!(f.spelt(&s), Some(neg), "vLLM {v} `{s}`");
+                    checked += 1;
+                }
+                if !f.negatable {
+                    assert_eq!(f.spelt(&format!("--no-{}", f.name)), None, "vLLM {v}");
+                }
+                assert_eq!(f.spelt(&format!("-{}", f.name)), None, "vLLM {v}");
+                assert_eq!(f.spelt(&f.name), None, "vLLM {v}");
+            }
+        }
+        assert!(checked > 1000, "only {checked} spellings checked");
     }
 }
 
