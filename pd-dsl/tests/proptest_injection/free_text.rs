@@ -12,6 +12,11 @@ use std::process::{Command, Stdio};
 /// How many free-text fields [`set_text`] knows.
 pub(crate) const TEXT_FIELDS: usize = 13;
 
+/// The flag that carries hostile text: an option of every image's vLLM
+/// that takes any string (`type=str`, no choices), so that
+/// `serve_flag_accepted` lets it through as vLLM's parser does.
+pub(crate) const TEXT_FLAG: &str = "--response-role";
+
 /// Puts `v` in free-text field `which` (env value, flag value,
 /// additional_config string, connector extra, allow reason, summary,
 /// workload, deviation, figure, provenance source and refresh).
@@ -22,7 +27,7 @@ pub(crate) fn set_text(s: &mut LayoutSpec, which: usize, v: String) {
             value: Spanned::bare(EnvValue::Literal(v)),
         }),
         1 => s.serve.flags.push(FlagEntry {
-            name: "--hostile-value".into(),
+            name: TEXT_FLAG.into(),
             value: Some(Spanned::bare(v.into())),
         }),
         2 => {
@@ -232,7 +237,7 @@ fn render_and_run(spec: &LayoutSpec, texts: &[String]) -> Result<(), TestCaseErr
                 .and_then(|i| argv.get(i + 1))
                 .cloned()
         };
-        prop_assert_eq!(after("--hostile-value"), Some(texts[1].clone()));
+        prop_assert_eq!(after(TEXT_FLAG), Some(texts[1].clone()));
         let ac: serde_json::Value =
             serde_json::from_str(&after("--additional-config").unwrap_or_default())
                 .map_err(|e| TestCaseError::fail(format!("--additional-config: {e}")))?;
