@@ -41,7 +41,7 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
         None => (total as u128 * util as u128 / 1000) as u64,
     };
     let kv_bytes = match kv_override {
-        Some(kv) => kv as i64,
+        Some(kv) => i64::try_from(kv).unwrap_or(i64::MAX),
         None => i64::try_from(requested)
             .unwrap_or(i64::MAX)
             .saturating_sub(i64::try_from(non_kv).unwrap_or(i64::MAX)),

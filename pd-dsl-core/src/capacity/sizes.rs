@@ -233,7 +233,9 @@ pub fn reserves(
     }
     if ep > 1 {
         // The EP group and the MC2 dispatch/combine group.
-        hccl_mb += HCCL_DEFAULT_GROUP_MB.saturating_add(buffsize);
+        hccl_mb = hccl_mb
+            .saturating_add(HCCL_DEFAULT_GROUP_MB)
+            .saturating_add(buffsize);
     }
     let graph_before_kv = matches!(input.image.tag, "v0.21.0rc1" | "v0.22.1rc1")
         && !matches!(arch.attention, AttentionDims::V4 { .. })

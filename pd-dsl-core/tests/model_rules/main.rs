@@ -352,3 +352,20 @@ mod dsa;
 mod graphs;
 mod per_release;
 mod serve_flags;
+
+/// An `HCCL_BUFFSIZE` near `u64::MAX` megabytes on a TP x DP x EP rank
+/// leaves no room for KV and is refused as such, never an overflow in the
+/// HCCL reserve (the buffer is added to the TP and DP groups' reserve).
+#[test]
+fn a_huge_hccl_buffsize_is_refused_not_a_panic() {
+    let v = with_role(
+        pd("deepseek_r1_0528_w8a8", "v0.23.0"),
+        "decode",
+        json!({"env": [{"name": "HCCL_BUFFSIZE", "value": u64::MAX.to_string()}]}),
+    );
+    let b = broken(&v);
+    assert!(
+        b.contains("max_model_len_fits_kv") || b.contains("weights_fit"),
+        "{b:?}"
+    );
+}
