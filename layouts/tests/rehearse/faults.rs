@@ -65,13 +65,17 @@ fn a_wrong_npu_count_fails_that_nodes_preflight() {
 #[test]
 fn an_unreachable_dp_master_fails_the_non_master_ranks() {
     let run = rehearse(&[PD, "--fault", "unreachable-master"]);
-    assert_fails(
-        &run,
-        &[
-            "launch_online_dp.py: error: rank 16 exited with code 4",
-            "node 3 (127.0.0.4) decode rank 16: vllm stand-in: DP master 127.0.0.3:12321 unreachable after 3s",
-        ],
-    );
+    assert_fails(&run, &[]);
+    // Every rank of node 3 (16-31) fails alike; which one the launcher sees
+    // exit first is a race, so any of them, named consistently, will do.
+    let named = (16..=31).any(|r| {
+        run.out
+            .contains(&format!("launch_online_dp.py: error: rank {r} exited with code 4"))
+            && run.out.contains(&format!(
+                "node 3 (127.0.0.4) decode rank {r}: vllm stand-in: DP master 127.0.0.3:12321 unreachable after 3s"
+            ))
+    });
+    assert!(named, "no node 3 rank named with its cause in\n{}", run.out);
     let run = rehearse(&[MIXED, "--fault", "unreachable-master"]);
     assert_fails(
         &run,
