@@ -17,16 +17,19 @@
 //!
 //! Models are looked up by model-table id ([`dims_for`]), so this module adds
 //! nothing to the model table (`tables/`); a test requires every model-table entry to be
-//! covered or listed in [`UNSIZED`] with the reason.
+//! covered or listed in [`UNSIZED`] with the reason. Every entry, sized or
+//! not, has the context length vLLM derives for it ([`derived_len`]).
 
 use serde::Serialize;
 
 mod architectures;
+mod context;
 mod entries;
 mod formats;
 mod geometry;
 
 pub use architectures::*;
+pub use context::*;
 pub use entries::*;
 pub use formats::*;
 pub use geometry::*;

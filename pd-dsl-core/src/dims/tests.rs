@@ -88,3 +88,41 @@ fn totals_match_published_sizes() {
     near(b(&QWEN3_235B), 235.0, 0.01);
     near(b(&MINIMAX_M2), 230.0, 0.02);
 }
+
+/// Every model-table entry has a derived length: sized entries from their
+/// architecture, unsized ones from `CONTEXTS`, never both.
+#[test]
+fn every_model_has_a_derived_length() {
+    for m in MODELS {
+        let sized = dims_for(m.id).is_some();
+        let listed = CONTEXTS.iter().filter(|c| c.model == m.id).count();
+        assert_eq!(
+            (sized, listed),
+            (sized, usize::from(!sized)),
+            "`{}`: sized {sized}, listed in CONTEXTS {listed} times",
+            m.id
+        );
+        assert!(
+            derived_len(m.id).is_some_and(|(l, _)| l.at_least() > 0),
+            "{}",
+            m.id
+        );
+    }
+    for c in CONTEXTS {
+        assert!(
+            MODELS.iter().any(|m| m.id == c.model),
+            "{} not in MODELS",
+            c.model
+        );
+        assert!(!c.source.is_empty(), "{}", c.model);
+    }
+}
+
+#[test]
+fn a_lower_bound_is_not_an_exact_length() {
+    assert_eq!(DerivedLen::AtLeast(8192).exact(), None);
+    assert_eq!(DerivedLen::AtLeast(8192).at_least(), 8192);
+    assert_eq!(DerivedLen::Exact(202752).exact(), Some(202752));
+    assert_eq!(DerivedLen::AtLeast(8192).to_string(), "at least 8192");
+    assert_eq!(DerivedLen::Exact(202752).to_string(), "202752");
+}

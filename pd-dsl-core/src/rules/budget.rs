@@ -12,11 +12,15 @@ declare_rules! {
     WeightsFit = "weights_fit", Hard, "a rank's weights and reserves fit in `gpu_memory_utilization` x its HBM";
     /// One `max_model_len` request does not fit the KV cache.
     MaxModelLenFitsKv = "max_model_len_fits_kv", Hard, "the KV cache of a rank holds one request of `max_model_len` tokens";
-    /// `max_model_len` beyond the model's position embeddings.
+    /// `max_model_len` beyond the length vLLM derives from the model's config
+    /// (`max_position_embeddings` with RoPE scaling; `dims::derived_len`, for
+    /// every model whose length a source states).
     MaxModelLenWithinModel = "max_model_len_within_model", Hard, "`max_model_len` is within the model's `max_position_embeddings` unless `VLLM_ALLOW_LONG_MAX_MODEL_LEN` is set";
     /// `max_num_batched_tokens` below `max_num_seqs`.
     BatchedTokensCoverSeqs = "batched_tokens_cover_seqs", Hard, "`max_num_batched_tokens >= max_num_seqs`";
-    /// `max_num_batched_tokens` below `max_model_len` without chunked prefill.
+    /// `max_num_batched_tokens` below `max_model_len` without chunked prefill
+    /// (when `max_model_len` is not set, below the length vLLM derives for the
+    /// model, or a lower bound of it).
     BatchedTokensCoverModelLen = "batched_tokens_cover_model_len", Hard, "without chunked prefill `max_num_batched_tokens >= max_model_len`";
     /// The declared workload runs more requests at once than the role holds.
     WorkloadConcurrency = "workload_concurrency", Convention, "the declared workload's concurrency fits `max_num_seqs` x ranks and the KV cache";
@@ -52,14 +56,26 @@ pub(crate) fn check_capacity(spec: &LayoutSpec, layout: &Layout, cx: &mut Cx) {
                 ),
             );
         }
-        let model_max = dims::dims_for(layout.model.id).map(|d| d.arch.max_model_len);
-        let max_model_len = serve.max_model_len.or(model_max);
+        // The length vLLM derives from the model's config: exact, or a
+        // lower bound for the entries only served at a length upstream.
+        let derived = dims::derived_len(layout.model.id).map(|(len, _)| len);
         let no_chunked = serve
             .flags
             .iter()
             .any(|(n, _)| n == "--no-enable-chunked-prefill");
+        // Without `--max-model-len` vLLM schedules the derived length, which
+        // `--hf-overrides` may change (so it is then not judged).
+        let overrides = serve.flags.iter().any(|(n, _)| n == "--hf-overrides");
+        let max_model_len = match (serve.max_model_len, derived) {
+            (Some(len), _) => Some((len, format!("`max_model_len` {len}"))),
+            (None, Some(d)) if !overrides => Some((
+                d.at_least(),
+                format!("the model's derived `max_model_len` {d} (`max_model_len` not set)"),
+            )),
+            (None, _) => None,
+        };
         if no_chunked
-            && let Some(len) = max_model_len
+            && let Some((len, what)) = max_model_len
             && mbt < len
         {
             cx.report(
@@ -67,7 +83,7 @@ pub(crate) fn check_capacity(spec: &LayoutSpec, layout: &Layout, cx: &mut Cx) {
                 mbt_site,
                 format!("{scope}.max_num_batched_tokens"),
                 format!(
-                    "found {role} `max_num_batched_tokens` {mbt}{} below `max_model_len` {len} with `--no-enable-chunked-prefill`, expected at least {len}: without chunked prefill a prompt is scheduled whole, and vLLM raises ValueError at start-up (vllm/config/scheduler.py `verify_max_model_len`)",
+                    "found {role} `max_num_batched_tokens` {mbt}{} below {what} with `--no-enable-chunked-prefill`, expected at least {len}: without chunked prefill a prompt is scheduled whole, and vLLM raises ValueError at start-up (vllm/config/scheduler.py `verify_max_model_len`)",
                     unset(serve.max_num_batched_tokens.is_some()),
                 ),
             );
@@ -75,8 +91,8 @@ pub(crate) fn check_capacity(spec: &LayoutSpec, layout: &Layout, cx: &mut Cx) {
         // vllm/config/model.py `_get_and_verify_max_len`: ValueError unless
         // VLLM_ALLOW_LONG_MAX_MODEL_LEN (vllm/envs.py); `--hf-overrides`
         // can change the derived length, so it is not judged then.
-        let overrides = serve.flags.iter().any(|(n, _)| n == "--hf-overrides");
-        if let (Some(len), Some(max)) = (serve.max_model_len, model_max)
+        // A lower bound (`DerivedLen::AtLeast`) cannot refuse anything.
+        if let (Some(len), Some(max)) = (serve.max_model_len, derived.and_then(|d| d.exact()))
             && len > max
             && !overrides
             && !capacity::allows_long_max_model_len(serve)

@@ -348,6 +348,7 @@ fn attention_keys_are_flagged_where_ignored() {
     );
 }
 
+mod context;
 mod dsa;
 mod graphs;
 mod per_release;
