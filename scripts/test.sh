@@ -51,6 +51,13 @@ need_py kubernetes_validate 'kubernetes-validate==1.37.0'
 # configs with PyYAML and the `regex` module.
 need_py yaml 'PyYAML==6.0.3'
 need_py regex 'regex==2026.5.9'
+# tests/tests/serve_flags_oracle.rs builds the parser `vllm serve` builds from
+# each release's source (scripts/upstream/crosscheck_vllm_parser.py), with
+# what vLLM's docs build installs.
+need_py msgspec 'msgspec==0.23.0'
+need_py pydantic 'pydantic==2.13.4'
+need_py packaging 'packaging==26.4'
+need_py requests 'requests==2.34.2'
 # The browser test (tests/tests/browser.rs) loads every catalog page in
 # headless Chromium through playwright-core (pinned in tests/browser/).
 need_pkg chromium chromium
@@ -86,6 +93,8 @@ echo "== upstream corpus (fetch and verify)" >&2
 python3 scripts/upstream/corpus.py fetch
 echo "== upstream facts (upstream/facts/ equals what the corpus gives)" >&2
 python3 scripts/upstream/facts.py check
+echo "== vLLM's own parser builds the flag table the facts hold (every pinned vllm)" >&2
+python3 scripts/upstream/crosscheck_vllm_parser.py
 echo "== start-up refusals (every check of the corpus has a verdict; upstream/startup-checks.md is fresh)" >&2
 python3 scripts/upstream/startup_checks.py check
 echo "== upstream extractors and e2e oracle (python3 -m unittest)" >&2

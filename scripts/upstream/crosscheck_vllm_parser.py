@@ -2,6 +2,8 @@
 """Cross-check the static vLLM flag facts against vLLM's own parser.
 
     crosscheck_vllm_parser.py [VERSION ...]     (default: every pinned vllm)
+    crosscheck_vllm_parser.py argv VERSION CASES.json
+
 
 For each version this builds the parser `vllm serve` really builds, by running
 the sdist's `ServeSubcommand.subparser_init` (vllm/entrypoints/cli/serve.py)
@@ -11,6 +13,12 @@ torch and the compiled ops, auto-mock every missing import, patch
 `DeviceConfig.__post_init__`), then compares every option (long name, other
 spellings, switch or not, `--no-` form, nargs, JSON `type`) with
 `facts_vllm.vllm_facts`. Exit status 1 on any difference.
+
+`argv` parses each case of CASES.json (a list of word lists) as `vllm serve
+MODEL WORDS...` with that parser and prints, per case, `null` when vLLM takes
+it or what it says when it refuses (argparse's message, or the exception its
+own pre-parsing raises): the oracle of the `serve_flag_accepted` rule
+(tests/tests/serve_flags_oracle.rs).
 
 Needs what vLLM's docs build installs: pydantic, msgspec, packaging, regex,
 pyyaml, requests (a venv with `--system-site-packages` and `pip install
@@ -38,6 +46,7 @@ from importlib.machinery import ModuleSpec
 from unittest.mock import MagicMock, patch
 
 root, out_path = sys.argv[1], sys.argv[2]
+cases_path = sys.argv[3] if len(sys.argv) > 3 else None
 sys.path.insert(0, root)
 sys.argv = ["vllm", "serve"]
 try:
@@ -72,6 +81,12 @@ def outputs(fn):
 
 
 if not importlib.util.find_spec("torch"):
+    # `torch.dtype` must be a class: a mock passes `dataclasses.is_dataclass`,
+    # which would turn `torch.dtype | Literal[...]` options (`--lora-dtype`)
+    # into JSON options that take any word.
+    torch_mock = PydanticMagicMock(name="torch")
+    torch_mock.dtype = type("dtype", (), {})
+    sys.modules["torch"] = torch_mock
     sys.modules.update({
         "vllm._C": MagicMock(),
         "vllm._C_stable_libtorch": MagicMock(),
@@ -105,6 +120,18 @@ def build():
 
 parser = mocked(build)
 
+# argparse reports a refusal through `error`, which prints and exits: keep
+# the message (the parser's own words) for the argv mode.
+ERRORS = []
+
+
+def _error(self, message):
+    ERRORS.append(message)
+    raise SystemExit(2)
+
+
+argparse.ArgumentParser.error = _error
+
 
 def is_json(t, depth=0):
     if t is None or depth > 6:
@@ -120,6 +147,24 @@ def is_json(t, depth=0):
             return True
     return False
 
+
+if cases_path:
+    # argv mode: parse each case's words as `vllm serve MODEL WORDS...`
+    # with the `serve` parser vLLM builds, and record what it says.
+    cases = json.load(open(cases_path))
+    verdicts = []
+    for words in cases:
+        try:
+            parser.parse_args(["/model", *words])
+            verdicts.append(None)
+        except SystemExit:
+            verdicts.append(ERRORS[-1] if ERRORS else "exit")
+        except Exception as e:  # a type= converter raising past argparse
+            verdicts.append(f"{type(e).__name__}: {e}")
+        ERRORS.clear()
+    with open(out_path, "w") as f:
+        json.dump(verdicts, f)
+    sys.exit(0)
 
 out = []
 for a in parser._actions:
@@ -148,7 +193,10 @@ def runtime_view(action: dict) -> tuple[str, dict]:
     else:
         kind = "json" if action["json"] else "value"
     aliases = sorted(o for o in opts if o != longs[0] and not (neg and o == f"--no-{name}"))
-    return name, {"kind": kind, "aliases": aliases, "negatable": neg}
+    view = {"kind": kind, "aliases": aliases, "negatable": neg}
+    if action["nargs"] == "?":
+        view["value_optional"] = True
+    return name, view
 
 
 def check(version: str) -> list[str]:
@@ -160,7 +208,7 @@ def check(version: str) -> list[str]:
             tail = (r.stderr.strip().splitlines() or ["(no output)"])[-1]
             return [f"vllm {version}: vLLM's parser could not be built: {tail}"]
         runtime = dict(runtime_view(a) for a in json.loads(out.read_text()))
-    static = {f["name"]: {k: f[k] for k in ("kind", "aliases", "negatable")}
+    static = {f["name"]: {k: f[k] for k in ("kind", "aliases", "negatable", "value_optional") if k in f}
               for f in fv.vllm_facts(src, version)["serve_flags"]}
     diffs = []
     for name in sorted(set(runtime) | set(static)):
@@ -171,7 +219,24 @@ def check(version: str) -> list[str]:
     return diffs
 
 
+def parse_cases(version: str, cases: Path) -> list:
+    src = fv.corpus_path(version)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "verdicts.json"
+        r = subprocess.run([sys.executable, "-c", CHILD, str(src), str(out), str(cases)],
+                           capture_output=True, text=True)
+        if r.returncode != 0 or not out.is_file():
+            tail = (r.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise SystemExit(f"vllm {version}: vLLM's parser could not be built: {tail}")
+        return json.loads(out.read_text())
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["argv"]:
+        if len(argv) != 3:
+            raise SystemExit("usage: crosscheck_vllm_parser.py argv VERSION CASES.json")
+        json.dump(parse_cases(argv[1], Path(argv[2])), sys.stdout)
+        return 0
     versions = argv or fv.pinned_versions()
     diffs: list[str] = []
     for v in versions:

@@ -277,6 +277,10 @@ class Caller(Evaluator):
             "negatable": negatable,
             "source": m.rel,
         }
+        if kwargs.get("nargs") == "?":
+            # A bare use takes the `const` (vllm/engine/arg_utils.py
+            # `_compute_kwargs`: `bool | str | None` fields, e.g. `--hf-token`).
+            option["value_optional"] = True
         if kind in ("value", "many"):
             option["type"] = type_fact(kwargs.get("type"))
         if kwargs.get("choices") is not None:

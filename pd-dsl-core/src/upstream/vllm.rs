@@ -35,6 +35,10 @@ pub struct ServeFlag {
     pub aliases: Vec<String>,
     /// `--no-NAME` is accepted.
     pub negatable: bool,
+    /// A valued option that may also be given bare (`nargs="?"` with a
+    /// `const`: vLLM's `bool | str | None` fields such as `--hf-token`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub value_optional: bool,
     /// Where vLLM defines it (path inside the sdist).
     pub source: String,
     /// How argparse converts each word given to a valued option (`type=`).
@@ -528,6 +532,70 @@ impl VllmRelease {
             .collect();
         out.sort();
         out
+    }
+
+    /// Why `vllm serve` does not take `word`, written after an option that
+    /// takes a value, as that value: `None` when it does. Two steps read
+    /// the words before the option does:
+    ///
+    /// - `FlexibleArgumentParser.parse_args` (vllm/utils/argparse_utils.py)
+    ///   rewrites `-O<level>` into `--optimization-level <level>`, and reads
+    ///   a word that starts with `-` and holds a `.` as a dotted option
+    ///   (`--a.b`), taking the word after it as its value;
+    /// - argparse's `_parse_optional` (Python 3.11/3.12, the images') reads
+    ///   a word that starts with `-` as an option unless it is `-` alone, a
+    ///   negative number (`^-\d+$|^-\d*\.\d+$`), or holds a space without
+    ///   being an option or the prefix of one; the option before it then
+    ///   has no value ("expected one argument").
+    pub fn value_word_refusal(&self, word: &str) -> Option<String> {
+        let rest = word.strip_prefix('-')?;
+        if rest.is_empty() {
+            return None;
+        }
+        if word.starts_with("-O") && word != "-O" {
+            return Some(format!(
+                "vLLM's parser rewrites `{word}` into `--optimization-level {}`, so the option before it has no value",
+                &word[2..]
+            ));
+        }
+        if !word.starts_with("--") && word.contains('.') {
+            return Some(format!(
+                "vLLM's parser reads `{word}` as a dotted option (it starts with `-` and holds a `.`) and takes the next word as its value"
+            ));
+        }
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let negative_number = digits(rest)
+            || rest
+                .split_once('.')
+                .is_some_and(|(i, f)| (i.is_empty() || digits(i)) && digits(f));
+        if negative_number {
+            return None;
+        }
+        if word.contains(' ') && !self.names_an_option(word) {
+            return None;
+        }
+        Some(format!(
+            "argparse reads `{word}` as an option (it starts with `-`), so the option before it has no value"
+        ))
+    }
+
+    /// Whether argparse's `_get_option_tuples` matches `word` to an option:
+    /// a spelling it is a prefix of (before any `=`), or, for one dash, the
+    /// option spelled by its first two characters.
+    fn names_an_option(&self, word: &str) -> bool {
+        let spellings = || {
+            self.serve_flags
+                .iter()
+                .flat_map(ServeFlag::spellings)
+                .map(|(s, _)| s)
+        };
+        if word.starts_with("--") {
+            let prefix = word.split_once('=').map_or(word, |(p, _)| p);
+            spellings().any(|s| s.starts_with(prefix))
+        } else {
+            let short = word.get(..2).unwrap_or(word);
+            spellings().any(|s| s == short || s.starts_with(word))
+        }
     }
 
     /// The long option nearest to a spelling no option has, for "did you

@@ -143,6 +143,14 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
                 }
                 out.switches.insert(name, !negated);
             }
+            Kind::Value
+                if flag.value_optional
+                    && inline.is_none()
+                    && args.get(i).is_none_or(|w| looks_like_flag(w)) =>
+            {
+                // `nargs="?"`: bare, it takes its `const`.
+                out.values.entry(name).or_default().push(String::new());
+            }
             Kind::Value => {
                 let v = take(&args, &mut i, &inline, &name)?;
                 if let Some(why) = flags.value_refusal(flag, &v) {

@@ -348,3 +348,18 @@ fn values_are_converted_and_held_to_the_choices() {
     let alone = Flags::of_version(&widened.version).unwrap_or_else(|e| panic!("{e}"));
     assert!(parse(alone, &argv(&["/m", "--kv-cache-dtype", "int8"])).is_err());
 }
+
+/// `nargs="?"` options (vLLM's `bool | str | None` fields, `--hf-token`)
+/// are taken bare, before another flag and at the end, as vLLM's parser
+/// takes them (scripts/upstream/crosscheck_vllm_parser.py argv).
+#[test]
+fn an_optional_value_may_be_left_out() {
+    let t = Flags::of_image("v0.30.0rc1").unwrap_or_else(|e| panic!("{e}"));
+    let ok = |args: &[&str]| parse(t, &argv(args)).map(|_| ()).map_err(|e| e.to_string());
+    assert_eq!(ok(&["/m", "--hf-token"]), Ok(()));
+    assert_eq!(ok(&["/m", "--hf-token", "--enforce-eager"]), Ok(()));
+    let a = parse(t, &argv(&["/m", "--hf-token", "abc"])).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.value("hf-token"), Some("abc"));
+    // A plain valued option still needs its word.
+    assert!(ok(&["/m", "--max-num-seqs"]).is_err_and(|e| e.contains("expected one argument")));
+}
