@@ -195,7 +195,10 @@ mod tests {
     #[test]
     fn the_doc_comment_reaches_the_explanation() {
         let e = Rule::MaxModelLenWithinModel.explanation();
-        assert!(e.contains("the length vLLM derives from the model's config"), "{e}");
+        assert!(
+            e.contains("the length vLLM derives from the model's config"),
+            "{e}"
+        );
         let e = Rule::DsaCpNeedsSp.explanation();
         assert!(
             e.contains("vllm_ascend/utils.py") && !e.contains("///"),

@@ -474,6 +474,12 @@ pub(crate) fn check_flags_accepted(
             other => other.to_string(),
         });
         let refusal = match (flag.kind, &word) {
+            // vllm/utils/argparse_utils.py `FlexibleArgumentParser.parse_args`
+            // replaces `--config FILE` with the flags the YAML file holds,
+            // reading it at parse time (every vLLM of the images).
+            _ if flag.name == "config" => Some(format!(
+                "found `{written}`, expected the settings written in the layout: {whose} reads the YAML file it names while parsing and turns its keys into flags, which pd-dsl's rules never see, and exits at start when the file is missing or not `.yaml`/`.yml` (`FlexibleArgumentParser._pull_args_from_config`, vllm/utils/argparse_utils.py)"
+            )),
             (kind, _) if dotted && kind != FlagKind::Json => Some(format!(
                 "found flag `{written}`, expected `{spelling}` without a dotted sub-key: in {whose} it is not a JSON option, so `vllm serve` exits at start with `unrecognized arguments`"
             )),
@@ -485,9 +491,18 @@ pub(crate) fn check_flags_accepted(
                     String::new()
                 }
             )),
-            (FlagKind::Value | FlagKind::Many | FlagKind::Json, None) => Some(format!(
-                "found `{written}` without a value, expected `\"{written}\" = VALUE`: in {whose} it takes one, so `vllm serve` exits at start with `expected one argument`"
-            )),
+            (FlagKind::Value | FlagKind::Many | FlagKind::Json, None) if !flag.value_optional => {
+                Some(format!(
+                    "found `{written}` without a value, expected `\"{written}\" = VALUE`: in {whose} it takes one, so `vllm serve` exits at start with `expected one argument`"
+                ))
+            }
+            (FlagKind::Value | FlagKind::Many | FlagKind::Json, Some(w))
+                if let Some(why) = v.value_word_refusal(w) =>
+            {
+                Some(format!(
+                    "found `{written} {w}`, expected a value `vllm serve` reads as one: {why}, and it exits at start (`expected one argument` or worse)"
+                ))
+            }
             (FlagKind::Value | FlagKind::Many, Some(w)) => {
                 let widened = rel.is_some_and(|r| r.widens_choices(&flag.name).is_some());
                 flag.value_refusal(w, !widened).map(|why| format!(
@@ -498,8 +513,12 @@ pub(crate) fn check_flags_accepted(
             _ => None,
         };
         if let Some(message) = refusal {
+            let word_refused = word
+                .as_deref()
+                .is_some_and(|w| v.value_word_refusal(w).is_some());
             let site = match flag.kind {
                 FlagKind::Switch if value.is_some() => value.map_or(f.name.site, |v| v.site),
+                FlagKind::Json if word_refused && !dotted => value.map_or(f.name.site, |v| v.site),
                 FlagKind::Value | FlagKind::Many if !dotted => {
                     value.map_or(f.name.site, |v| v.site)
                 }

@@ -241,3 +241,40 @@ fn every_block_is_judged() {
         assert!(m.iter().any(|x| x.contains(b)), "{b} not judged: {m:?}");
     }
 }
+
+/// A word argparse reads as an option leaves the option before it without
+/// its value; `-`, negative numbers and words with a space stay values.
+#[test]
+fn an_option_like_value_is_refused_and_a_negative_number_is_not() {
+    for word in ["-n", "--", "-1x", "-O3", "-0.5", "--foo"] {
+        let m = refusals("v0.23.0", "--response-role", Some(json!(word)));
+        assert_eq!(m.len(), 1, "{word}: {m:?}");
+        assert!(
+            m[0].contains(&format!("found `--response-role {word}`")),
+            "{m:?}"
+        );
+    }
+    for word in ["-", "-1", "-x y", "--foo bar", "assistant"] {
+        assert_eq!(
+            refusals("v0.23.0", "--response-role", Some(json!(word))),
+            Vec::<String>::new(),
+            "{word}"
+        );
+    }
+}
+
+/// `--hf-token` may be given bare (`nargs="?"`); `--config` is refused
+/// everywhere, its flags being out of the rules' sight.
+#[test]
+fn a_bare_optional_value_is_taken_and_config_files_are_refused() {
+    assert_eq!(
+        refusals("v0.30.0rc1", "--hf-token", None),
+        Vec::<String>::new()
+    );
+    assert_eq!(refusals("v0.30.0rc1", "--response-role", None).len(), 1);
+    let m = refusals("v0.23.0", "--config", Some(json!("serve.yaml")));
+    assert!(
+        m.len() == 1 && m[0].contains("_pull_args_from_config"),
+        "{m:?}"
+    );
+}

@@ -245,7 +245,7 @@ fn render_site(spec: &LayoutSpec, texts: &[String], guide: &str) -> Result<(), T
 }
 
 fn markup_texts() -> impl Strategy<Value = Vec<String>> {
-    proptest::collection::vec(hostile_markup(), TEXT_FIELDS)
+    proptest::collection::vec(hostile_markup(), TEXT_FIELDS).prop_map(super::free_text::flag_word)
 }
 
 proptest! {
