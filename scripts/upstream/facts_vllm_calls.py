@@ -277,6 +277,10 @@ class Caller(Evaluator):
             "negatable": negatable,
             "source": m.rel,
         }
+        if kind == "json":
+            pattern = text_unless_pattern(kwargs.get("type"))
+            if pattern is not None:
+                option["text_unless"] = pattern
         if kwargs.get("nargs") == "?":
             # A bare use takes the `const` (vllm/engine/arg_utils.py
             # `_compute_kwargs`: `bool | str | None` fields, e.g. `--hf-token`).
@@ -309,6 +313,41 @@ def choice_conversion(t: Any) -> tuple[str | None, bool]:
     if isinstance(t, Lambda) and ast.unparse(t.node) == LOWER_UNDERSCORE:
         return "lower_underscore", False
     return None, False
+
+
+def text_unless_pattern(t: Any) -> str | None:
+    """The regex a JSON option's `type=` helper tests a word with before it
+    parses it, keeping any other word as text: `if not re.match(PATTERN,
+    val): return str(val)` as the helper's first statement
+    (vllm/engine/arg_utils.py `union_dict_and_str`: `--hf-overrides`,
+    `--additional-config`, ...). None for a helper that parses every word."""
+    if not isinstance(t, FuncObj):
+        return None
+    for st in t.node.body:
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+            continue  # the docstring
+        if not (isinstance(st, ast.If) and isinstance(st.test, ast.UnaryOp) and isinstance(st.test.op, ast.Not)):
+            return None
+        call = st.test.operand
+        is_match = (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "match"
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id == "re"
+            and call.args
+            and isinstance(call.args[0], ast.Constant)
+            and isinstance(call.args[0].value, str)
+        )
+        keeps_text = (
+            len(st.body) == 1
+            and isinstance(st.body[0], ast.Return)
+            and isinstance(st.body[0].value, ast.Call)
+            and isinstance(st.body[0].value.func, ast.Name)
+            and st.body[0].value.func.id == "str"
+        )
+        return call.args[0].value if is_match and keeps_text else None
+    return None
 
 
 def type_fact(t: Any) -> dict:

@@ -112,6 +112,12 @@ class WellFormed(unittest.TestCase):
                     path, line = spec["source"].rsplit(":", 1)
                     self.assertTrue((corpus("vllm", v) / path).is_file(), spec)
                 self.assertEqual((f["package"], f["version"]), ("vllm", v))
+                by_name = {x["name"]: x for x in f["serve_flags"]}
+                # `union_dict_and_str` keeps a word that is not `{...}` as text
+                # (vllm/engine/arg_utils.py); `--hf-token` may be given bare.
+                self.assertEqual(by_name["hf-overrides"].get("text_unless"), r"(?s)^\s*{.*}\s*$")
+                self.assertNotIn("text_unless", by_name["compilation-config"])
+                self.assertIs(by_name["hf-token"].get("value_optional"), True)
                 names = [x["name"] for x in f["serve_flags"]]
                 self.assertEqual(names, sorted(names), "serve_flags not sorted by name")
                 self.assertEqual(len(names), len(set(names)), "a flag listed twice")
@@ -119,8 +125,17 @@ class WellFormed(unittest.TestCase):
                 src = corpus("vllm", v)
                 for x in f["serve_flags"]:
                     valued = x["kind"] in ("value", "many")
-                    keys = ["name", "kind", "aliases", "negatable", "source"] + (["type"] if valued else [])
+                    keys = ["name", "kind", "aliases", "negatable", "source"]
+                    keys += ["text_unless"] if "text_unless" in x else []
+                    keys += ["value_optional"] if "value_optional" in x else []
+                    keys += ["type"] if valued else []
                     self.assertEqual(list(x), keys + (["choices"] if "choices" in x else []), x)
+                    if "value_optional" in x:
+                        self.assertIs(x["value_optional"], True, x)
+                        self.assertEqual(x["kind"], "value", x)
+                    if "text_unless" in x:
+                        self.assertEqual(x["kind"], "json", x)
+                        re.compile(x["text_unless"])
                     if valued:
                         t = x["type"]
                         self.assertIn(list(t), (["unread"], ["convert", "optional"]), x)

@@ -18,6 +18,11 @@
 //!
 //! Choices vllm-ascend widens in the image are not compared (the oracle's
 //! parser is vLLM's without the platform plugin).
+//!
+//! The rehearsal's stand-in `vllm` parses the same argv with the image's
+//! flag table (`pd_rehearse::serve_flags::parse`) and must refuse whatever
+//! vLLM's parser refuses (never looser) and take whatever it takes (never
+//! stricter), with the same exemptions.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
@@ -25,6 +30,7 @@ use pd_dsl::check::check;
 use pd_dsl::spec::LayoutSpec;
 use pd_dsl::tables::IMAGES;
 use pd_dsl::upstream::{Choices, FlagKind, ServeFlag, ValueType, vllm_of};
+use pd_rehearse::serve_flags::{Flags, parse};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -181,6 +187,7 @@ fn serve_flag_accepted_agrees_with_vllms_parser() {
         }
         let argv: Vec<Vec<String>> = cases.iter().map(|(a, _, _)| a.clone()).collect();
         let verdicts = oracle(&vllm.version, &argv);
+        let standin = Flags::of_image(img.tag).expect("the stand-in's flag table");
         for ((argv, flag, f), real) in cases.iter().zip(verdicts) {
             let ours = findings(&layout(img.tag, json!([flag])));
             let ours_flag: Vec<&String> = ours
@@ -200,6 +207,23 @@ fn serve_flag_accepted_agrees_with_vllms_parser() {
             // layout's value is lost, which the rule refuses.
             let value_lost =
                 f.value_optional && word.is_some_and(|w| vllm.value_word_refusal(w).is_some());
+            let mut words = vec!["/model".to_string()];
+            words.extend(argv.iter().cloned());
+            let standin_says = parse(standin, &words).err();
+            let exempt_content = |why: &str| about_content(why) && (words_unread(f) || widened);
+            match (&real, &standin_says) {
+                (Some(why), None) if !exempt_content(why) => disagreements.push(format!(
+                    "vLLM {}: `{}`: vLLM refuses ({why}), the stand-in takes it",
+                    vllm.version,
+                    argv.join(" ")
+                )),
+                (None, Some(why)) if !value_lost => disagreements.push(format!(
+                    "vLLM {}: `{}`: vLLM takes it, the stand-in refuses: {why}",
+                    vllm.version,
+                    argv.join(" ")
+                )),
+                _ => {}
+            }
             match (&real, ours.is_empty()) {
                 (Some(why), true) if !(about_content(why) && (words_unread(f) || widened)) => {
                     disagreements.push(format!(

@@ -39,6 +39,11 @@ pub struct ServeFlag {
     /// `const`: vLLM's `bool | str | None` fields such as `--hf-token`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub value_optional: bool,
+    /// For a JSON option whose `type=` helper keeps a word as text unless
+    /// it matches this regex (vllm/engine/arg_utils.py `union_dict_and_str`,
+    /// read from its body): the pattern. See [`ServeFlag::is_json_word`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_unless: Option<String>,
     /// Where vLLM defines it (path inside the sdist).
     pub source: String,
     /// How argparse converts each word given to a valued option (`type=`).
@@ -371,7 +376,30 @@ impl V2Runner {
     }
 }
 
+/// The one `text_unless` pattern vLLM's helpers use (`union_dict_and_str`,
+/// every vLLM of the images): a word that is `{...}` once trimmed.
+pub const BRACED: &str = r"(?s)^\s*{.*}\s*$";
+
 impl ServeFlag {
+    /// Whether vLLM parses `word`, given to this JSON option, as JSON:
+    /// always, unless the option's helper keeps a word that does not match
+    /// [`ServeFlag::text_unless`] as text. `Err` for a pattern not known
+    /// here (the facts test fails on one first).
+    pub fn is_json_word(&self, word: &str) -> Result<bool, String> {
+        match self.text_unless.as_deref() {
+            None => Ok(true),
+            Some(BRACED) => {
+                // Python's `\s` and `.` under `(?s)`: Unicode whitespace.
+                let t = word.trim();
+                Ok(t.starts_with('{') && t.ends_with('}'))
+            }
+            Some(other) => Err(format!(
+                "`--{}` keeps words that do not match `{other}` as text, a pattern pd-dsl does not read",
+                self.name
+            )),
+        }
+    }
+
     /// Every spelling argparse knows the option by, and whether it negates:
     /// `--name` and each long alias, `--no-X` for each of those where the
     /// option is a `BooleanOptionalAction`, and the short aliases (`-tp`).
@@ -534,68 +562,10 @@ impl VllmRelease {
         out
     }
 
-    /// Why `vllm serve` does not take `word`, written after an option that
-    /// takes a value, as that value: `None` when it does. Two steps read
-    /// the words before the option does:
-    ///
-    /// - `FlexibleArgumentParser.parse_args` (vllm/utils/argparse_utils.py)
-    ///   rewrites `-O<level>` into `--optimization-level <level>`, and reads
-    ///   a word that starts with `-` and holds a `.` as a dotted option
-    ///   (`--a.b`), taking the word after it as its value;
-    /// - argparse's `_parse_optional` (Python 3.11/3.12, the images') reads
-    ///   a word that starts with `-` as an option unless it is `-` alone, a
-    ///   negative number (`^-\d+$|^-\d*\.\d+$`), or holds a space without
-    ///   being an option or the prefix of one; the option before it then
-    ///   has no value ("expected one argument").
+    /// Why `vllm serve` does not take `word` as the value of the option
+    /// before it ([`value_word_refusal`] over this release's options).
     pub fn value_word_refusal(&self, word: &str) -> Option<String> {
-        let rest = word.strip_prefix('-')?;
-        if rest.is_empty() {
-            return None;
-        }
-        if word.starts_with("-O") && word != "-O" {
-            return Some(format!(
-                "vLLM's parser rewrites `{word}` into `--optimization-level {}`, so the option before it has no value",
-                &word[2..]
-            ));
-        }
-        if !word.starts_with("--") && word.contains('.') {
-            return Some(format!(
-                "vLLM's parser reads `{word}` as a dotted option (it starts with `-` and holds a `.`) and takes the next word as its value"
-            ));
-        }
-        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-        let negative_number = digits(rest)
-            || rest
-                .split_once('.')
-                .is_some_and(|(i, f)| (i.is_empty() || digits(i)) && digits(f));
-        if negative_number {
-            return None;
-        }
-        if word.contains(' ') && !self.names_an_option(word) {
-            return None;
-        }
-        Some(format!(
-            "argparse reads `{word}` as an option (it starts with `-`), so the option before it has no value"
-        ))
-    }
-
-    /// Whether argparse's `_get_option_tuples` matches `word` to an option:
-    /// a spelling it is a prefix of (before any `=`), or, for one dash, the
-    /// option spelled by its first two characters.
-    fn names_an_option(&self, word: &str) -> bool {
-        let spellings = || {
-            self.serve_flags
-                .iter()
-                .flat_map(ServeFlag::spellings)
-                .map(|(s, _)| s)
-        };
-        if word.starts_with("--") {
-            let prefix = word.split_once('=').map_or(word, |(p, _)| p);
-            spellings().any(|s| s.starts_with(prefix))
-        } else {
-            let short = word.get(..2).unwrap_or(word);
-            spellings().any(|s| s == short || s.starts_with(word))
-        }
+        value_word_refusal(&self.serve_flags, word)
     }
 
     /// The long option nearest to a spelling no option has, for "did you
@@ -757,6 +727,72 @@ pub fn long_name_of_alias(alias: &str) -> Option<&'static str> {
         })
 }
 
+/// Why `vllm serve` does not take `word`, written after an option that
+/// takes a value, as that value: `None` when it does. Two steps read
+/// the words before the option does:
+///
+/// - `FlexibleArgumentParser.parse_args` (vllm/utils/argparse_utils.py)
+///   rewrites `-O<level>` into `--optimization-level <level>`, and reads
+///   a word that starts with `-` and holds a `.` as a dotted option
+///   (`--a.b`), taking the word after it as its value;
+/// - argparse reads the word as an option ([`reads_as_option`]), so the
+///   option before it has no value ("expected one argument").
+pub fn value_word_refusal(flags: &[ServeFlag], word: &str) -> Option<String> {
+    let rest = word.strip_prefix('-')?;
+    if rest.is_empty() {
+        return None;
+    }
+    if word.starts_with("-O") && word != "-O" {
+        return Some(format!(
+            "vLLM's parser rewrites `{word}` into `--optimization-level {}`, so the option before it has no value",
+            &word[2..]
+        ));
+    }
+    if !word.starts_with("--") && word.contains('.') {
+        return Some(format!(
+            "vLLM's parser reads `{word}` as a dotted option (it starts with `-` and holds a `.`) and takes the next word as its value"
+        ));
+    }
+    reads_as_option(flags, word).then(|| {
+        format!(
+            "argparse reads `{word}` as an option (it starts with `-`), so the option before it has no value"
+        )
+    })
+}
+
+/// Whether argparse reads `word` as an option string rather than a value
+/// (`ArgumentParser._parse_optional`, Python 3.11 and 3.12, the images'):
+/// a word that starts with `-` is one unless it is `-` alone, or, naming no
+/// option of `flags` (exactly, before an `=`, or as a prefix:
+/// `_get_option_tuples`), is a negative number (`^-\d+$|^-\d*\.\d+$`; no
+/// vLLM option looks like one) or holds a space. The rehearsal's stand-in
+/// `vllm` splits its argv with it.
+pub fn reads_as_option(flags: &[ServeFlag], word: &str) -> bool {
+    let Some(rest) = word.strip_prefix('-') else {
+        return false;
+    };
+    if rest.is_empty() {
+        return false;
+    }
+    let mut spellings = flags.iter().flat_map(ServeFlag::spellings).map(|(s, _)| s);
+    let before_eq = word.split_once('=').map_or(word, |(p, _)| p);
+    let names_one = if word.starts_with("--") {
+        spellings.any(|s| s.starts_with(before_eq))
+    } else {
+        let short = word.get(..2).unwrap_or(word);
+        spellings.any(|s| s == before_eq || s == short || s.starts_with(word))
+    };
+    if names_one {
+        return true;
+    }
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let negative_number = digits(rest)
+        || rest
+            .split_once('.')
+            .is_some_and(|(i, f)| (i.is_empty() || digits(i)) && digits(f));
+    !negative_number && !word.contains(' ')
+}
+
 /// The long option among `flags` nearest to `spelling` (`--x`), if one is
 /// near enough to be what was meant ([`crate::rules::closest`]).
 pub fn nearest_flag<'a>(flags: &'a [ServeFlag], spelling: &str) -> Option<&'a str> {
@@ -804,6 +840,27 @@ mod spelling_tests {
             }
         }
         assert!(checked > 1000, "only {checked} spellings checked");
+    }
+
+    /// Every `text_unless` pattern of the embedded vLLMs is one
+    /// [`super::ServeFlag::is_json_word`] reads, and some option has one.
+    #[test]
+    fn every_text_unless_pattern_is_read() {
+        let mut with = 0;
+        for v in super::vllm_versions() {
+            let r = super::vllm(v).unwrap_or_else(|e| unreachable!("vLLM {v}: {e}"));
+            for f in r.serve_flags.iter().filter(|f| f.text_unless.is_some()) {
+                assert_eq!(
+                    f.is_json_word(" {\"a\": 1} "),
+                    Ok(true),
+                    "vLLM {v} --{}",
+                    f.name
+                );
+                assert_eq!(f.is_json_word("cpu"), Ok(false), "vLLM {v} --{}", f.name);
+                with += 1;
+            }
+        }
+        assert!(with > 0, "no option keeps text");
     }
 }
 

@@ -3,13 +3,8 @@
 //! kind of flag, and the suggestion for a flag the version lacks.
 
 use super::{Flags, Kind, ServeArgs};
+use pd_dsl::upstream::{reads_as_option, value_word_refusal};
 use serde_json::{Map, Value as Json};
-
-fn looks_like_flag(s: &str) -> bool {
-    s.starts_with('-')
-        && s.len() > 1
-        && !s[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.')
-}
 
 fn parse_json_value(flag: &str, text: &str) -> Result<Json, String> {
     serde_json::from_str(text).map_err(|e| format!("argument --{flag}: invalid JSON ({e}): {text}"))
@@ -39,6 +34,7 @@ fn set_dotted(root: &mut Json, path: &[&str], v: Json) {
 }
 
 fn take(
+    flags: &Flags,
     args: &[String],
     i: &mut usize,
     inline: &Option<String>,
@@ -47,12 +43,16 @@ fn take(
     if let Some(v) = inline {
         return Ok(v.clone());
     }
-    match args.get(*i) {
-        Some(v) if !looks_like_flag(v) => {
+    match args
+        .get(*i)
+        .map(|v| (v, value_word_refusal(flags.flags(), v)))
+    {
+        Some((v, None)) => {
             *i += 1;
             Ok(v.clone())
         }
-        _ => Err(format!("argument --{name}: expected one argument")),
+        Some((_, Some(why))) => Err(format!("argument --{name}: expected one argument ({why})")),
+        None => Err(format!("argument --{name}: expected one argument")),
     }
 }
 
@@ -107,7 +107,7 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
     while i < args.len() {
         let raw = args[i].as_str();
         i += 1;
-        if !looks_like_flag(raw) {
+        if !reads_as_option(flags.flags(), raw) {
             if out.model.is_some() {
                 return Err(format!("unrecognized arguments: {raw}"));
             }
@@ -131,6 +131,27 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
             ));
         };
         let name = flag.name.clone();
+        // vllm/utils/argparse_utils.py `FlexibleArgumentParser.parse_args`
+        // reads the YAML file `--config` names while parsing.
+        if name == "config" {
+            let file = inline
+                .clone()
+                .or_else(|| args.get(i).cloned())
+                .unwrap_or_default();
+            if !(file.ends_with(".yaml") || file.ends_with(".yml")) {
+                return Err(format!(
+                    "ValueError: Config file must be of a yaml/yml type. {file} supplied"
+                ));
+            }
+            if !std::path::Path::new(&file).is_file() {
+                return Err(format!(
+                    "FileNotFoundError: [Errno 2] No such file or directory: '{file}'"
+                ));
+            }
+            return Err(format!(
+                "--config {file}: the stand-in does not read config files (pd-dsl layouts never pass one: rule serve_flag_accepted)"
+            ));
+        }
         if dotted.is_some() && flag.kind != Kind::Json {
             return Err(format!(
                 "unrecognized argument {flag_part}: `--{name}` of vLLM {v} takes no dotted sub-keys (it is not a JSON/config flag)"
@@ -146,23 +167,25 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
             Kind::Value
                 if flag.value_optional
                     && inline.is_none()
-                    && args.get(i).is_none_or(|w| looks_like_flag(w)) =>
+                    && args
+                        .get(i)
+                        .is_none_or(|w| reads_as_option(flags.flags(), w)) =>
             {
                 // `nargs="?"`: bare, it takes its `const`.
                 out.values.entry(name).or_default().push(String::new());
             }
             Kind::Value => {
-                let v = take(&args, &mut i, &inline, &name)?;
+                let v = take(flags, &args, &mut i, &inline, &name)?;
                 if let Some(why) = flags.value_refusal(flag, &v) {
                     return Err(format!("argument --{name}: {why}"));
                 }
                 out.values.entry(name).or_default().push(v);
             }
             Kind::Many => {
-                let first = take(&args, &mut i, &inline, &name)?;
+                let first = take(flags, &args, &mut i, &inline, &name)?;
                 let mut group = vec![first];
                 if inline.take().is_none() {
-                    while let Some(v) = args.get(i).filter(|v| !looks_like_flag(v)) {
+                    while let Some(v) = args.get(i).filter(|v| !reads_as_option(flags.flags(), v)) {
                         group.push(v.clone());
                         i += 1;
                     }
@@ -175,7 +198,7 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
                 slot.extend(group);
             }
             Kind::Json => {
-                let text = take(&args, &mut i, &inline, &name)?;
+                let text = take(flags, &args, &mut i, &inline, &name)?;
                 let slot = out.json.entry(name.clone()).or_insert(Json::Null);
                 match dotted {
                     Some(path) => {
@@ -191,6 +214,9 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
                         let parts: Vec<&str> = path.split('.').collect();
                         set_dotted(slot, &parts, value);
                     }
+                    // `union_dict_and_str` keeps a word that is not
+                    // `{...}` as text (the option's `text_unless`).
+                    None if !flag.is_json_word(&text)? => *slot = Json::String(text),
                     None => *slot = parse_json_value(&name, &text)?,
                 }
             }

@@ -148,6 +148,10 @@ fn every_flag_of_a_version_is_accepted_in_every_spelling() {
     for t in embedded() {
         assert!(!t.flags().is_empty(), "vLLM {} has no flags", t.version);
         for f in t.flags() {
+            if f.name == "config" {
+                // Read while parsing: `config_files_are_refused_as_vllm_refuses_them`.
+                continue;
+            }
             let value = value_of(f);
             let mut spellings: Vec<(Vec<String>, bool)> = Vec::new();
             let mut names = vec![format!("--{}", f.name)];
@@ -362,4 +366,41 @@ fn an_optional_value_may_be_left_out() {
     assert_eq!(a.value("hf-token"), Some("abc"));
     // A plain valued option still needs its word.
     assert!(ok(&["/m", "--max-num-seqs"]).is_err_and(|e| e.contains("expected one argument")));
+}
+
+/// `--config FILE`: vLLM reads the YAML file while parsing and refuses a
+/// name without `.yaml`/`.yml` or a missing file; the stand-in refuses
+/// those as vLLM does, and any other (layouts never pass one).
+#[test]
+fn config_files_are_refused_as_vllm_refuses_them() {
+    let t = Flags::of_image("v0.23.0").unwrap_or_else(|e| panic!("{e}"));
+    let err = |args: &[&str]| parse(t, &argv(args)).err().unwrap_or_default();
+    assert!(err(&["/m", "--config", "serve.json"]).contains("must be of a yaml/yml type"));
+    assert!(err(&["/m", "--config", "/nonexistent/serve.yaml"]).contains("No such file"));
+    let dir = std::env::temp_dir().join(format!("pd-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let file = dir.join("serve.yaml");
+    std::fs::write(&file, "max-num-seqs: 4\n").unwrap_or_else(|e| panic!("{e}"));
+    let path = file.display().to_string();
+    assert!(err(&["/m", "--config", &path]).contains("does not read config files"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A JSON option whose helper keeps text (`union_dict_and_str`) takes a
+/// word that is not `{...}` as a string, and one that is as JSON; the
+/// others refuse a word that is not JSON.
+#[test]
+fn text_or_json_options_keep_text() {
+    let t = Flags::of_image("v0.23.0").unwrap_or_else(|e| panic!("{e}"));
+    let a =
+        parse(t, &argv(&["/m", "--pt-load-map-location", "cpu"])).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        a.json("pt-load-map-location"),
+        Some(&serde_json::json!("cpu"))
+    );
+    let a = parse(t, &argv(&["/m", "--hf-overrides", " {\"a\": 1} "]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.json("hf-overrides"), Some(&serde_json::json!({"a": 1})));
+    assert!(parse(t, &argv(&["/m", "--hf-overrides", "{bad}"])).is_err());
+    assert!(parse(t, &argv(&["/m", "--compilation-config", "cpu"])).is_err());
 }
