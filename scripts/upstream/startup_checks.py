@@ -212,7 +212,7 @@ END = "<!-- startup-checks:end -->\n"
 MEANING = {
     "rule": "a pd-dsl rule refuses it at the token, at compile time (the table of `pd-dsl-macros/doc/layout.md`)",
     "derived": "it reads only what pd-dsl derives (ranks, addresses, connector JSON), which never violates it",
-    "passthrough": "reachable only through a `flags` entry or an `additional_config` key pd-dsl passes as written (profiler, pooler, LoRA, structured outputs, sub-keys of vllm-ascend's optional features): the image judges what such a value means at start; what argparse refuses of a flag (its spelling, its value's shape, `type=` and `choices`) is refused at compile time by `serve_flag_accepted` and by the rehearsal's stand-in `vllm`, from that vLLM's own argument table",
+    "passthrough": "reachable only through a `flags` entry or an `additional_config` key pd-dsl passes as written (profiler, pooler, LoRA, structured outputs, sub-keys of vllm-ascend's optional features): the image judges what such a value means at start; what argparse refuses of a flag (its spelling, its value's shape, `type=` and `choices`) is refused at compile time by `serve_flag_accepted` and by the rehearsal's stand-in `vllm`, from that vLLM's own argument table, both held to the parser vLLM builds from its source (`tests/tests/serve_flags_oracle.rs`)",
     "unreachable": "no layout can make it fire: another platform (CUDA, ROCm, flashinfer), a model outside the table (Qwen3-Omni, Nemotron-H), code that runs after start-up or from other entry points, or upstream's own invariants",
     "open": "a layout's typed fields reach it and no rule catches it yet; each carries a proposed rule (name, severity, condition, releases) in the verdicts file",
 }
