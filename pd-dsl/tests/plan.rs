@@ -112,7 +112,7 @@ fn bad_requests_say_what_and_why() {
         e.contains("expected one of `a2`, `a3`, `ascend_950dt`"),
         "{e}"
     );
-    let e = plan(&request("glm_5", 2)).unwrap_err().to_string();
+    let e = plan(&request("glm_5_2", 2)).unwrap_err().to_string();
     assert!(e.contains("has no dimensions"), "{e}");
     let e = plan(&request("deepseek_v3_1_w8a8_mtp_quarot", 0))
         .unwrap_err()

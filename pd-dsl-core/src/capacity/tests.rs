@@ -272,6 +272,26 @@ fn published_sizing_statements() {
     let b = on(&A2, mm, &s, 1, 8);
     show("MiniMax-M2.7 w8a8 1xA2 dp1tp8", &b);
     assert!(b.max_len_fits >= 40690);
+    // GLM5.md: "`glm-5-w4a8` and `glm-5.1-w4a8` can be deployed on 1 Atlas
+    // 800 A3 (64GB x 16)" at DP1 x TP16, 200000, 0.95, MTP (L258-297);
+    // the w8a8 builds at 40960 (L299-338); "`glm-5-w4a8` can be deployed on
+    // 1 Atlas 800 A2 (64GB x 8)" at DP1 x TP8, 32768 (L340-379); BF16
+    // "require at least 2 Atlas 800 A3" (L420).
+    let s = ep(200_000, "0.95", true);
+    let b = on(&A3, model("glm_5_1_w4a8"), &s, 1, 16);
+    show("GLM-5.1 w4a8 1xA3 dp1tp16", &b);
+    assert!(b.max_len_fits >= 200_000);
+    let s = ep(40960, "0.95", true);
+    let b = on(&A3, model("glm_5_1_w8a8"), &s, 1, 16);
+    show("GLM-5.1 w8a8 1xA3 dp1tp16", &b);
+    assert!(b.max_len_fits >= 40960);
+    let s = ep(32768, "0.95", true);
+    let b = on(&A2, model("glm_5_w4a8"), &s, 1, 8);
+    show("GLM-5 w4a8 1xA2 dp1tp8", &b);
+    assert!(b.max_len_fits >= 32768);
+    let b = on(&A3, model("glm_5"), &s, 1, 16);
+    show("GLM-5 BF16 1xA3 dp1tp16", &b);
+    assert!(b.kv_bytes < 0);
     // Qwen3-235B-A22B.md: BF16 on "1 Atlas 800I A2 (64GB x 8)". The
     // budget disagrees at the e2e's 0.9: 470 GB of BF16 weights leave
     // no KV room on 8 x 60.96 GiB (recorded in BENCHMARKS.md).

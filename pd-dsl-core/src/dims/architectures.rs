@@ -80,6 +80,41 @@ pub const DEEPSEEK_V4_FLASH: Architecture = Architecture {
     },
 };
 
+/// GLM-5 and GLM-5.1 (`glm_moe_dsa`): the defaults of `GlmMoeDsaConfig`,
+/// which are the `zai-org/GLM-5` checkpoint's (transformers 5.25.0 sdist,
+/// models/glm_moe_dsa/configuration_glm_moe_dsa.py,
+/// `@auto_docstring(checkpoint="zai-org/GLM-5")`): 78 layers, the first 3
+/// dense (`intermediate_size` 12288), 256 routed experts and one shared of
+/// 2048, MLA (64 heads, `q_lora_rank` 2048, nope 192 + rope 64, v 256)
+/// with the DSA indexer (32 heads of 128), 202752 positions. One MTP layer,
+/// stored as `model.layers.78` (vllm-ascend docs/source/tutorials/models/
+/// GLM5.md @v0.18.0 L510-516). These dimensions give 743.9B parameters
+/// without the MTP layer, GLM-5's published 744B.
+pub const GLM_5: Architecture = Architecture {
+    name: "GLM-5",
+    source: "transformers configuration_glm_moe_dsa.py defaults (checkpoint zai-org/GLM-5); GLM5.md for the MTP layer",
+    hidden: 6144,
+    vocab: 154880,
+    layers: 78,
+    dense_layers: 3,
+    dense_intermediate: 12288,
+    routed_experts: 256,
+    shared_experts: 1,
+    experts_per_token: 8,
+    moe_intermediate: 2048,
+    mtp_layers: 1,
+    max_model_len: 202752,
+    attention: AttentionDims::Mla {
+        heads: 64,
+        q_lora_rank: 2048,
+        kv_lora_rank: 512,
+        qk_nope_head_dim: 192,
+        qk_rope_head_dim: 64,
+        v_head_dim: 256,
+        indexer: Some((32, 128)),
+    },
+};
+
 /// Kimi-K2.x text decoder (the `text_config` of `KimiK25ForConditionalGeneration`,
 /// DeepSeek-V3 shape; cfg-copy, two copies agree; `vocab_size` 163840 and
 /// `intermediate_size` 18432 from a report of `moonshotai/Kimi-K2-Instruct-0905`'s

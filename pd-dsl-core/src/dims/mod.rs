@@ -6,7 +6,9 @@
 //! a primary source holds it the comment names it: the defaults of
 //! `DeepseekV3Config` in the `transformers` sdist
 //! (`src/transformers/models/deepseek_v3/configuration_deepseek_v3.py`, 4.57.1,
-//! which are DeepSeek-V3's own values), vLLM's `DeepseekV4Config`
+//! which are DeepSeek-V3's own values) and of `GlmMoeDsaConfig`
+//! (`models/glm_moe_dsa/configuration_glm_moe_dsa.py`, 5.25.0, GLM-5's
+//! own: they give its published 744B), vLLM's `DeepseekV4Config`
 //! (`vllm/transformers_utils/configs/deepseek_v4.py`, vllm 0.23.0 sdist). The
 //! rest are third-party copies of the `config.json` ("cfg-copy"), each
 //! cross-checked against a second copy (`shared/domain/model-facts.md` lists

@@ -63,6 +63,7 @@ fn attention_kind_agrees_with_the_model_table() {
 /// DeepSeek-V3 671B main model + 14B MTP module, of which 1.9B are its own
 /// embedding and head copy that vLLM shares (DeepSeek-V3 README),
 /// V4-Flash 284B, Kimi-K2 1T (text decoder), Qwen3-235B, MiniMax-M2 230B,
+/// GLM-5 744B ("744B parameters (40B active)"; upstream's e2e names GLM-5.1 744B),
 /// (model cards, model-facts.md).
 #[test]
 fn totals_match_published_sizes() {
@@ -87,6 +88,7 @@ fn totals_match_published_sizes() {
     near(b(&KIMI_K2), 1000.0, 0.05);
     near(b(&QWEN3_235B), 235.0, 0.01);
     near(b(&MINIMAX_M2), 230.0, 0.02);
+    near(b(&GLM_5), 744.0, 0.005);
 }
 
 /// Every model-table entry has a derived length: sized entries from their

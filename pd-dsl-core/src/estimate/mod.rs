@@ -112,10 +112,10 @@ pub struct Calibration {
 /// The constants in force: the fit of `tests/tests/estimate_calibration.rs`
 /// on upstream's frozen baselines (it fails when these are not its fit).
 pub const CALIBRATION: Calibration = Calibration {
-    hbm_efficiency: 0.5,
-    step_overhead_ms: 20.0,
+    hbm_efficiency: 0.6,
+    step_overhead_ms: 25.0,
     prefill_mfu: 0.075,
-    mtp_acceptance: 0.6,
+    mtp_acceptance: 0.4,
 };
 
 /// The workload an estimate is for.
@@ -244,7 +244,7 @@ impl Estimate {
 
 /// Leave-one-out median absolute error of [`CALIBRATION`] on upstream's
 /// baselines (tests/tests/estimate_calibration.rs, BENCHMARKS.md).
-pub const BAND: f64 = 0.24;
+pub const BAND: f64 = 0.26;
 
 /// The numbers of a `vllm bench serve --save-result` file that a measured
 /// run is compared by (`catalog calibrate`), besides `max_concurrency` and

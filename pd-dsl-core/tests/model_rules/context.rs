@@ -27,12 +27,12 @@ fn no_chunked(mbt: u64) -> Value {
 
 #[test]
 fn an_unsized_model_is_held_to_its_derived_length() {
-    let glm = |block: Value| broken(&mixed_with("glm_5_1_w8a8", block));
-    // GLM-5.1: 202752 positions, the GlmMoeDsaConfig default upstream serves.
+    let glm = |block: Value| broken(&mixed_with("glm_5_1_w8a8c8", block));
+    // GLM-5.1 w8a8c8 (unsized for its C8 cache): 202752 positions, the GlmMoeDsaConfig default upstream serves.
     assert!(!glm(json!({"max_model_len": 202752})).contains(WITHIN));
     assert!(glm(json!({"max_model_len": 202753})).contains(WITHIN));
     let m = messages(
-        &mixed_with("glm_5_1_w8a8", json!({"max_model_len": 262144})),
+        &mixed_with("glm_5_1_w8a8c8", json!({"max_model_len": 262144})),
         WITHIN,
     );
     assert!(
@@ -81,9 +81,9 @@ fn a_lower_bound_refuses_no_max_model_len() {
 #[test]
 fn without_max_model_len_a_batch_covers_the_derived_length() {
     let cover = |model: &str, mbt: u64| broken(&mixed_with(model, no_chunked(mbt)));
-    assert!(cover("glm_5_1_w8a8", 131072).contains(COVER));
-    assert!(!cover("glm_5_1_w8a8", 202752).contains(COVER));
-    let m = messages(&mixed_with("glm_5_1_w8a8", no_chunked(131072)), COVER);
+    assert!(cover("glm_5_1_w8a8c8", 131072).contains(COVER));
+    assert!(!cover("glm_5_1_w8a8c8", 202752).contains(COVER));
+    let m = messages(&mixed_with("glm_5_1_w8a8c8", no_chunked(131072)), COVER);
     assert!(
         m.len() == 1
             && m[0].contains(
@@ -106,9 +106,9 @@ fn without_max_model_len_a_batch_covers_the_derived_length() {
         {"name": "--no-enable-chunked-prefill"},
         {"name": "--hf-overrides", "value": "{\"max_position_embeddings\": 65536}"}
     ]);
-    assert!(!broken(&mixed_with("glm_5_1_w8a8", block)).contains(COVER));
+    assert!(!broken(&mixed_with("glm_5_1_w8a8c8", block)).contains(COVER));
     // A written `max_model_len` is what the batch must cover.
     let mut block = no_chunked(131072);
     block["max_model_len"] = json!(131072);
-    assert!(!broken(&mixed_with("glm_5_1_w8a8", block)).contains(COVER));
+    assert!(!broken(&mixed_with("glm_5_1_w8a8c8", block)).contains(COVER));
 }

@@ -174,17 +174,17 @@ fn reduce_sample_runs_on_decode_and_mixed_without_lmhead_tp() {
     let rs = json!({"additional_config": {"enable_reduce_sample": true}});
     assert_eq!(
         broken(&with_role(
-            pd("glm_5_1_w8a8", "v0.23.0"),
+            pd("glm_5_1_w4a8", "v0.23.0"),
             "decode",
             rs.clone()
         )),
         BTreeSet::new()
     );
     assert_eq!(
-        broken(&with_role(mixed("glm_5_1_w8a8", "v0.23.0"), "mixed", rs)),
+        broken(&with_role(mixed("glm_5_1_w4a8", "v0.23.0"), "mixed", rs)),
         BTreeSet::new()
     );
-    let mut v = mixed("glm_5_1_w8a8", "v0.23.0");
+    let mut v = mixed("glm_5_1_w4a8", "v0.23.0");
     v["topology"] = json!([{"role": "mixed", "count": 1, "dp": 16, "tp": 1}]);
     let v = with_role(
         v,
@@ -203,7 +203,7 @@ fn reduce_sample_runs_on_decode_and_mixed_without_lmhead_tp() {
 #[test]
 fn lmhead_tensor_parallel_divides_dp_at_any_tp() {
     let lm = |size: u64, dp: u64, tp: u64| {
-        let mut v = mixed("glm_5_1_w8a8", "v0.23.0");
+        let mut v = mixed("glm_5_1_w4a8", "v0.23.0");
         v["topology"] = json!([{"role": "mixed", "count": 1, "dp": dp, "tp": tp}]);
         broken(&with_role(
             v,
