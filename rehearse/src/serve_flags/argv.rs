@@ -185,7 +185,10 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
                 let first = take(flags, &args, &mut i, &inline, &name)?;
                 let mut group = vec![first];
                 if inline.take().is_none() {
-                    while let Some(v) = args.get(i).filter(|v| !reads_as_option(flags.flags(), v)) {
+                    while let Some(v) = args
+                        .get(i)
+                        .filter(|v| value_word_refusal(flags.flags(), v).is_none())
+                    {
                         group.push(v.clone());
                         i += 1;
                     }

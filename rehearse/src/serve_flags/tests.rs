@@ -404,3 +404,17 @@ fn text_or_json_options_keep_text() {
     assert!(parse(t, &argv(&["/m", "--hf-overrides", "{bad}"])).is_err());
     assert!(parse(t, &argv(&["/m", "--compilation-config", "cpu"])).is_err());
 }
+
+/// A `nargs="+"` option's words end where vLLM would read a word as an
+/// option or a dotted key: `-0.5` ends the group and is then refused.
+#[test]
+fn a_dotted_dash_word_ends_a_list_and_is_refused() {
+    let t = Flags::of_image("v0.23.0").unwrap_or_else(|e| panic!("{e}"));
+    let a = parse(t, &argv(&["/m", "--served-model-name", "a", "-1"]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.values.get("served-model-name").map(Vec::len), Some(2));
+    let e = parse(t, &argv(&["/m", "--served-model-name", "a", "-0.5"]))
+        .err()
+        .unwrap_or_default();
+    assert!(e.contains("unrecognized arguments: -0.5"), "{e}");
+}
