@@ -75,16 +75,6 @@ const V4_PRO: &str = "DeepseekV4Config default 1048576 (vllm/transformers_utils/
 const V4_1: &str =
     "DeepSeek-V4.1-Flash.md L7 \"up to one million tokens\", served at 1048576 (L401, L491, L691)";
 
-/// GLM-5.1 w8a8c8 (its GLM-5 dimensions are [`GLM_5`]'s; the build is
-/// unsized for its C8 cache): `GlmMoeDsaConfig`'s default `max_position_embeddings`
-/// 202752, whose defaults are the `zai-org/GLM-5` checkpoint's
-/// (transformers 5.25.0 sdist, models/glm_moe_dsa/configuration_glm_moe_dsa.py,
-/// `@auto_docstring(checkpoint="zai-org/GLM-5")`); GLM5.md @v0.30.0rc2 serves
-/// GLM-5 at 202752 (L217) and calls it the "198K" scenario (L551, L967:
-/// 198 x 1024), and the e2e `GLM-5.1-W8A8C8-A3_198k_function.yaml` serves
-/// GLM-5.1 at 202752.
-const GLM_5_C8: &str = "GlmMoeDsaConfig default 202752 (transformers glm_moe_dsa, checkpoint zai-org/GLM-5), served at 202752 (GLM5.md L217, \"198K\")";
-
 /// GLM-5.2: "1M context" (GLM5.2.md @v0.30.0rc2 §5.2, served at
 /// `--max-model-len 1024000`, L1053); `max_position_embeddings` 1048576 in a
 /// third-party copy of its `config.json`, the same as upstream's own GLM-5.3-Flash
@@ -132,7 +122,8 @@ use DerivedLen::{AtLeast, Exact};
 contexts! {
     "deepseek_v4_1_flash_w8a8" => Exact(1048576), V4_1;
     "deepseek_v4_pro_w4a8_mtp" => Exact(1048576), V4_PRO;
-    "glm_5_1_w8a8c8" => Exact(GLM_5.max_model_len), GLM_5_C8;
+    // GLM-5.1 in the GLM-5 architecture; unsized only for its C8 cache.
+    "glm_5_1_w8a8c8" => Exact(GLM_5.max_model_len), GLM_5.source;
     "glm_5_2" => Exact(1048576), GLM_5_2;
     "glm_5_2_w8a8" => Exact(1048576), GLM_5_2;
     "glm_5_2_w8a8c8" => Exact(1048576), GLM_5_2;

@@ -202,6 +202,8 @@ fn reduce_sample_runs_on_decode_and_mixed_without_lmhead_tp() {
 /// decode engines (the TP = 1 requirement in ascend_config.py is oproj's).
 #[test]
 fn lmhead_tensor_parallel_divides_dp_at_any_tp() {
+    // w4a8: GLM-5.1's w8a8 weights do not fit one A3 node at DP8 x TP2 or
+    // DP16 x TP1 (`weights_fit`), which would hide the rule under test.
     let lm = |size: u64, dp: u64, tp: u64| {
         let mut v = mixed("glm_5_1_w4a8", "v0.23.0");
         v["topology"] = json!([{"role": "mixed", "count": 1, "dp": dp, "tp": tp}]);
