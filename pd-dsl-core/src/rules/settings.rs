@@ -503,6 +503,12 @@ pub(crate) fn check_flags_accepted(
                     "found `{written} {w}`, expected a value `vllm serve` reads as one: {why}, and it exits at start (`expected one argument` or worse)"
                 ))
             }
+            (FlagKind::Json, Some(w)) if !dotted && let Some(why) = flag.json_word_refusal(w) => {
+                Some(format!(
+                    "found `{written} {w}`, expected a JSON value: {whose} parses the word of `{written}` as JSON and {why}, so `vllm serve` exits at start with `argument {written}: invalid ... value` (the option's `type=` in `{}`, generated facts `serve_flags`)",
+                    flag.source
+                ))
+            }
             (FlagKind::Value | FlagKind::Many, Some(w)) => {
                 let widened = rel.is_some_and(|r| r.widens_choices(&flag.name).is_some());
                 flag.value_refusal(w, !widened).map(|why| format!(
@@ -513,9 +519,9 @@ pub(crate) fn check_flags_accepted(
             _ => None,
         };
         if let Some(message) = refusal {
-            let word_refused = word
-                .as_deref()
-                .is_some_and(|w| v.value_word_refusal(w).is_some());
+            let word_refused = word.as_deref().is_some_and(|w| {
+                v.value_word_refusal(w).is_some() || flag.json_word_refusal(w).is_some()
+            });
             let site = match flag.kind {
                 FlagKind::Switch if value.is_some() => value.map_or(f.name.site, |v| v.site),
                 FlagKind::Json if word_refused && !dotted => value.map_or(f.name.site, |v| v.site),

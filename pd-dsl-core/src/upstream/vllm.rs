@@ -400,6 +400,26 @@ impl ServeFlag {
         }
     }
 
+    /// Why this JSON option's `type=` refuses `word`, when it surely does:
+    /// a word vLLM parses as JSON (see [`ServeFlag::is_json_word`]) that is
+    /// not JSON. Words only vLLM's leniencies read are not judged: Python's
+    /// `json` takes `NaN` and `Infinity`, and from vLLM 0.20.2 the helpers
+    /// expand unquoted `80m`-style numbers first
+    /// (vllm/engine/arg_utils.py `_expand_json_human_readable_numbers`).
+    pub fn json_word_refusal(&self, word: &str) -> Option<String> {
+        if self.kind != FlagKind::Json || !self.is_json_word(word).unwrap_or(false) {
+            return None;
+        }
+        let err = serde_json::from_str::<serde_json::Value>(word).err()?;
+        let lenient = word.contains("NaN")
+            || word.contains("Infinity")
+            || word.as_bytes().windows(2).any(|w| {
+                w[0].is_ascii_digit()
+                    && matches!(w[1], b'k' | b'K' | b'm' | b'M' | b'g' | b'G' | b't' | b'T')
+            });
+        (!lenient).then(|| format!("`{word}` is not JSON ({err})"))
+    }
+
     /// Every spelling argparse knows the option by, and whether it negates:
     /// `--name` and each long alias, `--no-X` for each of those where the
     /// option is a `BooleanOptionalAction`, and the short aliases (`-tp`).

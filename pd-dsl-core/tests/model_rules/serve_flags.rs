@@ -278,3 +278,35 @@ fn a_bare_optional_value_is_taken_and_config_files_are_refused() {
         "{m:?}"
     );
 }
+
+/// A JSON option's word that is not JSON is refused at the word; one its
+/// helper keeps as text (`union_dict_and_str`), or that only vLLM's
+/// leniencies read (`80m`, `NaN`), is not.
+#[test]
+fn a_json_option_takes_json() {
+    let m = refusals("v0.23.0", "--allowed-headers", Some(json!("abc")));
+    assert!(
+        m.len() == 1
+            && m[0].contains("found `--allowed-headers abc`, expected a JSON value")
+            && m[0].contains("`abc` is not JSON"),
+        "{m:?}"
+    );
+    // Braced, `union_dict_and_str` parses it as JSON.
+    let m = refusals("v0.23.0", "--hf-overrides", Some(json!("{bad}")));
+    assert!(
+        m.len() == 1 && m[0].contains("`{bad}` is not JSON"),
+        "{m:?}"
+    );
+    for (flag, word) in [
+        ("--allowed-headers", r#"["x-request-id"]"#),
+        ("--pt-load-map-location", "cpu"),
+        ("--hf-overrides", r#"{"rope_theta": 1e6}"#),
+        ("--allowed-headers", r#"[1k]"#),
+    ] {
+        assert_eq!(
+            refusals("v0.23.0", flag, Some(json!(word))),
+            Vec::<String>::new(),
+            "{flag} {word}"
+        );
+    }
+}

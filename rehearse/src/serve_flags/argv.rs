@@ -6,10 +6,6 @@ use super::{Flags, Kind, ServeArgs};
 use pd_dsl::upstream::{reads_as_option, value_word_refusal};
 use serde_json::{Map, Value as Json};
 
-fn parse_json_value(flag: &str, text: &str) -> Result<Json, String> {
-    serde_json::from_str(text).map_err(|e| format!("argument --{flag}: invalid JSON ({e}): {text}"))
-}
-
 /// A dotted sub-key's value: JSON when it parses, else the string.
 fn loose(text: &str) -> Json {
     serde_json::from_str(text).unwrap_or_else(|_| Json::String(text.to_string()))
@@ -220,7 +216,14 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
                     // `union_dict_and_str` keeps a word that is not
                     // `{...}` as text (the option's `text_unless`).
                     None if !flag.is_json_word(&text)? => *slot = Json::String(text),
-                    None => *slot = parse_json_value(&name, &text)?,
+                    None => {
+                        if let Some(why) = flag.json_word_refusal(&text) {
+                            return Err(format!("argument --{name}: invalid JSON: {why}"));
+                        }
+                        // What only vLLM's leniencies read (`NaN`, `80m`)
+                        // is kept as written.
+                        *slot = serde_json::from_str(&text).unwrap_or(Json::String(text));
+                    }
                 }
             }
         }
