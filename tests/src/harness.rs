@@ -9,6 +9,28 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 
+/// The workspace root (the tests' scripts run from it).
+pub fn workspace() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Runs `python3 ARGS` in the workspace root (an upstream script:
+/// `scripts/upstream/...`) and returns its stdout; panics with its stderr
+/// when it fails.
+pub fn workspace_python(args: &[&str]) -> String {
+    let out = Command::new("python3")
+        .args(args)
+        .current_dir(workspace())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python3 {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
 /// A layout rendered into a temporary catalog directory.
 #[derive(Debug)]
 pub struct Rendered {

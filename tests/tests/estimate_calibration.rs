@@ -19,26 +19,9 @@ use pd_dsl::estimate::{BAND, CALIBRATION, Calibration, Workload, estimate_from};
 use pd_dsl::import::{Input, Options, finish, import};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn python(args: &[&str]) -> String {
-    let out = Command::new("python3")
-        .args(args)
-        .current_dir(workspace())
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "python3 {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
+use pd_dsl_tests::harness::{workspace, workspace_python as python};
 
 /// One baseline with its layout.
 struct Case {

@@ -16,7 +16,7 @@
 
 use pd_dsl::LayoutSpec;
 use pd_dsl::import::{Input, Options, finish, import, print};
-use pd_dsl_tests::harness::sorted;
+use pd_dsl_tests::harness::{sorted, workspace};
 use std::path::{Path, PathBuf};
 
 /// One module per fixture: `include!` of its printed file.
@@ -48,10 +48,6 @@ printed! {
     scripts_a3_v31_2p1d_v1 => "scripts-a3-v31-2p1d-v1.rs",
     scripts_a3_v31_mixed_1node => "scripts-a3-v31-mixed-1node.rs",
     scripts_a3_v4_1p1d_hybrid => "scripts-a3-v4-1p1d-hybrid.rs",
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// Every fixture: its printed file name, its inputs (named as from the

@@ -31,15 +31,10 @@ use pd_dsl::check::check;
 use pd_dsl::spec::LayoutSpec;
 use pd_dsl::tables::IMAGES;
 use pd_dsl::upstream::{Choices, FlagKind, ServeFlag, ValueType, vllm_of};
+use pd_dsl_tests::harness::workspace_python;
 use pd_rehearse::serve_flags::{Flags, parse};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 /// Words given as the value of every valued option: each reaches a
 /// different branch of `FlexibleArgumentParser.parse_args` and argparse's
@@ -108,19 +103,16 @@ fn oracle(version: &str, cases: &[Vec<String>]) -> Vec<Option<String>> {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("cases.json");
     std::fs::write(&path, serde_json::to_string(cases).unwrap()).unwrap();
-    let out = Command::new("python3")
-        .arg("scripts/upstream/crosscheck_vllm_parser.py")
-        .args(["argv", version])
-        .arg(&path)
-        .current_dir(workspace())
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "vLLM {version}'s parser: {} (it needs what vLLM's docs build installs: `python3 -m pip install msgspec pydantic packaging requests regex pyyaml`; scripts/test.sh installs them)",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let verdicts: Vec<Option<String>> = serde_json::from_slice(&out.stdout).expect("JSON verdicts");
+    // A parser that cannot be built says why (a missing module of vLLM's
+    // docs build: scripts/test.sh installs them).
+    let path = path.to_str().expect("UTF-8 temp path");
+    let out = workspace_python(&[
+        "scripts/upstream/crosscheck_vllm_parser.py",
+        "argv",
+        version,
+        path,
+    ]);
+    let verdicts: Vec<Option<String>> = serde_json::from_str(&out).expect("JSON verdicts");
     assert_eq!(verdicts.len(), cases.len());
     verdicts
 }
