@@ -22,6 +22,7 @@ from facts_ascend_config import additional_config
 from facts_ascend_features import (  # noqa: F401
     _v2_fields_needing_flag,
     aux_hidden_states_exemption,
+    default_capture_cap,
     dsa_cp_needs_sp,
     recompute_on_prefill,
     enable_sp,
@@ -81,6 +82,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "sp_graph_alignment": sp_graph_alignment(pkg),
         "enable_sp": enable_sp(pkg),
         "tp_aligned_capture_sizes": tp_aligned_capture_sizes(pkg),
+        "default_capture_cap": default_capture_cap(pkg),
         "kv_pool_backends": kv_pool_backends(pkg),
         "kv_pool_runner": kv_pool_runner(src),
         "aux_hidden_states_exemption": aux_hidden_states_exemption(pkg),

@@ -403,10 +403,27 @@ def tp_aligned_capture_sizes(pkg: Package) -> dict | None:
     `or` of (`enable_sp` for the call `enable_sp(...)`, the function's
     keyword arguments `enable_shared_expert_dp`, `enable_dsa_cp`, which
     the platform passes from `AscendConfig`), sorted. `source`: `path:line`
-    of the raising `if`. `None` without it."""
+    of the raising `if`. Up to v0.26.0rc1 `check_and_update_config` asserts
+    the sizes kept instead, under `enable_sp(vllm_config)` alone:
+    `requires` is `["enable_sp"]` and `source` the `assert`. `None` without
+    either."""
     for rel, mod in pkg.modules.items():
         if not rel.endswith("vllm_ascend/platform.py"):
             continue
+        # Up to v0.26.0rc1: `check_and_update_config` asserts the filtered
+        # sizes under `tensor_parallel_size > 1 and not enforce_eager and
+        # enable_sp(vllm_config)` (with `cudagraph_mode != CUDAGraphMode.NONE`
+        # from v0.21.0rc1).
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "check_and_update_config"):
+                continue
+            for x in ast.walk(fn):
+                test = ast.unparse(x.test) if isinstance(x, ast.If) else ""
+                if not ("tensor_parallel_size > 1" in test and "enforce_eager" in test and "enable_sp(" in test):
+                    continue
+                for a in x.body:
+                    if isinstance(a, ast.Assert) and isinstance(a.test, ast.Name):
+                        return {"requires": ["enable_sp"], "source": f"{rel}:{a.lineno}"}
         for fn in ast.walk(mod.tree):
             if not (isinstance(fn, ast.FunctionDef) and fn.name == "_setup_compile_backend"):
                 continue
@@ -441,6 +458,79 @@ def tp_aligned_capture_sizes(pkg: Package) -> dict | None:
                         and any(isinstance(e, ast.Raise) for b in r.body for e in ast.walk(b))
                     ):
                         return {"requires": requires, "source": f"{rel}:{r.lineno}"}
+    return None
+
+
+def default_capture_cap(pkg: Package) -> dict | None:
+    """The platform's default `max_cudagraph_capture_size` when a layout
+    types neither it nor capture sizes (`apply_config_platform_defaults`,
+    vllm_ascend/platform.py, which vLLM's `VllmConfig.__post_init__` runs
+    before it sizes the graphs): the helper (a method of the platform class
+    or a module function) that returns `min(max_num_seqs *
+    decode_query_len[ * per_seq], ceiling)`, with `decode_query_len` one
+    plus the speculative tokens. `per_seq` is the product's factor after
+    `decode_query_len` (1 when there is none; vLLM's own is 2), `ceiling`
+    the constant. `unions_cap`: `_setup_compile_backend` adds the cap,
+    bounded by `max_num_batched_tokens`, to the sizes before vLLM sizes them
+    again (`set(...) | {reduced_cg_cap}`, from v0.30.0rc1). `source`:
+    `path:line` of the `return`. `None` without such a helper, or when
+    `apply_config_platform_defaults` does not call it."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("vllm_ascend/platform.py"):
+            continue
+        helper = None
+        for fn in ast.walk(mod.tree):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            for r in ast.walk(fn):
+                if not (
+                    isinstance(r, ast.Return)
+                    and isinstance(r.value, ast.Call)
+                    and ast.unparse(r.value.func) == "min"
+                    and len(r.value.args) == 2
+                ):
+                    continue
+                product, ceiling = r.value.args
+                factors = []
+                while isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult):
+                    factors.insert(0, product.right)
+                    product = product.left
+                factors.insert(0, product)
+                names = [ast.unparse(f) for f in factors]
+                if names[:2] != ["max_num_seqs", "decode_query_len"]:
+                    continue
+                rest = factors[2:]
+                if not all(isinstance(f, ast.Constant) and isinstance(f.value, int) for f in rest) or not (
+                    isinstance(ceiling, ast.Constant) and isinstance(ceiling.value, int)
+                ):
+                    raise FactsError(f"`{rel}`:{r.lineno}: the default capture cap `{ast.unparse(r.value)}` is not constants after `max_num_seqs * decode_query_len`")
+                per_seq = 1
+                for f in rest:
+                    per_seq *= f.value
+                helper = (fn.name, {"per_seq": per_seq, "ceiling": ceiling.value, "source": f"{rel}:{r.lineno}"})
+        if helper is None:
+            return None
+        name, fact = helper
+        called = any(
+            isinstance(fn, ast.FunctionDef)
+            and fn.name == "apply_config_platform_defaults"
+            and any(isinstance(c, ast.Call) and ast.unparse(c.func).split(".")[-1] == name for c in ast.walk(fn))
+            for fn in ast.walk(mod.tree)
+        )
+        if not called:
+            return None
+        unions = any(
+            isinstance(fn, ast.FunctionDef)
+            and fn.name == "_setup_compile_backend"
+            and any(
+                isinstance(a, ast.Assign)
+                and [ast.unparse(t) for t in a.targets] == ["compilation_config.cudagraph_capture_sizes"]
+                and re.search(r"\| \{\w+\}", ast.unparse(a.value))
+                for a in ast.walk(fn)
+            )
+            for fn in ast.walk(mod.tree)
+        )
+        return {**fact, "unions_cap": unions}
     return None
 
 

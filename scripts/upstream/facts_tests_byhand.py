@@ -117,8 +117,16 @@ class ByHand(unittest.TestCase):
         # enable_dsa_cp`, then under `tensor_parallel_size > 1 and cudagraph_mode != CUDAGraphMode.NONE
         # and not enforce_eager and requires_tp_aligned_capture_sizes`, `if not sp_aclgraph_sizes:`
         # raises AssertionError "... does not contain values that are multiples of tp_size" (L1188;
-        # @0.28.0rc1 L1168, @0.30.0rc2 L1288); no `_setup_compile_backend` @0.26.0rc1.
-        self.assertIsNone(table("0.26.0rc1")["tp_aligned_capture_sizes"])
+        # @0.28.0rc1 L1168, @0.30.0rc2 L1288). Before, `check_and_update_config` asserts the sizes kept
+        # (`assert sp_aclgraph_sizes`) under `tensor_parallel_size > 1 and not enforce_eager and
+        # enable_sp(vllm_config)` (@0.18.0 L340, @0.21.0rc1 L538 with `cudagraph_mode != NONE`,
+        # @0.26.0rc1 L513).
+        for v, line in {"0.18.0": 340, "0.21.0rc1": 538, "0.26.0rc1": 513}.items():
+            self.assertEqual(
+                table(v)["tp_aligned_capture_sizes"],
+                {"requires": ["enable_sp"], "source": f"vllm_ascend/platform.py:{line}"},
+                v,
+            )
         for v, line in {"0.27.1rc1": 1188, "0.28.0rc1": 1168, "0.30.0rc2": 1288}.items():
             self.assertEqual(
                 table(v)["tp_aligned_capture_sizes"],
@@ -140,6 +148,36 @@ class ByHand(unittest.TestCase):
         # Read, not matched: the terms as written; no raise, no refusal.
         self.assertEqual(read("enable_sp(c) or enable_shared_expert_dp")["requires"], ["enable_shared_expert_dp", "enable_sp"])
         self.assertIsNone(read("enable_sp(c) or enable_shared_expert_dp", "pass"))
+
+    def test_default_capture_cap(self):
+        # vllm_ascend/platform.py, read by hand: `apply_config_platform_defaults` sets
+        # `max_cudagraph_capture_size` from `_get_default_max_cudagraph_capture_size` (a classmethod
+        # @0.18.0 L191, @0.23.0 L241; a module function @0.27.1rc1 L1440), from `_get_reduced_cg_cap`
+        # @0.30.0rc2 (L1537), each `return min(max_num_seqs * decode_query_len, 512)`;
+        # `_setup_compile_backend` @0.30.0rc2 adds it: `sorted(set(... or []) | {reduced_cg_cap})`.
+        for v, (line, unions) in {"0.18.0": (191, False), "0.23.0": (241, False), "0.27.1rc1": (1440, False), "0.30.0rc2": (1537, True)}.items():
+            self.assertEqual(
+                table(v)["default_capture_cap"],
+                {"per_seq": 1, "ceiling": 512, "source": f"vllm_ascend/platform.py:{line}", "unions_cap": unions},
+                v,
+            )
+
+        def read(ret, call="cls.helper(c)"):
+            text = (
+                "def helper(c):\n"
+                f"    return {ret}\n"
+                "def apply_config_platform_defaults(cls, c):\n"
+                f"    c.max_cudagraph_capture_size = {call}\n"
+            )
+            return facts_ascend.default_capture_cap(FakePackage("vllm_ascend/platform.py", text))
+
+        # Read, not matched: vLLM's own `* 2`, another ceiling; not called, no fact; a name not a
+        # constant fails.
+        self.assertEqual(read("min(max_num_seqs * decode_query_len * 2, 256)")["per_seq"], 2)
+        self.assertEqual(read("min(max_num_seqs * decode_query_len * 2, 256)")["ceiling"], 256)
+        self.assertIsNone(read("min(max_num_seqs * decode_query_len, 512)", "None"))
+        with self.assertRaises(facts_ascend.FactsError):
+            read("min(max_num_seqs * decode_query_len * k, 512)")
 
     def test_aux_hidden_states_exemption(self):
         # vllm_ascend/patch/platform/patch_minimax_m2_config.py `_patch_speculative_minimax_whitelist`,

@@ -55,6 +55,7 @@ from facts_vllm_calls import Caller
 from facts_vllm_config import (  # noqa: F401
     _parents,
     context_parallel,
+    default_capture_grid,
     sequence_parallel_moe,
     spec_decode_rounding,
     spec_decode_sp_alignment,
@@ -144,6 +145,7 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
         "drafting_slots": drafting_slots(Source(src, overrides)),
         "spec_decode_sp_alignment": spec_decode_sp_alignment(Source(src, overrides)),
         "spec_decode_rounding": spec_decode_rounding(Source(src, overrides)),
+        "default_capture_grid": default_capture_grid(Source(src, overrides)),
         "aux_hidden_states": aux_hidden_states(Source(src, overrides)),
         "sequence_parallel_moe": sequence_parallel_moe(Source(src, overrides)),
     }

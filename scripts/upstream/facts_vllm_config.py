@@ -446,6 +446,70 @@ def spec_decode_rounding(source: Source) -> dict | None:
     return None
 
 
+# The default capture-size grid of `VllmConfig._set_cudagraph_sizes` up to
+# the largest size `m`: 1, 2, 4, then every 8 below 256, then every 16 (the
+# statements below, each required as written; pd-dsl's
+# `upstream::default_size_grid` builds the same, and
+# graph_sizes_oracle.py runs the function itself against it).
+_GRID = (
+    "[i for i in [1, 2, 4] if i <= max_cudagraph_capture_size]",
+    "list(range(8, min(max_cudagraph_capture_size + 1, 256), 8))",
+    "list(range(256, max_cudagraph_capture_size + 1, 16))",
+)
+
+
+def default_capture_grid(source: Source) -> dict:
+    """How `VllmConfig._set_cudagraph_sizes` (vllm/config/vllm.py) lists the
+    capture sizes when none is typed, up to the largest size it settles on:
+    the grid `_GRID` (required; a release that lists them otherwise fails
+    the facts), and `appends_max_num_tokens`: an `if` that appends
+    `max_num_tokens` (the `max_num_batched_tokens`) when it is not above the
+    largest and not in the list (from vLLM 0.20.2). Typed sizes above
+    `max_num_tokens` are dropped (required); `positive_largest`: `path:line`
+    of the `assert` that the largest size is at least 1. `source`:
+    `path:line` of the function."""
+    text = _read(source, VLLM_CONFIG)
+    if text is None:
+        raise FactsError(f"`{VLLM_CONFIG}` is missing")
+    tree = ast.parse(text, VLLM_CONFIG)
+    fn = next(
+        (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_set_cudagraph_sizes"),
+        None,
+    )
+    if fn is None:
+        raise FactsError(f"`{VLLM_CONFIG}`: no `_set_cudagraph_sizes`")
+    exprs = {ast.unparse(n) for n in ast.walk(fn) if isinstance(n, (ast.ListComp, ast.Call))}
+    missing = [g for g in _GRID if g not in exprs]
+    if missing:
+        raise FactsError(f"`{VLLM_CONFIG}`:{fn.lineno}: `_set_cudagraph_sizes` no longer lists the default sizes as `{missing[0]}`")
+    appends = any(
+        isinstance(x, ast.If)
+        and "max_num_tokens not in cudagraph_capture_sizes" in ast.unparse(x.test)
+        and "max_num_tokens <= max_cudagraph_capture_size" in ast.unparse(x.test)
+        and [ast.unparse(b) for b in x.body] == ["cudagraph_capture_sizes.append(max_num_tokens)"]
+        for x in ast.walk(fn)
+    )
+    # Typed sizes: those above `max_num_tokens` are dropped
+    # (`[i for i in dedup_sizes if i <= max_num_tokens]`), and the largest
+    # size then kept must be at least 1 (`assert max_cudagraph_capture_size
+    # >= 1`), which fails when vllm-ascend sizes the graphs again after
+    # none was kept (its second `_set_cudagraph_sizes()`).
+    if "[i for i in dedup_sizes if i <= max_num_tokens]" not in exprs:
+        raise FactsError(f"`{VLLM_CONFIG}`:{fn.lineno}: `_set_cudagraph_sizes` no longer keeps the typed sizes up to `max_num_tokens` as `[i for i in dedup_sizes if i <= max_num_tokens]`")
+    asserts = [
+        x.lineno
+        for x in ast.walk(fn)
+        if isinstance(x, ast.Assert) and ast.unparse(x.test) == "max_cudagraph_capture_size >= 1"
+    ]
+    if len(asserts) != 1:
+        raise FactsError(f"`{VLLM_CONFIG}`:{fn.lineno}: `_set_cudagraph_sizes` has {len(asserts)} `assert max_cudagraph_capture_size >= 1`, expected one")
+    return {
+        "appends_max_num_tokens": appends,
+        "positive_largest": f"{VLLM_CONFIG}:{asserts[0]}",
+        "source": f"{VLLM_CONFIG}:{fn.lineno}",
+    }
+
+
 def sequence_parallel_moe(source: Source) -> dict | None:
     """What turns vLLM's sequence-parallel MoE on (`ParallelConfig`,
     vllm/config/parallel.py): the property `use_sequence_parallel_moe`'s

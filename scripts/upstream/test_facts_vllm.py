@@ -82,6 +82,7 @@ class WellFormed(unittest.TestCase):
                         "drafting_slots",
                         "spec_decode_sp_alignment",
                         "spec_decode_rounding",
+                        "default_capture_grid",
                         "aux_hidden_states",
                         "sequence_parallel_moe",
                     ],
@@ -565,6 +566,27 @@ class HandRead(unittest.TestCase):
                     '            raise ValueError(\n                f"No valid cudagraph sizes',
                     '            logger.warning(\n                f"No valid cudagraph sizes')
         self.assertIsNone(fv.spec_decode_rounding(fv.Source(corpus("vllm", "0.28.0"), ov)))
+
+    def test_default_capture_grid(self):
+        # vllm/config/vllm.py `VllmConfig._set_cudagraph_sizes`, read by hand: the default sizes
+        # `[i for i in [1, 2, 4] if i <= max_cudagraph_capture_size]`, every 8 below 256, every 16
+        # from 256; `max_num_tokens` appended `if max_num_tokens <= max_cudagraph_capture_size and
+        # max_num_tokens not in cudagraph_capture_sizes` from 0.20.2 (absent @0.18.0, @0.19.1); typed
+        # sizes kept `if i <= max_num_tokens`; `assert max_cudagraph_capture_size >= 1` @0.18.0 L1349,
+        # @0.19.1 L1405, @0.26.0 L1800, @0.30.0 L2306; the function @0.18.0 L1287, @0.30.0 L2151.
+        want = {"0.18.0": (False, 1349, 1287), "0.19.1": (False, 1405, None), "0.26.0": (True, 1800, None), "0.30.0": (True, 2306, 2151)}
+        for v, (appends, line, fn) in want.items():
+            got = facts(v)["default_capture_grid"]
+            self.assertEqual(got["appends_max_num_tokens"], appends, v)
+            self.assertEqual(got["positive_largest"], f"vllm/config/vllm.py:{line}", v)
+            if fn is not None:
+                self.assertEqual(got["source"], f"vllm/config/vllm.py:{fn}", v)
+        # Read, not matched: another grid step fails the facts; without the append, none.
+        ov = mutate("0.30.0", "vllm/config/vllm.py", "range(256, max_cudagraph_capture_size + 1, 16)", "range(256, max_cudagraph_capture_size + 1, 32)")
+        with self.assertRaises(fv.FactsError):
+            fv.default_capture_grid(fv.Source(corpus("vllm", "0.30.0"), ov))
+        ov = mutate("0.30.0", "vllm/config/vllm.py", "cudagraph_capture_sizes.append(max_num_tokens)", "pass")
+        self.assertFalse(fv.default_capture_grid(fv.Source(corpus("vllm", "0.30.0"), ov))["appends_max_num_tokens"])
 
     def test_async_scheduling_methods(self):
         # vllm/config/vllm.py `VllmConfig.__post_init__`: with async scheduling on, a method outside

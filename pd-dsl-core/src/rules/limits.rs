@@ -34,11 +34,14 @@ declare_rules! {
     /// @v0.18.0 L1188 … @v0.30.0rc2 L1461; DeepSeek-V4 128 only at
     /// v0.20.2rc1, 32/64/128 from v0.21.0rc1 to v0.30.0rc2).
     BlockSizeBackend = "block_size_backend", Hard, "`block_size` is one the attention backend keeps";
-    /// Typed `capture_sizes` none of which is a multiple of TP, on an engine
-    /// of TP above 1 with a cudagraph mode (not `graph: eager`) where
-    /// vllm-ascend requires TP-aligned sizes: AssertionError "... does not
-    /// contain values that are multiples of tp_size" (vllm_ascend/platform.py
-    /// `_setup_compile_backend` @v0.27.1rc1 L1188, @v0.30.0rc2 L1288). The
+    /// Capture sizes (typed, or the image's defaults) none of which is a
+    /// multiple of TP, on an engine of TP above 1 with a cudagraph mode (not
+    /// `graph: eager`) where vllm-ascend requires TP-aligned sizes:
+    /// AssertionError "... does not contain values that are multiples of
+    /// tp_size" (vllm_ascend/platform.py `_setup_compile_backend`
+    /// @v0.27.1rc1 L1188, @v0.30.0rc2 L1288; before, an `assert` in
+    /// `check_and_update_config` under `enable_sp()` alone, @v0.18.0 L340,
+    /// @v0.26.0rc1 L513). The
     /// requirement is the generated facts' `tp_aligned_capture_sizes`, each
     /// of its terms judged: `enable_shared_expert_dp`, which `AscendConfig`
     /// keeps with `--enable-expert-parallel` and TP above 1 (ascend_config.py
@@ -51,8 +54,8 @@ declare_rules! {
     CaptureSizesTpAligned = "capture_sizes_tp_aligned", Hard, "with shared-expert DP or sequence-parallel MoE and a cudagraph mode, some capture size is a multiple of TP";
 }
 
-/// Typed capture sizes none of which TP divides where vllm-ascend needs
-/// one (rule `capture_sizes_tp_aligned`).
+/// Capture sizes (typed, or the image's defaults) none of which TP divides
+/// where vllm-ascend needs one (rule `capture_sizes_tp_aligned`).
 pub(crate) fn check_capture_sizes_tp(
     facts: &Facts<'_>,
     role: Role,
@@ -66,17 +69,18 @@ pub(crate) fn check_capture_sizes_tp(
     let (Some(rel), Ok(v)) = (img.facts(), crate::upstream::vllm_of(img)) else {
         return;
     };
-    let sizes = super::settings::role_capture_sizes(facts.spec, role);
-    let values: Vec<u64> = sizes.iter().map(|c| c.value).collect();
+    let Some(sizes) =
+        super::settings::effective_capture_sizes(facts.spec, role, serve, img, facts.hw)
+    else {
+        return;
+    };
     let settings = super::model::RoleSettings {
         serve,
         dp_tp: Some((dp, tp)),
     };
     let indexer = facts.model.map(|m| m.attention.has_indexer());
-    let Some((r, by)) = rel.tp_aligned_refusal(v, &settings, serve.graph, &values, indexer) else {
-        return;
-    };
-    let Some(first) = sizes.first() else {
+    let Some((r, by)) = rel.tp_aligned_refusal(v, &settings, serve.graph, &sizes.values, indexer)
+    else {
         return;
     };
     let why = match by {
@@ -90,11 +94,11 @@ pub(crate) fn check_capture_sizes_tp(
     };
     cx.report(
         Rule::CaptureSizesTpAligned,
-        first.site,
-        format!("{}.graph.capture_sizes", role.as_str()),
+        sizes.site,
+        sizes.field,
         format!(
-            "found capture sizes {} on a {role} engine of TP {tp} with {why}, expected at least one multiple of {tp}: vllm-ascend {} keeps only the sizes TP divides and refuses to start when none is left on image `{}` (\"does not contain values that are multiples of tp_size\", {} `_setup_compile_backend`)",
-            super::settings::sizes_text(sizes),
+            "found {} on a {role} engine of TP {tp} with {why}, expected at least one multiple of {tp}: vllm-ascend {} keeps only the sizes TP divides and refuses to start when none is left on image `{}` (\"does not contain values that are multiples of tp_size\", {})",
+            sizes.text,
             rel.version,
             img.tag,
             r.source

@@ -321,6 +321,7 @@ pub(crate) fn check_serve(
     check_role_limits(facts, role, serve, cx);
     check_model_settings(facts, role, serve, dp_tp, cx);
     speculative::check_batches(facts, role, serve, cx);
+    super::settings::check_capture_sizes_batch(spec, role, serve, image, cx);
     speculative::check_decode_step_sizes(facts, role, serve, dp_tp, cx);
     if let Some((dp, tp)) = dp_tp {
         speculative::check_sp_alignment(facts, role, serve, (dp, tp), cx);

@@ -35,6 +35,16 @@ declare_rules! {
     GpuMemoryUtilization = "gpu_memory_utilization", Hard, "`gpu_memory_utilization` is a number in (0, 1]";
     /// Capture sizes without a cudagraph mode, or malformed.
     GraphCaptureSizes = "graph_capture_sizes", Hard, "capture sizes go with a cudagraph mode and are positive and distinct";
+    /// Typed capture sizes all above `max_num_batched_tokens`: vLLM keeps
+    /// only the sizes at most that (`VllmConfig._set_cudagraph_sizes`,
+    /// vllm/config/vllm.py @0.18.0 L1363 … @0.30.0 L2320), and with none
+    /// left its `assert max_cudagraph_capture_size >= 1` (@0.18.0 L1349 …
+    /// @0.30.0 L2306) fails when vllm-ascend sizes the graphs again
+    /// (vllm_ascend/platform.py `check_and_update_config` up to v0.26.0rc1,
+    /// `_setup_compile_backend` from v0.27.1rc1): every image refuses to
+    /// start. The generated vLLM facts' `default_capture_grid` cite the
+    /// lines; pd-dsl-core/tests/graph_sizes_oracle.rs runs the released code.
+    CaptureSizesWithinBatchedTokens = "capture_sizes_within_batched_tokens", Hard, "with a cudagraph mode, some typed capture size is at most `max_num_batched_tokens`";
     /// An extra flag the image's `vllm serve` refuses: argparse exits at
     /// start on an unknown or ambiguous option, a switch given a value, an
     /// option missing its value, a word its `type=` cannot convert (`int`,
@@ -285,6 +295,172 @@ pub(crate) fn role_capture_sizes(spec: &LayoutSpec, role: Role) -> &[Spanned<u64
         .chain(spec.roles.get(&role))
         .collect();
     crate::layout::Serve::graph_layer(&layers).map_or(&[], |b| b.capture_sizes.as_slice())
+}
+
+/// Flags by which a layout sizes the graphs itself, outside `graph`:
+/// vLLM's `CompilationConfig` fields as options, its `-cc`/dotted forms and
+/// `--performance-mode` (whose `interactivity` lists every size up to 32).
+const GRAPH_SIZE_FLAGS: &[&str] = &[
+    "--cudagraph-capture-sizes",
+    "--max-cudagraph-capture-size",
+    "--compilation-config",
+    "-cc",
+    "--performance-mode",
+];
+
+/// The capture sizes a role's engines settle on
+/// ([`crate::upstream::Release::settled_capture_sizes`]): the typed ones
+/// vLLM keeps (those at most a typed `max_num_batched_tokens`), else what
+/// the image lists by default for the role's `max_num_seqs` and
+/// `max_num_batched_tokens` (vLLM's defaults for the hardware when unset)
+/// and speculative tokens. Empty where the engine refuses to start (rule
+/// `capture_sizes_within_batched_tokens`). Typed sizes as written where
+/// the image has no facts for them; `None` for the defaults there, where
+/// the hardware is unknown, or where a flag sizes the graphs.
+pub(crate) fn effective_capture_sizes(
+    spec: &LayoutSpec,
+    role: Role,
+    serve: &crate::layout::Serve,
+    image: &Image,
+    hw: Option<&crate::tables::Hardware>,
+) -> Option<CaptureSizes> {
+    let typed = role_capture_sizes(spec, role);
+    let scope = role.as_str();
+    let tokens = serve.speculative.as_ref().map_or(0, |s| s.tokens);
+    let facts = image.facts().zip(crate::upstream::vllm_of(image).ok());
+    if let Some(first) = typed.first() {
+        let written: Vec<u64> = typed.iter().map(|c| c.value).collect();
+        let batch = serve.max_num_batched_tokens;
+        let values = facts
+            .and_then(|(rel, v)| {
+                rel.settled_capture_sizes(v, &written, 0, batch.unwrap_or(u64::MAX), tokens)
+            })
+            .unwrap_or_else(|| written.clone());
+        let mut text = format!("capture sizes {}", sizes_text(typed));
+        if let Some(b) = batch
+            && values.len() < written.len()
+        {
+            text.push_str(&format!(
+                " (vLLM keeps those at most `max_num_batched_tokens` {b}: {})",
+                list_text(&values)
+            ));
+        }
+        return Some(CaptureSizes {
+            values,
+            site: first.site,
+            field: format!("{scope}.graph.capture_sizes"),
+            text,
+        });
+    }
+    if serve.flags.iter().any(|(n, _)| {
+        GRAPH_SIZE_FLAGS
+            .iter()
+            .any(|f| n == f || n.starts_with(&format!("{f}.")))
+    }) {
+        return None;
+    }
+    let (rel, v) = facts?;
+    let cap = rel.default_capture_cap.as_ref()?;
+    let (default_mbt, default_seqs) = crate::capacity::default_batching(hw?);
+    let seqs = serve.max_num_seqs.unwrap_or(default_seqs);
+    let mbt = serve.max_num_batched_tokens.unwrap_or(default_mbt);
+    let values = rel.settled_capture_sizes(v, &[], seqs, mbt, tokens)?;
+    let (site, field) = match spec
+        .roles
+        .get(&role)
+        .and_then(|b| b.max_num_seqs.as_ref())
+        .or(spec.serve.max_num_seqs.as_ref())
+    {
+        Some(s) => (s.site, format!("{scope}.max_num_seqs")),
+        None => (Site::NONE, format!("{scope}.graph")),
+    };
+    let given = |typed: bool| if typed { "" } else { " (vLLM's default)" };
+    Some(CaptureSizes {
+        text: format!(
+            "no capture sizes, so the image's defaults {} (from `max_num_seqs` {seqs}{}, `max_num_batched_tokens` {mbt}{} and {tokens} speculative tokens: vllm-ascend {} caps them at min(max_num_seqs x (tokens + 1) x {}, {}), {}, and vLLM {} lists 1, 2, 4, then every 8, up to it, {})",
+            list_text(&values),
+            given(serve.max_num_seqs.is_some()),
+            given(serve.max_num_batched_tokens.is_some()),
+            rel.version,
+            cap.per_seq,
+            cap.ceiling,
+            cap.source,
+            v.version,
+            v.default_capture_grid
+                .as_ref()
+                .map_or("", |g| g.source.as_str()),
+        ),
+        values,
+        site,
+        field,
+    })
+}
+
+/// Numbers as a message lists them: `1, 2, 4`.
+fn list_text(values: &[u64]) -> String {
+    values
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Typed capture sizes all above a typed `max_num_batched_tokens` with a
+/// cudagraph mode (rule `capture_sizes_within_batched_tokens`).
+pub(crate) fn check_capture_sizes_batch(
+    spec: &LayoutSpec,
+    role: Role,
+    serve: &crate::layout::Serve,
+    image: Option<&Image>,
+    cx: &mut Cx,
+) {
+    let (Some(img), Some(batch)) = (image, serve.max_num_batched_tokens) else {
+        return;
+    };
+    if matches!(serve.graph, None | Some(GraphMode::Eager)) {
+        return;
+    }
+    let (Some(rel), Ok(v)) = (img.facts(), crate::upstream::vllm_of(img)) else {
+        return;
+    };
+    let (Some(sizes), Some(grid)) = (
+        effective_capture_sizes(spec, role, serve, img, None),
+        v.default_capture_grid.as_ref(),
+    ) else {
+        return;
+    };
+    let typed = role_capture_sizes(spec, role);
+    if typed.is_empty() || !sizes.values.is_empty() {
+        return;
+    }
+    let scope = role.as_str();
+    cx.report(
+        Rule::CaptureSizesWithinBatchedTokens,
+        sizes.site,
+        sizes.field,
+        format!(
+            "found capture sizes {} on {scope} with `max_num_batched_tokens` {batch}, expected at least one size at most {batch}: vLLM {} drops every size above `max_num_batched_tokens` ({} `_set_cudagraph_sizes`), and with none left vllm-ascend {}'s second sizing pass fails \"Maximum cudagraph size should be greater than or equal to 1\" ({}) at start on image `{}`",
+            sizes_text(typed),
+            v.version,
+            grid.source,
+            rel.version,
+            grid.positive_largest,
+            img.tag
+        ),
+    );
+}
+
+/// [`effective_capture_sizes`]: the sizes, where a message points and how
+/// it names them.
+pub(crate) struct CaptureSizes {
+    /// The sizes.
+    pub(crate) values: Vec<u64>,
+    /// The typed sizes' first, or the `max_num_seqs` the defaults follow.
+    pub(crate) site: Site,
+    /// The field at that site.
+    pub(crate) field: String,
+    /// "capture sizes 1, 2" or how the defaults came about.
+    pub(crate) text: String,
 }
 
 /// Capture sizes as a message lists them: `1, 2, 4`.

@@ -456,8 +456,8 @@ pub(crate) fn check_sp_alignment(
     );
 }
 
-/// Typed capture sizes all below the decode step with a full decode graph
-/// (rule `capture_sizes_cover_decode_step`).
+/// Capture sizes (typed, or the image's defaults) all below the decode step
+/// with a full decode graph (rule `capture_sizes_cover_decode_step`).
 pub(crate) fn check_decode_step_sizes(
     facts: &Facts<'_>,
     role: Role,
@@ -471,26 +471,26 @@ pub(crate) fn check_decode_step_sizes(
     let Ok(v) = crate::upstream::vllm_of(img) else {
         return;
     };
-    let sizes = super::settings::role_capture_sizes(facts.spec, role);
-    let values: Vec<u64> = sizes.iter().map(|c| c.value).collect();
+    let Some(sizes) =
+        super::settings::effective_capture_sizes(facts.spec, role, serve, img, facts.hw)
+    else {
+        return;
+    };
     let step = s.tokens.saturating_add(1);
     let multiple = match (img.facts(), dp_tp) {
         (Some(rel), Some((_, tp))) => {
             let sp = super::model::sequence_parallel(img, serve, dp_tp);
-            rel.decode_graph_multiple(s.tokens, tp, &values, sp)
+            rel.decode_graph_multiple(s.tokens, tp, &sizes.values, sp)
         }
         _ => step,
     };
-    let (Some(first), Some(refusal)) = (
-        sizes.first(),
-        v.decode_step_refusal(
-            graph,
-            s.tokens,
-            &values,
-            serve.max_num_batched_tokens,
-            super::features::v2_runner_on(serve),
-            multiple,
-        ),
+    let Some(refusal) = v.decode_step_refusal(
+        graph,
+        s.tokens,
+        &sizes.values,
+        serve.max_num_batched_tokens,
+        super::features::v2_runner_on(serve),
+        multiple,
     ) else {
         return;
     };
@@ -504,11 +504,11 @@ pub(crate) fn check_decode_step_sizes(
     };
     cx.report(
         Rule::CaptureSizesCoverDecodeStep,
-        first.site,
-        format!("{}.graph.capture_sizes", role.as_str()),
+        sizes.site,
+        sizes.field,
         format!(
-            "found capture sizes {} with `{}` graphs and {} speculative tokens on a {role} engine, expected one of at least {what}: vLLM {} rounds every size up to a multiple of it and refuses to start when none fits under the largest on image `{}` (\"No valid cudagraph sizes after rounding ...\", {} `adjust_cudagraph_sizes_for_spec_decode`)",
-            super::settings::sizes_text(sizes),
+            "found {} with `{}` graphs and {} speculative tokens on a {role} engine, expected one of at least {what}: vLLM {} rounds every size up to a multiple of it and refuses to start when none fits under the largest on image `{}` (\"No valid cudagraph sizes after rounding ...\", {} `adjust_cudagraph_sizes_for_spec_decode`)",
+            sizes.text,
             graph.as_str(),
             s.tokens,
             v.version,

@@ -20,12 +20,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 mod diff;
+mod graph_sizes;
 mod lookup;
 mod release;
 mod sp;
 mod vllm;
 
 pub use diff::*;
+pub use graph_sizes::*;
 pub use lookup::*;
 pub use release::*;
 pub use sp::*;

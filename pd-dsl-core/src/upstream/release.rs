@@ -69,9 +69,14 @@ pub struct Release {
     #[serde(default)]
     pub enable_sp: Option<EnableSp>,
     /// The platform's refusal of capture sizes none of which is a multiple
-    /// of TP (`_setup_compile_backend`); `None` without it.
+    /// of TP (`_setup_compile_backend`, `check_and_update_config` before
+    /// v0.27.1rc1); `None` without it.
     #[serde(default)]
     pub tp_aligned_capture_sizes: Option<TpAlignedCaptureSizes>,
+    /// The platform's default largest capture size
+    /// (`apply_config_platform_defaults`); `None` without it.
+    #[serde(default)]
+    pub default_capture_cap: Option<super::DefaultCaptureCap>,
     /// The stores `AscendStoreConnector` keeps a KV pool in, with the env
     /// variable each reads its per-node config path from.
     pub kv_pool_backends: Vec<PoolBackendFact>,
@@ -360,9 +365,10 @@ pub struct EplbRunner {
     pub source: String,
 }
 
-/// `_setup_compile_backend` (vllm_ascend/platform.py) refuses, with TP
-/// above 1 and a cudagraph mode, capture sizes none of which is a multiple
-/// of TP when one of `requires` holds.
+/// vllm-ascend refuses, with TP above 1 and a cudagraph mode, capture sizes
+/// none of which is a multiple of TP when one of `requires` holds
+/// (`_setup_compile_backend`, vllm_ascend/platform.py; up to v0.26.0rc1 an
+/// `assert` in `check_and_update_config`, under `enable_sp` alone).
 #[derive(Debug, Deserialize)]
 pub struct TpAlignedCaptureSizes {
     /// What requires TP-aligned sizes: `enable_sp` (the call),

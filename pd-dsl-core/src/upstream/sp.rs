@@ -367,8 +367,8 @@ pub struct SpAlignmentRefusal<'a> {
 impl Release {
     /// The refusal of typed capture `sizes` none of which is a multiple of
     /// TP where the release requires one (`tp_aligned_capture_sizes`:
-    /// `_setup_compile_backend`, vllm_ascend/platform.py, with TP above 1
-    /// and a cudagraph mode), with what requires it. The `enable_dsa_cp`
+    /// vllm_ascend/platform.py, with TP above 1 and a cudagraph mode), with
+    /// what requires it. The `enable_dsa_cp`
     /// term counts only with sequence parallelism on an indexer model
     /// (`has_indexer`), as `AscendConfig` keeps it (ascend_config.py
     /// @v0.27.1rc1 L584, @v0.30.0rc2 L806). `None` where it starts or the

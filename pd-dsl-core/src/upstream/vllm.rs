@@ -143,6 +143,8 @@ pub struct VllmRelease {
     /// `source` is the raising `if`).
     #[serde(default)]
     pub spec_decode_rounding: Option<SpecDecodeSpAlignment>,
+    /// How vLLM lists the capture sizes when none is typed.
+    pub default_capture_grid: Option<super::DefaultCaptureGrid>,
     /// The refusal of methods reading the target's auxiliary hidden states
     /// on a model type outside vLLM's list; `None` without it (vLLM 0.22.1
     /// on checks the model class's interface at load instead).

@@ -192,6 +192,136 @@ fn a_capture_size_covers_the_decode_step() {
     );
 }
 
+/// Without typed capture sizes the engine lists the image's defaults
+/// (`Release::default_capture_sizes`, checked against the released code by
+/// tests/graph_sizes_oracle.rs): with `max_num_seqs` 1 and MTP 2 the
+/// platform caps them at 1 x 3 = 3, vLLM's grid below 3 is 1, 2, and the
+/// decode step 3 fits none, so every image up to v0.29.0rc1 refuses to
+/// start; v0.30.0rc1 adds the cap itself (3) and starts. `max_num_seqs` 2
+/// (cap 6: 1, 2, 4) starts everywhere, and so does MTP 1 (cap 2: 1, 2).
+/// The message names the defaults, where they come from, and points at
+/// `max_num_seqs`.
+#[test]
+fn default_capture_sizes_cover_the_decode_step() {
+    let with = |image: &str, seqs: u64, tokens: u64| {
+        let v = with_role(
+            pd("deepseek_v3_1_w8a8_mtp_quarot", image),
+            "decode",
+            json!({
+                "graph": "full_decode_only",
+                "max_num_seqs": seqs,
+                "speculative": {"method": "mtp", "tokens": tokens}
+            }),
+        );
+        (broken(&v), messages(&v, "capture_sizes_cover_decode_step"))
+    };
+    for image in ["v0.18.0", "v0.23.0", "v0.27.1rc1", "v0.29.0rc1"] {
+        let (rules, m) = with(image, 1, 2);
+        assert_eq!(rules, only("capture_sizes_cover_decode_step"), "{image}");
+        assert!(
+            m[0].contains("no capture sizes, so the image's defaults 1, 2 ")
+                && m[0].contains("`max_num_seqs` 1,")
+                && m[0].contains("at least 3")
+                && m[0].contains("vllm_ascend/platform.py:")
+                && m[0].contains("vllm/config/vllm.py:"),
+            "{image}: {m:?}"
+        );
+        assert_eq!(with(image, 2, 2).0, BTreeSet::new(), "{image}");
+        assert_eq!(with(image, 1, 1).0, BTreeSet::new(), "{image}");
+    }
+    for image in ["v0.30.0rc1", "v0.30.0rc2"] {
+        assert_eq!(with(image, 1, 2).0, BTreeSet::new(), "{image}");
+    }
+}
+
+/// Typed capture sizes are what vLLM keeps of them: those at most a typed
+/// `max_num_batched_tokens`. All above it (4096 with a batch of 2048) and
+/// every image refuses to start (`capture_sizes_within_batched_tokens`:
+/// vLLM's assert on the largest size when vllm-ascend sizes the graphs
+/// again); one at most the batch starts. With MTP 1, sizes 1 and 100 and a
+/// batch of 50 keep only 1, below the decode step 2
+/// (`capture_sizes_cover_decode_step`, the message naming what is kept).
+#[test]
+fn typed_capture_sizes_are_those_within_the_batch() {
+    let with = |image: &str, sizes: serde_json::Value, batch: u64, tokens: u64| {
+        let mut block = json!({
+            "graph": "full_decode_only",
+            "capture_sizes": sizes,
+            "max_num_seqs": 4,
+            "max_num_batched_tokens": batch,
+        });
+        if tokens > 0 {
+            block["speculative"] = json!({"method": "mtp", "tokens": tokens});
+        }
+        with_role(pd("deepseek_v3_1_w8a8_mtp_quarot", image), "decode", block)
+    };
+    let rule = "capture_sizes_within_batched_tokens";
+    for image in ["v0.18.0", "v0.23.0", "v0.27.1rc1", "v0.30.0rc2"] {
+        let refused = with(image, json!([4096]), 2048, 0);
+        assert_eq!(broken(&refused), only(rule), "{image}");
+        let m = messages(&refused, rule);
+        assert!(
+            m[0].contains("found capture sizes 4096 on decode with `max_num_batched_tokens` 2048")
+                && m[0].contains("vllm/config/vllm.py:")
+                && m[0].contains("Maximum cudagraph size"),
+            "{image}: {m:?}"
+        );
+        assert_eq!(
+            broken(&with(image, json!([1024, 4096]), 2048, 0)),
+            BTreeSet::new(),
+            "{image}"
+        );
+        let step = with(image, json!([1, 100]), 50, 1);
+        assert_eq!(
+            broken(&step),
+            only("capture_sizes_cover_decode_step"),
+            "{image}"
+        );
+        let m = messages(&step, "capture_sizes_cover_decode_step");
+        assert!(
+            m[0].contains(
+                "capture sizes 1, 100 (vLLM keeps those at most `max_num_batched_tokens` 50: 1)"
+            ),
+            "{image}: {m:?}"
+        );
+        assert_eq!(
+            broken(&with(image, json!([2, 100]), 50, 1)),
+            BTreeSet::new(),
+            "{image}"
+        );
+    }
+}
+
+/// Shared-expert DP on the TP4 decode engine without typed capture sizes:
+/// with `max_num_seqs` 2 and no speculation the defaults are 1, 2, none of
+/// which 4 divides, and v0.27.1rc1 on refuses to start; `max_num_seqs` 4
+/// (defaults 1, 2, 4) starts.
+#[test]
+fn default_capture_sizes_hold_a_tp_multiple_under_shared_expert_dp() {
+    let with = |image: &str, seqs: u64| {
+        let v = with_role(
+            pd("deepseek_v3_1_w8a8_mtp_quarot", image),
+            "decode",
+            json!({
+                "graph": "full_decode_only",
+                "max_num_seqs": seqs,
+                "additional_config": {"enable_shared_expert_dp": true}
+            }),
+        );
+        (broken(&v), messages(&v, "capture_sizes_tp_aligned"))
+    };
+    for image in ["v0.27.1rc1", "v0.30.0rc2"] {
+        let (rules, m) = with(image, 2);
+        assert_eq!(rules, only("capture_sizes_tp_aligned"), "{image}");
+        assert!(
+            m[0].contains("the image's defaults 1, 2 ") && m[0].contains("multiple of 4"),
+            "{image}: {m:?}"
+        );
+        assert_eq!(with(image, 4).0, BTreeSet::new(), "{image}");
+    }
+    assert_eq!(with("v0.26.0rc1", 2).0, BTreeSet::new());
+}
+
 /// From v0.27.1rc1 `enable_sp()` is vLLM's `use_sequence_parallel_moe`, as
 /// the generated `sp_moe` (vllm-ascend) and `sequence_parallel_moe` (vLLM)
 /// decide it: MTP 2 on the TP4 decode engine with a full decode graph is
@@ -275,7 +405,7 @@ fn sequence_parallel_moe_decides_the_graph_alignment_from_v0_27_1rc1() {
 }
 
 /// The `enable_sp()` and `enable_dsa_cp` terms of the TP-aligned capture
-/// size requirement (v0.27.1rc1 on): FlashComm1 with `expert_parallel` on
+/// size requirement (v0.27.1rc1 on; `enable_sp()` alone before): FlashComm1 with `expert_parallel` on
 /// the TP4 decode engine refuses capture sizes none of which 4 divides,
 /// saying sequence-parallel MoE and how it is on; without FlashComm1 or with
 /// a backend outside the property's, it starts.
@@ -309,7 +439,15 @@ fn sequence_parallel_moe_needs_a_tp_aligned_capture_size() {
             "{image}"
         );
     }
-    assert_eq!(broken(&with("v0.26.0rc1", fc)), BTreeSet::new());
+    // Up to v0.26.0rc1 `check_and_update_config` asserts the same under
+    // `enable_sp()`, which reads the key there.
+    let refused = with("v0.26.0rc1", fc);
+    assert_eq!(broken(&refused), only(rule));
+    assert!(
+        messages(&refused, rule)[0].contains("vllm_ascend/platform.py:513"),
+        "{:?}",
+        messages(&refused, rule)
+    );
 }
 
 /// FlashComm1 asked for where sequence-parallel MoE cannot run is a

@@ -278,6 +278,101 @@ fn vllm_refuses_capture_sizes_below_the_decode_step() {
     assert!(err.contains("No valid cudagraph sizes"), "{err}");
 }
 
+/// Without typed capture sizes the stand-in sizes the graphs from the
+/// image's defaults (`Release::default_capture_sizes`): MTP 2 (step 3) with
+/// `--max-num-seqs 1` lists 1, 2 up to v0.29.0rc1 and is refused as vLLM
+/// refuses it; v0.30.0rc2 adds the cap 3 and passes, and so do
+/// `--max-num-seqs 2` (1, 2, 4) and a `max_cudagraph_capture_size` set in
+/// the compilation config (sizes set another way are not judged).
+#[test]
+fn vllm_refuses_default_capture_sizes_below_the_decode_step() {
+    let with = |seqs: &str, compilation: &str| {
+        let mut a = rank_argv(7100, 1, 0, 12321, 8, None);
+        a.extend(s(&[
+            "--speculative-config",
+            r#"{"method": "mtp", "num_speculative_tokens": 2}"#,
+            "--max-num-seqs",
+            seqs,
+            "--compilation-config",
+            compilation,
+        ]));
+        a
+    };
+    let env = |image: &str| {
+        vec![
+            ("PD_STANDIN_IMAGE", image.to_owned()),
+            ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7".to_owned()),
+            ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
+        ]
+    };
+    let full = r#"{"cudagraph_mode": "FULL_DECODE_ONLY"}"#;
+    for image in ["v0.23.0", "v0.29.0rc1"] {
+        let (code, _, err) = run(VLLM, &with("1", full), &env(image));
+        assert_eq!(code, Some(1), "{image}: {err}");
+        assert!(
+            err.contains("No valid cudagraph sizes after rounding to multiple of 3")
+                && err.contains("cudagraph_capture_sizes ([1, 2])"),
+            "{image}: {err}"
+        );
+    }
+    let capped = r#"{"cudagraph_mode": "FULL_DECODE_ONLY", "max_cudagraph_capture_size": 2}"#;
+    for (seqs, compilation, image) in [
+        ("1", full, "v0.30.0rc2"),
+        ("2", full, "v0.23.0"),
+        ("1", capped, "v0.23.0"),
+    ] {
+        let (_, _, err) = run(VLLM, &with(seqs, compilation), &env(image));
+        assert!(
+            !err.contains("No valid cudagraph sizes")
+                && err.contains("cannot read PD_STANDIN_EXPECT"),
+            "{seqs} {compilation} {image}: {err}"
+        );
+    }
+}
+
+/// Typed capture sizes all above a typed `--max-num-batched-tokens` are
+/// refused as vLLM's assert on the largest size kept refuses them
+/// (`batch_refusal`, the rule `capture_sizes_within_batched_tokens`), on
+/// every image; one size within the batch passes this check.
+#[test]
+fn vllm_refuses_capture_sizes_all_above_the_batch() {
+    let with = |sizes: &str| {
+        let mut a = rank_argv(7100, 1, 0, 12321, 8, None);
+        a.extend(s(&[
+            "--max-num-batched-tokens",
+            "2048",
+            "--compilation-config",
+            &format!(
+                r#"{{"cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": [{sizes}]}}"#
+            ),
+        ]));
+        a
+    };
+    let env = |image: &str| {
+        vec![
+            ("PD_STANDIN_IMAGE", image.to_owned()),
+            ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7".to_owned()),
+            ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
+        ]
+    };
+    for image in ["v0.18.0", "v0.30.0rc2"] {
+        let (code, _, err) = run(VLLM, &with("4096"), &env(image));
+        assert_eq!(code, Some(1), "{image}: {err}");
+        assert!(
+            err.contains(
+                "AssertionError: Maximum cudagraph size should be greater than or equal to 1"
+            ) && err.contains("vllm/config/vllm.py:"),
+            "{image}: {err}"
+        );
+        let (_, _, err) = run(VLLM, &with("1024, 4096"), &env(image));
+        assert!(
+            !err.contains("Maximum cudagraph size")
+                && err.contains("cannot read PD_STANDIN_EXPECT"),
+            "{image}: {err}"
+        );
+    }
+}
+
 /// The environment of a TP4 rank on `image` with four devices and a missing
 /// expectation file (the check after the ones under test), with FlashComm1
 /// switched on by env when `fc`.
@@ -297,9 +392,10 @@ fn sp_env(image: &str, fc: bool) -> Vec<(&'static str, String)> {
 /// environment (`Release::sequence_parallel`, `tp_aligned_refusal`): at
 /// TP4 with `--enable-expert-parallel`, FlashComm1 (key or env) turns
 /// sequence-parallel MoE on from v0.27.1rc1, and capture sizes none of which
-/// 4 divides are refused as vllm-ascend refuses them; without FlashComm1,
-/// with `--all2all-backend flashinfer_all2allv`, or on v0.26.0rc1 (no such
-/// check) the engine goes on to the next check, the expectation file.
+/// 4 divides are refused as vllm-ascend refuses them; without FlashComm1 or
+/// with `--all2all-backend flashinfer_all2allv` the engine goes on to the
+/// next check, the expectation file. On v0.26.0rc1 `enable_sp()` reads the
+/// env and `check_and_update_config` asserts the same (L513).
 #[test]
 fn vllm_refuses_capture_sizes_tp_does_not_divide_under_sequence_parallelism() {
     let with = |extra: &[&str]| {
@@ -322,11 +418,18 @@ fn vllm_refuses_capture_sizes_tp_does_not_divide_under_sequence_parallelism() {
             "{err}"
         );
     }
+    let (code, _, err) = run(VLLM, &with(&[]), &env("v0.26.0rc1", true));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("does not containvalues that are multiples of tp_size 4")
+            && err.contains("vllm_ascend/platform.py:513"),
+        "{err}"
+    );
     let other = ["--all2all-backend", "flashinfer_all2allv"];
     for (extra, image, fc) in [
         (&[][..], "v0.30.0rc2", false),
         (&other[..], "v0.30.0rc2", true),
-        (&[][..], "v0.26.0rc1", true),
+        (&[][..], "v0.26.0rc1", false),
     ] {
         let (_, _, err) = run(VLLM, &with(extra), &env(image, fc));
         assert!(

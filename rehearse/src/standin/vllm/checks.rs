@@ -439,7 +439,69 @@ pub(super) fn drafting_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
     Ok(())
 }
 
-/// vLLM's refusal of typed capture sizes all below the decode step with a
+/// The capture sizes the engine lists: the typed ones, else the image's
+/// defaults (`Release::default_capture_sizes`) for the typed
+/// `max_num_seqs` and `max_num_batched_tokens` or vLLM's smaller defaults
+/// (256, 2048; the larger, 1024 and 8192, give the same verdicts: with
+/// speculation either caps the sizes at 512, without at 256 or more, which
+/// holds a multiple of every TP). Empty where the sizes are set another way
+/// or the image has no facts for them.
+fn graph_sizes(
+    plan: &Plan,
+    rel: &pd_dsl::upstream::Release,
+    v: &pd_dsl::upstream::VllmRelease,
+) -> Vec<u64> {
+    let tokens = plan.speculative.as_ref().map_or(0, |(_, t)| *t);
+    if !plan.capture_sizes.is_empty() {
+        // vLLM keeps the typed sizes at most a typed batch.
+        return rel
+            .settled_capture_sizes(
+                v,
+                &plan.capture_sizes,
+                0,
+                plan.max_num_batched_tokens.unwrap_or(u64::MAX),
+                tokens,
+            )
+            .unwrap_or_else(|| plan.capture_sizes.clone());
+    }
+    if plan.sizes_set_elsewhere {
+        return Vec::new();
+    }
+    rel.settled_capture_sizes(
+        v,
+        &[],
+        plan.max_num_seqs.unwrap_or(256),
+        plan.max_num_batched_tokens.unwrap_or(2048),
+        tokens,
+    )
+    .unwrap_or_default()
+}
+
+/// vLLM's assert on the largest capture size kept when typed sizes are all
+/// above a typed `max_num_batched_tokens` and a cudagraph mode is on, which
+/// vllm-ascend's second sizing pass trips (`Release::settled_capture_sizes`,
+/// the rule `capture_sizes_within_batched_tokens`), in vLLM's words.
+pub(super) fn batch_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
+    if plan.capture_sizes.is_empty()
+        || plan.max_num_batched_tokens.is_none()
+        || matches!(plan.graph, None | Some(pd_dsl::spec::GraphMode::Eager))
+    {
+        return Ok(());
+    }
+    let (rel, v) = releases(image)?;
+    match v.default_capture_grid.as_ref() {
+        Some(grid) if graph_sizes(plan, rel, v).is_empty() => fail(
+            1,
+            format!(
+                "AssertionError: Maximum cudagraph size should be greater than or equal to 1 when using cuda graph. ({})",
+                grid.positive_largest
+            ),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// vLLM's refusal of capture sizes all below the decode step with a
 /// full decode graph (`VllmRelease::decode_step_refusal`, the verdict rule
 /// `capture_sizes_cover_decode_step` reads), in vLLM's words
 /// (`adjust_cudagraph_sizes_for_spec_decode`, vllm/config/compilation.py).
@@ -447,16 +509,17 @@ pub(super) fn decode_step_refusal(plan: &Plan, image: &str) -> Result<(), Fail> 
     let (Some((_, tokens)), Some(graph)) = (&plan.speculative, plan.graph) else {
         return Ok(());
     };
-    if plan.capture_sizes.is_empty() {
+    let (rel, v) = releases(image)?;
+    let sizes = graph_sizes(plan, rel, v);
+    if sizes.is_empty() {
         return Ok(());
     }
-    let (rel, v) = releases(image)?;
     let sp = rel.sequence_parallel(v, &Engine::of(plan));
-    let multiple = rel.decode_graph_multiple(*tokens, plan.tp, &plan.capture_sizes, sp);
+    let multiple = rel.decode_graph_multiple(*tokens, plan.tp, &sizes, sp);
     match v.decode_step_refusal(
         graph,
         *tokens,
-        &plan.capture_sizes,
+        &sizes,
         plan.max_num_batched_tokens,
         v2_runner_env()?,
         multiple,
@@ -466,8 +529,8 @@ pub(super) fn decode_step_refusal(plan: &Plan, image: &str) -> Result<(), Fail> 
             format!(
                 "ValueError: No valid cudagraph sizes after rounding to multiple of {} (num_speculative_tokens + 1 or tp if sequence parallelism is enabled) please adjust num_speculative_tokens ({tokens}) or max_cudagraph_capture_size ({}) or cudagraph_capture_sizes ({:?}) ({})",
                 multiple.max(tokens.saturating_add(1)),
-                plan.capture_sizes.iter().max().copied().unwrap_or(0),
-                plan.capture_sizes,
+                sizes.iter().max().copied().unwrap_or(0),
+                sizes,
                 r.source
             ),
         ),
@@ -531,17 +594,18 @@ impl pd_dsl::upstream::EngineSettings for Engine<'_> {
 /// vllm-ascend's refusal of typed capture sizes none of which is a
 /// multiple of TP where shared-expert DP or sequence parallelism needs one
 /// (`Release::tp_aligned_refusal`, the verdict rule `capture_sizes_tp_aligned`
-/// reads), in its words (`_setup_compile_backend`, vllm_ascend/platform.py).
+/// reads), in its words (vllm_ascend/platform.py).
 /// The stand-in does not know the model, so `enable_dsa_cp` counts through
 /// sequence parallelism only, which every release listing it also lists.
 pub(super) fn tp_aligned_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
     let (rel, v) = releases(image)?;
-    match rel.tp_aligned_refusal(v, &Engine::of(plan), plan.graph, &plan.capture_sizes, None) {
+    let sizes = graph_sizes(plan, rel, v);
+    match rel.tp_aligned_refusal(v, &Engine::of(plan), plan.graph, &sizes, None) {
         Some((r, _)) => fail(
             1,
             format!(
                 "AssertionError: cudagraph_capture_sizes {:?} does not containvalues that are multiples of tp_size {} ({})",
-                plan.capture_sizes, plan.tp, r.source
+                sizes, plan.tp, r.source
             ),
         ),
         None => Ok(()),

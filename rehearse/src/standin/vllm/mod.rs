@@ -13,8 +13,9 @@ use crate::kv_params;
 use crate::serve_flags;
 use bench::bench;
 use checks::{
-    check_cann, check_expectation, check_pool, decode_step_refusal, devices, drafting_refusal,
-    join, pcp_refusals, sp_alignment_refusal, tp_aligned_refusal, v2_speculative_refusal,
+    batch_refusal, check_cann, check_expectation, check_pool, decode_step_refusal, devices,
+    drafting_refusal, join, pcp_refusals, sp_alignment_refusal, tp_aligned_refusal,
+    v2_speculative_refusal,
 };
 use pd_dsl::ConnectorKind;
 use plan::plan;
@@ -101,6 +102,7 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     check_pool(&plan, &image)?;
     // vllm-ascend's platform checks the capture sizes while it sets up the
     // compile backend, before the workers take their devices.
+    batch_refusal(&plan, &image)?;
     tp_aligned_refusal(&plan, &image)?;
     let devs = devices(&plan)?;
     // vLLM rounds the capture sizes when its model runner starts on the

@@ -42,6 +42,10 @@ pub(super) struct Plan {
     /// names, and `cudagraph_capture_sizes` as typed.
     pub(super) graph: Option<pd_dsl::spec::GraphMode>,
     pub(super) capture_sizes: Vec<u64>,
+    /// The largest capture size or the size list is set some other way
+    /// (`max_cudagraph_capture_size` in `--compilation-config`, its own
+    /// options, `--performance-mode`): the defaults are not judged.
+    pub(super) sizes_set_elsewhere: bool,
     /// `--max-num-batched-tokens`, `--max-num-seqs` as typed.
     pub(super) max_num_batched_tokens: Option<u64>,
     pub(super) max_num_seqs: Option<u64>,
@@ -455,6 +459,16 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
             );
         }
     };
+    let sizes_set_elsewhere = compilation
+        .and_then(|c| c.get("max_cudagraph_capture_size"))
+        .is_some_and(|m| !m.is_null())
+        || [
+            "max-cudagraph-capture-size",
+            "cudagraph-capture-sizes",
+            "performance-mode",
+        ]
+        .iter()
+        .any(|n| args.values.contains_key(*n));
 
     let api_port = args.port("port").or_else(|e| fail(2, e))?.unwrap_or(8000);
     let rpc_port = args
@@ -486,6 +500,7 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         speculative,
         graph,
         capture_sizes,
+        sizes_set_elsewhere,
         max_num_batched_tokens,
         max_num_seqs,
         scheduled_tokens_typed: args.values.contains_key("max-num-scheduled-tokens"),
