@@ -11,53 +11,10 @@ use pd_dsl_core::tables::IMAGES;
 use pd_dsl_core::upstream::vllm_of;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+mod support;
 
-fn corpus(package: &str, version: &str) -> PathBuf {
-    let out = Command::new("python3")
-        .arg(root().join("scripts/upstream/corpus.py"))
-        .args(["path", &format!("{package}=={version}")])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "the {package} {version} corpus is missing (run `python3 scripts/upstream/corpus.py fetch`): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
-
-fn oracle(vllm: &Path, ascend: &Path, cases: &Value) -> Vec<Value> {
-    let mut child = Command::new("python3")
-        .arg(root().join("scripts/upstream/graph_sizes_oracle.py"))
-        .arg(vllm)
-        .arg(ascend)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(cases.to_string().as_bytes())
-        .expect("write cases");
-    let out = child.wait_with_output().expect("oracle ends");
-    assert!(
-        out.status.success(),
-        "graph_sizes_oracle.py failed on {}: {}",
-        ascend.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("oracle JSON")
-}
+use support::corpus;
 
 /// `max_num_seqs`, `max_num_batched_tokens` and speculative tokens on both
 /// sides of every step of the grid and of the caps (8, 256, 512), with
@@ -101,9 +58,12 @@ fn settled_capture_sizes_are_the_images_own() {
                 }
             }
         }
-        let theirs = oracle(
-            &corpus("vllm", &v.version),
-            &corpus("vllm-ascend", &rel.version),
+        let theirs = support::oracle(
+            "graph_sizes_oracle.py",
+            &[
+                &corpus("vllm", &v.version),
+                &corpus("vllm-ascend", &rel.version),
+            ],
             &Value::Array(cases.clone()),
         );
         assert_eq!(theirs.len(), ours.len());

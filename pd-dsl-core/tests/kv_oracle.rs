@@ -11,56 +11,20 @@ use pd_dsl_core::dims::{self, AttentionDims};
 use pd_dsl_core::layout::Serve;
 use pd_dsl_core::tables::A3;
 use serde_json::{Value, json};
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 /// The vLLM releases the images ship whose KV code differs in imports or
 /// layout (0.18.0 has no `from __future__ import annotations`, 0.22.1 and
 /// 0.23.0 are the catalog's images, 0.25.1 the newest image).
 const VLLM: &[&str] = &["0.18.0", "0.22.1", "0.23.0", "0.25.1"];
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+mod support;
+
+fn oracle(src: &std::path::Path, cases: &Value) -> Vec<Value> {
+    support::oracle("kv_oracle.py", &[src], cases)
 }
 
-fn corpus(version: &str) -> PathBuf {
-    let out = Command::new("python3")
-        .arg(root().join("scripts/upstream/corpus.py"))
-        .args(["path", &format!("vllm=={version}")])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "the vLLM {version} corpus is missing (run `python3 scripts/upstream/corpus.py fetch`): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
-
-fn oracle(src: &Path, cases: &Value) -> Vec<Value> {
-    let mut child = Command::new("python3")
-        .arg(root().join("scripts/upstream/kv_oracle.py"))
-        .arg(src)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(cases.to_string().as_bytes())
-        .expect("write cases");
-    let out = child.wait_with_output().expect("oracle ends");
-    assert!(
-        out.status.success(),
-        "kv_oracle.py failed on {}: {}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("oracle JSON")
+fn corpus(version: &str) -> std::path::PathBuf {
+    support::corpus("vllm", version)
 }
 
 /// One budget case: a model build, TP size, block size and memory.
