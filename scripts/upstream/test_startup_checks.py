@@ -46,6 +46,14 @@ class Inventory(unittest.TestCase):
             ],
         )
 
+    def test_an_assert_is_a_check_with_its_test_as_message(self):
+        src = "class C:\n    def f(self):\n        if self.tp > 1:\n            assert self.sizes, 'no sizes'\n        assert self.x >= 1\n"
+        got = [(r["function"], r["conditions"], r["message"]) for r in sc.raises(src)]
+        self.assertEqual(
+            got,
+            [("C.f", ["self.tp > 1"], "assert self.sizes, 'no sizes'"), ("C.f", [], "assert self.x >= 1")],
+        )
+
     def test_an_id_survives_moved_lines_not_a_changed_condition(self):
         a = sc.raises(SOURCE)[0]
         moved = sc.raises("\n\n\n" + SOURCE)[0]
