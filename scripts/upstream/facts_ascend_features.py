@@ -461,6 +461,36 @@ def tp_aligned_capture_sizes(pkg: Package) -> dict | None:
     return None
 
 
+def sp_asserts(pkg: Package) -> dict | None:
+    """What `check_and_update_config` (vllm_ascend/platform.py) asserts of
+    an engine with `enable_sp()` on, up to v0.26.0rc1: under `if
+    enable_sp(vllm_config):`, `tp_above_1` (`path:line` of `assert
+    ...tensor_parallel_size > 1`) and `expert_parallel` (of `assert not
+    is_moe_model(vllm_config) or ...enable_expert_parallel`). `None` without
+    that `if`; a field `None` without its assert."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("vllm_ascend/platform.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "check_and_update_config"):
+                continue
+            for x in ast.walk(fn):
+                if not (isinstance(x, ast.If) and re.fullmatch(r"enable_sp\(\w+\)", ast.unparse(x.test))):
+                    continue
+                out: dict = {"tp_above_1": None, "expert_parallel": None}
+                for a in x.body:
+                    if not isinstance(a, ast.Assert):
+                        continue
+                    test = ast.unparse(a.test)
+                    if re.fullmatch(r"[\w.]*tensor_parallel_size > 1", test):
+                        out["tp_above_1"] = f"{rel}:{a.lineno}"
+                    elif re.fullmatch(r"not is_moe_model\(\w+\) or [\w.]*enable_expert_parallel", test):
+                        out["expert_parallel"] = f"{rel}:{a.lineno}"
+                if any(out.values()):
+                    return out
+    return None
+
+
 def default_capture_cap(pkg: Package) -> dict | None:
     """The platform's default `max_cudagraph_capture_size` when a layout
     types neither it nor capture sizes (`apply_config_platform_defaults`,

@@ -179,6 +179,28 @@ class ByHand(unittest.TestCase):
         with self.assertRaises(facts_ascend.FactsError):
             read("min(max_num_seqs * decode_query_len * k, 512)")
 
+    def test_sp_asserts(self):
+        # vllm_ascend/platform.py `check_and_update_config`, read by hand: `if enable_sp(vllm_config):`
+        # then `assert vllm_config.parallel_config.tensor_parallel_size > 1` and `assert not
+        # is_moe_model(vllm_config) or vllm_config.parallel_config.enable_expert_parallel` (@0.18.0
+        # L510/L514, @0.23.0 L764/L768, @0.26.0rc1 L759/L763); gone @0.27.1rc1.
+        for v, (tp, ep) in {"0.18.0": (510, 514), "0.23.0": (764, 768), "0.26.0rc1": (759, 763)}.items():
+            self.assertEqual(
+                table(v)["sp_asserts"],
+                {"tp_above_1": f"vllm_ascend/platform.py:{tp}", "expert_parallel": f"vllm_ascend/platform.py:{ep}"},
+                v,
+            )
+        self.assertIsNone(table("0.27.1rc1")["sp_asserts"])
+
+        def read(body):
+            text = "def check_and_update_config(cls, c):\n    if enable_sp(c):\n" + "".join(f"        {x}\n" for x in body)
+            return facts_ascend.sp_asserts(FakePackage("vllm_ascend/platform.py", text))
+
+        # Read, not matched: another bound is not the TP assert; no assert, no fact.
+        self.assertIsNone(read(["assert c.parallel_config.tensor_parallel_size > 2"]))
+        self.assertEqual(read(["assert c.parallel_config.tensor_parallel_size > 1"])["expert_parallel"], None)
+        self.assertIsNone(read(["pass"]))
+
     def test_aux_hidden_states_exemption(self):
         # vllm_ascend/patch/platform/patch_minimax_m2_config.py `_patch_speculative_minimax_whitelist`,
         # called at module level and imported by patch/platform/__init__.py, read by hand @0.18.0 …

@@ -32,7 +32,9 @@ declare_rules! {
     /// A block size the backend replaces: `refresh_block_size` in
     /// vllm_ascend/utils.py (128 with prefix caching or chunked prefill
     /// @v0.18.0 L1188 … @v0.30.0rc2 L1461; DeepSeek-V4 128 only at
-    /// v0.20.2rc1, 32/64/128 from v0.21.0rc1 to v0.30.0rc2).
+    /// v0.20.2rc1, 32/64/128 from v0.21.0rc1 to v0.30.0rc2). Hybrid
+    /// linear-attention models (Qwen3.5) are left to their own sizing there
+    /// and are not judged.
     BlockSizeBackend = "block_size_backend", Hard, "`block_size` is one the attention backend keeps";
     /// Capture sizes (typed, or the image's defaults) none of which is a
     /// multiple of TP, on an engine of TP above 1 with a cudagraph mode (not
@@ -215,10 +217,12 @@ pub(crate) fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx
                     ),
                 );
             }
-        } else if bs != 128 {
-            // Every other model: 128 whenever prefix caching or chunked
-            // prefill is on, and both are on unless turned off (utils.py
-            // @v0.18.0 L1186-1189, @v0.23.0 L1404, @v0.30.0rc2 L1461).
+        } else if bs != 128 && !m.linear_attention {
+            // Every other model but the hybrid linear-attention ones, which
+            // `refresh_block_size` leaves to their own sizing: 128 whenever
+            // prefix caching or chunked prefill is on, and both are on
+            // unless turned off (utils.py @v0.18.0 L1186-1189, @v0.23.0
+            // L1404, @v0.30.0rc2 L1461).
             let no_chunked = serve
                 .flags
                 .iter()

@@ -30,6 +30,14 @@ declare_rules! {
     /// image's `enable_sp()` reads it (generated `enable_sp`: FlashComm1 by
     /// key or env, and shared-expert DP up to v0.25.1rc1 only).
     DsaCpNeedsSp = "dsa_cp_needs_sp", Hard, "`enable_dsa_cp` on an indexer model comes with sequence parallelism (FlashComm1, or shared-expert DP up to v0.25.1rc1) on v0.20.2rc1 to v0.26.0rc1";
+    /// Sequence parallelism (`enable_sp()`: FlashComm1 by key or env, or
+    /// shared-expert DP up to v0.25.1rc1, as the generated `enable_sp`
+    /// reads it) on an engine of TP 1, or on a MoE model without expert
+    /// parallelism: up to v0.26.0rc1 `check_and_update_config` asserts both
+    /// (vllm_ascend/platform.py @v0.18.0 L510/L514, @v0.26.0rc1 L759/L763;
+    /// the generated `sp_asserts`). From v0.27.1rc1 sequence-parallel MoE
+    /// is off there instead (`sequence_parallel_dropped`).
+    SequenceParallelNeedsTpEp = "sequence_parallel_needs_tp_ep", Hard, "up to v0.26.0rc1, FlashComm1 (or shared-expert DP) runs only at TP above 1 with expert parallelism";
     /// FlashComm1 (`additional_config.enable_flashcomm1`, env
     /// `VLLM_ASCEND_ENABLE_FLASHCOMM1`) or `enable_dsa_cp` asked for on an
     /// engine where sequence-parallel MoE cannot run: from v0.27.1rc1
@@ -233,6 +241,76 @@ pub(crate) fn sequence_parallel_switches(img: &Image) -> String {
         || "FlashComm1".to_owned(),
         |r| r.sequence_parallel_switches(crate::upstream::vllm_of(img).ok()),
     )
+}
+
+/// Sequence parallelism on at TP 1 or without expert parallelism where the
+/// platform asserts both (rule `sequence_parallel_needs_tp_ep`).
+pub(crate) fn check_sequence_parallel_needs(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    (dp, tp): (u32, u32),
+    cx: &mut Cx,
+) {
+    let Some(img) = facts.image else { return };
+    let Some(rel) = img.facts() else { return };
+    let (Some(asserts), Some(reads)) = (rel.sp_asserts.as_ref(), rel.enable_sp.as_ref()) else {
+        return;
+    };
+    if sequence_parallel(img, serve, Some((dp, tp))) != Some(true) {
+        return;
+    }
+    let moe = facts.model.is_none_or(|m| m.moe);
+    let mut unmet = Vec::new();
+    if let (Some(src), true) = (&asserts.tp_above_1, tp <= 1) {
+        unmet.push(format!("TP above 1 (this engine is TP {tp}; {src})"));
+    }
+    if let (Some(src), true) = (&asserts.expert_parallel, moe && !serve.expert_parallel) {
+        unmet.push(format!("`expert_parallel: true` on this MoE model ({src})"));
+    }
+    if unmet.is_empty() {
+        return;
+    }
+    // Where the layout turns it on: the first switch `enable_sp()` reads
+    // that the role sets.
+    let spec = facts.spec;
+    let (site, field) = reads
+        .reads
+        .iter()
+        .find_map(|r| match r.strip_prefix("env.") {
+            Some(name) => serve
+                .env_value(name)
+                .is_some()
+                .then(|| (env_site(spec, role, name), format!("{role}.env.{name}"))),
+            None => {
+                let key =
+                    r.strip_prefix("additional_config.")
+                        .unwrap_or(if r == "shared_expert_dp" {
+                            "enable_shared_expert_dp"
+                        } else {
+                            r
+                        });
+                serve.additional_config.contains_key(key).then(|| {
+                    (
+                        config_site(spec, role, key),
+                        format!("{role}.additional_config.{key}"),
+                    )
+                })
+            }
+        })
+        .unwrap_or((Site::NONE, format!("{role}")));
+    cx.report(
+        Rule::SequenceParallelNeedsTpEp,
+        site,
+        field,
+        format!(
+            "found sequence parallelism on ({}) on a {role} engine of image `{}` without {}, expected it only where both hold: vllm-ascend {} asserts them at start (`check_and_update_config`); turn it off here or give the engine TP above 1 and expert parallelism",
+            sequence_parallel_switches(img),
+            img.tag,
+            unmet.join(" or "),
+            rel.version
+        ),
+    );
 }
 
 /// FlashComm1 or DSA-CP asked for where sequence-parallel MoE cannot run

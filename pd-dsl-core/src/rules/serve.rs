@@ -48,10 +48,12 @@ declare_rules! {
     /// to it is for oproj (and, from v0.30, MLP) TP only: upstream's own
     /// configs run lmhead TP 8 on TP4 decode engines.
     LmheadTensorParallel = "lmhead_tensor_parallel", Hard, "lmhead TP divides DP";
-    /// Dynamic EPLB without its env switch (`DYNAMIC_EPLB`,
-    /// vllm_ascend/ascend_config.py @v0.18.0 L422, @v0.23.0 L887, @v0.30.0rc2
-    /// L326).
-    EplbRequiresEnv = "eplb_requires_env", Hard, "`eplb_config.dynamic_eplb` needs env `DYNAMIC_EPLB=true` (model runner V1)";
+    /// Dynamic EPLB (`dynamic_eplb: true`, or an `expert_map_record_path`,
+    /// which turns it on) without its env switch: `DYNAMIC_EPLB` `true`/`1`
+    /// or `EXPERT_MAP_RECORD` exactly `true` (the assert in
+    /// `EplbConfig._validate_config`, vllm_ascend/ascend_config.py @v0.18.0
+    /// L422, @v0.23.0 L887, @v0.30.0rc2 L326).
+    EplbRequiresEnv = "eplb_requires_env", Hard, "dynamic EPLB (`dynamic_eplb` or `expert_map_record_path`) needs env `DYNAMIC_EPLB=true` or `EXPERT_MAP_RECORD=true` (model runner V1)";
     /// Key not read by the image: the facts' `additional_config` (every
     /// top-level key vllm_ascend/ reads, per release v0.18.0 to v0.30.0rc2).
     UnknownAdditionalConfigKey = "unknown_additional_config_key", Convention, "`additional_config` keys are read by the image";
@@ -244,27 +246,45 @@ pub(crate) fn check_serve(
             );
         }
     }
-    let dynamic_eplb = serve
-        .additional_config
-        .get("eplb_config")
+    // Dynamic EPLB is on with `dynamic_eplb: true` or with any
+    // `expert_map_record_path`, which `EplbConfig._validate_config` turns
+    // into `dynamic_eplb = True` at every release (ascend_config.py @v0.18.0
+    // L408, @v0.30.0rc2 L311).
+    let eplb = serve.additional_config.get("eplb_config");
+    let dynamic_flag = eplb
         .and_then(|e| e.get("dynamic_eplb"))
         .is_some_and(|v| matches!(v, Json::Bool(true)));
+    let record = eplb
+        .and_then(|e| e.get("expert_map_record_path"))
+        .is_some_and(|v| !v.is_null());
+    let dynamic_eplb = dynamic_flag || record;
+    // Its assert takes `DYNAMIC_EPLB` as `true` or `1` in any case, and
+    // `EXPERT_MAP_RECORD` only as exactly `true` (@v0.18.0 L421-424,
+    // @v0.30.0rc2 L324-328).
+    let record_env =
+        matches!(serve.env_value("EXPERT_MAP_RECORD"), Some(EnvValue::Literal(v)) if v == "true");
     // On the V2 runner the V1 switches are refused instead
     // (`eplb_config_model_runner`).
     let v2_eplb = v2_runner_on(serve)
         && image.is_some_and(|i| i.facts().is_some_and(|r| r.eplb_runner.is_some()));
     check_eplb_runner(facts, role, serve, cx);
     super::features::check_mc2_hierarchy_experts(facts, role, serve, cx);
-    if dynamic_eplb
-        && !v2_eplb
-        && !env_is_true(serve, "DYNAMIC_EPLB")
-        && !env_is_true(serve, "EXPERT_MAP_RECORD")
-    {
+    if dynamic_eplb && !v2_eplb && !env_is_true(serve, "DYNAMIC_EPLB") && !record_env {
+        let what = if dynamic_flag {
+            "`eplb_config.dynamic_eplb: true`"
+        } else {
+            "`eplb_config.expert_map_record_path`, which turns dynamic EPLB on,"
+        };
+        let near = if serve.env_value("EXPERT_MAP_RECORD").is_some() {
+            " (`EXPERT_MAP_RECORD` counts only as exactly `true`)"
+        } else {
+            ""
+        };
         cx.report(
             Rule::EplbRequiresEnv,
             config_site(spec, role, "eplb_config"),
             format!("{scope}.additional_config.eplb_config"),
-            format!("found `eplb_config.dynamic_eplb: true` on {role} without env `DYNAMIC_EPLB=true`, expected both: model runner v1 refuses dynamic EPLB without it (ascend_config.py L1049-1052)"),
+            format!("found {what} on {role} without env `DYNAMIC_EPLB=true` (or `1`) or `EXPERT_MAP_RECORD=true`{near}, expected one of them: on model runner v1 vllm-ascend asserts it at start (vllm_ascend/ascend_config.py `EplbConfig._validate_config`)"),
         );
     }
     if let Some(img) = image {
@@ -327,5 +347,6 @@ pub(crate) fn check_serve(
         speculative::check_sp_alignment(facts, role, serve, (dp, tp), cx);
         super::limits::check_capture_sizes_tp(facts, role, serve, (dp, tp), cx);
         super::model::check_sequence_parallel_dropped(facts, role, serve, (dp, tp), cx);
+        super::model::check_sequence_parallel_needs(facts, role, serve, (dp, tp), cx);
     }
 }

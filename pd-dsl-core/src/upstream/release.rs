@@ -77,6 +77,10 @@ pub struct Release {
     /// (`apply_config_platform_defaults`); `None` without it.
     #[serde(default)]
     pub default_capture_cap: Option<super::DefaultCaptureCap>,
+    /// What the platform asserts of an engine with `enable_sp()` on
+    /// (`check_and_update_config`, up to v0.26.0rc1); `None` after.
+    #[serde(default)]
+    pub sp_asserts: Option<SpAsserts>,
     /// The stores `AscendStoreConnector` keeps a KV pool in, with the env
     /// variable each reads its per-node config path from.
     pub kv_pool_backends: Vec<PoolBackendFact>,
@@ -389,6 +393,17 @@ pub struct EnableSp {
     pub reads: Vec<String>,
     /// `path:line` of the function.
     pub source: String,
+}
+
+/// What `check_and_update_config` (vllm_ascend/platform.py) asserts under
+/// `if enable_sp(vllm_config):` (up to v0.26.0rc1), each `path:line` of
+/// its `assert`, `None` without it.
+#[derive(Debug, Deserialize)]
+pub struct SpAsserts {
+    /// TP above 1.
+    pub tp_above_1: Option<String>,
+    /// Expert parallelism on a MoE model.
+    pub expert_parallel: Option<String>,
 }
 
 /// How the V1 model runner (vllm_ascend/worker/model_runner_v1.py

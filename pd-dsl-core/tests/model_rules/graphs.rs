@@ -612,3 +612,43 @@ fn a_huge_token_count_under_sequence_parallelism_is_refused_not_a_panic() {
         assert!(broken(&v).contains("speculative_token_limit"), "{image}");
     }
 }
+
+/// Up to v0.26.0rc1 vllm-ascend asserts TP above 1 and expert parallelism
+/// on every engine `enable_sp()` turns on (`sequence_parallel_needs_tp_ep`,
+/// the generated `sp_asserts`): FlashComm1 by env on a TP1 decode engine,
+/// or on the TP4 one without `expert_parallel`, is refused, naming what is
+/// missing; the TP4 engine with expert parallelism starts. From v0.27.1rc1
+/// the same layouts only lose FlashComm1 (`sequence_parallel_dropped`).
+#[test]
+fn sequence_parallel_needs_tp_and_expert_parallelism_up_to_v0_26_0rc1() {
+    let rule = "sequence_parallel_needs_tp_ep";
+    let with = |image: &str, tp: u32, ep: bool| {
+        let mut v = with_role(
+            pd("deepseek_r1_0528_w8a8", image),
+            "decode",
+            json!({"env": [{"name": "VLLM_ASCEND_ENABLE_FLASHCOMM1", "value": "1"}]}),
+        );
+        v["topology"][1] = json!({"role": "decode", "count": 1, "dp": 16 / tp, "tp": tp});
+        v["serve"]["expert_parallel"] = json!(ep);
+        v
+    };
+    for image in ["v0.20.2rc1", "v0.23.0", "v0.26.0rc1"] {
+        let tp1 = with(image, 1, true);
+        assert!(broken(&tp1).contains(rule), "{image}: {:?}", broken(&tp1));
+        let m = messages(&tp1, rule);
+        assert!(
+            m[0].contains("TP above 1 (this engine is TP 1; vllm_ascend/platform.py:")
+                && !m[0].contains("expert_parallel: true"),
+            "{m:?}"
+        );
+        let no_ep = messages(&with(image, 4, false), rule);
+        assert!(
+            no_ep.len() == 1 && no_ep[0].contains("`expert_parallel: true` on this MoE model"),
+            "{image}: {no_ep:?}"
+        );
+        assert!(!broken(&with(image, 4, true)).contains(rule), "{image}");
+    }
+    for image in ["v0.27.1rc1", "v0.30.0rc2"] {
+        assert!(!broken(&with(image, 1, true)).contains(rule), "{image}");
+    }
+}

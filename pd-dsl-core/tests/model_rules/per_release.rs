@@ -615,3 +615,83 @@ fn hierarchy_mc2_takes_at_most_512_experts() {
     }
     assert_eq!(broken(&with("v0.26.0rc1", alg, 129, true)), BTreeSet::new());
 }
+
+/// Dynamic EPLB on the V1 runner needs env `DYNAMIC_EPLB` (`true` or `1`)
+/// or `EXPERT_MAP_RECORD` exactly `true` (`eplb_requires_env`, the assert
+/// in `EplbConfig._validate_config`): `dynamic_eplb: true` or an
+/// `expert_map_record_path` (which turns it on) without either is refused,
+/// and so is `EXPERT_MAP_RECORD: "1"`, which the assert does not take.
+#[test]
+fn dynamic_eplb_needs_its_env() {
+    let rule = "eplb_requires_env";
+    let with = |image: &str, eplb: serde_json::Value, env: &[(&str, &str)]| {
+        let env: Vec<_> = env
+            .iter()
+            .map(|(n, v)| json!({"name": n, "value": v}))
+            .collect();
+        with_role(
+            pd("deepseek_r1_0528_w8a8", image),
+            "decode",
+            json!({"additional_config": {"eplb_config": eplb}, "env": env}),
+        )
+    };
+    let dynamic = json!({"dynamic_eplb": true});
+    let record = json!({"expert_map_record_path": "/tmp/eplb/map.json"});
+    for image in ["v0.18.0", "v0.23.0", "v0.30.0rc2"] {
+        for eplb in [&dynamic, &record] {
+            let v = with(image, eplb.clone(), &[]);
+            assert!(broken(&v).contains(rule), "{image} {eplb}");
+            let m = messages(&v, rule);
+            assert!(
+                m[0].contains("EplbConfig._validate_config")
+                    && m[0].contains(if eplb == &record {
+                        "expert_map_record_path"
+                    } else {
+                        "dynamic_eplb: true"
+                    }),
+                "{m:?}"
+            );
+            let one = with(image, eplb.clone(), &[("EXPERT_MAP_RECORD", "1")]);
+            assert!(
+                messages(&one, rule)
+                    .first()
+                    .is_some_and(|m| m.contains("exactly `true`")),
+                "{image}: {:?}",
+                messages(&one, rule)
+            );
+            for env in [
+                ("DYNAMIC_EPLB", "1"),
+                ("DYNAMIC_EPLB", "True"),
+                ("EXPERT_MAP_RECORD", "true"),
+            ] {
+                assert!(
+                    !broken(&with(image, eplb.clone(), &[env])).contains(rule),
+                    "{image} {env:?}"
+                );
+            }
+        }
+    }
+}
+
+/// `refresh_block_size` forces 128 with prefix caching or chunked prefill,
+/// but leaves hybrid linear-attention models (vLLM's `is_hybrid`: the
+/// Qwen3.5 family) to their own sizing, so `block_size_backend` refuses 64
+/// for Qwen3 and says nothing for Qwen3.5.
+#[test]
+fn block_size_backend_leaves_linear_attention_models_alone() {
+    let rule = "block_size_backend";
+    let with = |model: &str| {
+        let mut v = mixed(model, "v0.30.0rc2");
+        v["serve"]["block_size"] = json!(64);
+        v
+    };
+    assert!(broken(&with("qwen3_235b_a22b_w8a8")).contains(rule));
+    for model in ["qwen3_5_397b_a17b_w8a8_mtp", "qwen3_5_122b_a10b_w4a8"] {
+        let v = with(model);
+        assert!(
+            !broken(&v).contains(rule),
+            "{model}: {:?}",
+            messages(&v, rule)
+        );
+    }
+}

@@ -373,6 +373,55 @@ fn vllm_refuses_capture_sizes_all_above_the_batch() {
     }
 }
 
+/// FlashComm1 (env) on a TP1 rank is refused up to v0.26.0rc1 as
+/// vllm-ascend's assert refuses it (`sp_assert_refusal`, the rule
+/// `sequence_parallel_needs_tp_ep`), and so is a TP4 rank without
+/// `--enable-expert-parallel`; from v0.27.1rc1 it goes on (sequence-parallel
+/// MoE is off there instead), and so does a TP4 rank with expert parallelism.
+#[test]
+fn vllm_refuses_flashcomm1_at_tp1_or_without_expert_parallelism_up_to_v0_26_0rc1() {
+    let env = |image: &str, devices: &str| {
+        vec![
+            ("PD_STANDIN_IMAGE", image.to_owned()),
+            ("ASCEND_RT_VISIBLE_DEVICES", devices.to_owned()),
+            ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
+            ("VLLM_ASCEND_ENABLE_FLASHCOMM1", "1".to_owned()),
+        ]
+    };
+    let tp1 = rank_argv(7100, 2, 0, 12321, 1, None);
+    let mut no_ep = rank_argv(7100, 2, 0, 12321, 4, None);
+    no_ep.retain(|a| a != "--enable-expert-parallel");
+    for image in ["v0.23.0", "v0.26.0rc1"] {
+        let (code, _, err) = run(VLLM, &tp1, &env(image, "0"));
+        assert_eq!(code, Some(1), "{image}: {err}");
+        assert!(
+            err.contains("only supported when tp_size > 1")
+                && err.contains("vllm_ascend/platform.py:"),
+            "{image}: {err}"
+        );
+        let (code, _, err) = run(VLLM, &no_ep, &env(image, "0,1,2,3"));
+        assert_eq!(code, Some(1), "{image}: {err}");
+        assert!(
+            err.contains("requires enable_expert_parallel=True"),
+            "{image}: {err}"
+        );
+        let (_, _, err) = run(
+            VLLM,
+            &rank_argv(7100, 2, 0, 12321, 4, None),
+            &env(image, "0,1,2,3"),
+        );
+        assert!(
+            err.contains("cannot read PD_STANDIN_EXPECT"),
+            "{image}: {err}"
+        );
+    }
+    let (_, _, err) = run(VLLM, &tp1, &env("v0.30.0rc2", "0"));
+    assert!(
+        !err.contains("Flash Comm") && err.contains("cannot read PD_STANDIN_EXPECT"),
+        "{err}"
+    );
+}
+
 /// The environment of a TP4 rank on `image` with four devices and a missing
 /// expectation file (the check after the ones under test), with FlashComm1
 /// switched on by env when `fc`.

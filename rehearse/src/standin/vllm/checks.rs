@@ -477,6 +477,33 @@ fn graph_sizes(
     .unwrap_or_default()
 }
 
+/// vllm-ascend's asserts on an engine `enable_sp()` turns on, up to
+/// v0.26.0rc1 (`Release::sp_asserts`, the rule
+/// `sequence_parallel_needs_tp_ep`): TP above 1, and expert parallelism
+/// (every model the images serve here is MoE), in its words.
+pub(super) fn sp_assert_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
+    let (rel, v) = releases(image)?;
+    let Some(a) = rel.sp_asserts.as_ref() else {
+        return Ok(());
+    };
+    if rel.sequence_parallel(v, &Engine::of(plan)) != Some(true) {
+        return Ok(());
+    }
+    match (&a.tp_above_1, &a.expert_parallel) {
+        (Some(src), _) if plan.tp <= 1 => fail(
+            1,
+            format!("AssertionError: Flash Comm v1 is only supported when tp_size > 1. ({src})"),
+        ),
+        (_, Some(src)) if !plan.expert_parallel => fail(
+            1,
+            format!(
+                "AssertionError: Flash Comm v1 requires enable_expert_parallel=True for MoE models. ({src})"
+            ),
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// vLLM's assert on the largest capture size kept when typed sizes are all
 /// above a typed `max_num_batched_tokens` and a cudagraph mode is on, which
 /// vllm-ascend's second sizing pass trips (`Release::settled_capture_sizes`,

@@ -14,8 +14,8 @@ use crate::serve_flags;
 use bench::bench;
 use checks::{
     batch_refusal, check_cann, check_expectation, check_pool, decode_step_refusal, devices,
-    drafting_refusal, join, pcp_refusals, sp_alignment_refusal, tp_aligned_refusal,
-    v2_speculative_refusal,
+    drafting_refusal, join, pcp_refusals, sp_alignment_refusal, sp_assert_refusal,
+    tp_aligned_refusal, v2_speculative_refusal,
 };
 use pd_dsl::ConnectorKind;
 use plan::plan;
@@ -102,6 +102,7 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     check_pool(&plan, &image)?;
     // vllm-ascend's platform checks the capture sizes while it sets up the
     // compile backend, before the workers take their devices.
+    sp_assert_refusal(&plan, &image)?;
     batch_refusal(&plan, &image)?;
     tp_aligned_refusal(&plan, &image)?;
     let devs = devices(&plan)?;
