@@ -11,6 +11,16 @@ from facts_ascend_package import FactsError, Package
 from facts_sp_moe import property_terms
 
 
+def _functions(pkg: Package, suffix: str, name: str):
+    """Every function `name` of the package's modules whose path ends with
+    `suffix`, with that path."""
+    for rel, mod in pkg.modules.items():
+        if rel.endswith(suffix):
+            for fn in ast.walk(mod.tree):
+                if isinstance(fn, ast.FunctionDef) and fn.name == name:
+                    yield rel, fn
+
+
 def kvpp(pkg: Package) -> dict | None:
     """What `KVPPConfig.validate` refuses when `additional_config.enable_kvpp`
     turns KV layer parallelism on (size TP x PCP above 1,
@@ -414,9 +424,7 @@ def tp_aligned_capture_sizes(pkg: Package) -> dict | None:
         # sizes under `tensor_parallel_size > 1 and not enforce_eager and
         # enable_sp(vllm_config)` (with `cudagraph_mode != CUDAGraphMode.NONE`
         # from v0.21.0rc1).
-        for fn in ast.walk(mod.tree):
-            if not (isinstance(fn, ast.FunctionDef) and fn.name == "check_and_update_config"):
-                continue
+        for _, fn in _functions(pkg, rel, "check_and_update_config"):
             for x in ast.walk(fn):
                 test = ast.unparse(x.test) if isinstance(x, ast.If) else ""
                 if not ("tensor_parallel_size > 1" in test and "enforce_eager" in test and "enable_sp(" in test):
@@ -468,26 +476,21 @@ def sp_asserts(pkg: Package) -> dict | None:
     ...tensor_parallel_size > 1`) and `expert_parallel` (of `assert not
     is_moe_model(vllm_config) or ...enable_expert_parallel`). `None` without
     that `if`; a field `None` without its assert."""
-    for rel, mod in pkg.modules.items():
-        if not rel.endswith("vllm_ascend/platform.py"):
-            continue
-        for fn in ast.walk(mod.tree):
-            if not (isinstance(fn, ast.FunctionDef) and fn.name == "check_and_update_config"):
+    for rel, fn in _functions(pkg, "vllm_ascend/platform.py", "check_and_update_config"):
+        for x in ast.walk(fn):
+            if not (isinstance(x, ast.If) and re.fullmatch(r"enable_sp\(\w+\)", ast.unparse(x.test))):
                 continue
-            for x in ast.walk(fn):
-                if not (isinstance(x, ast.If) and re.fullmatch(r"enable_sp\(\w+\)", ast.unparse(x.test))):
+            out: dict = {"tp_above_1": None, "expert_parallel": None}
+            for a in x.body:
+                if not isinstance(a, ast.Assert):
                     continue
-                out: dict = {"tp_above_1": None, "expert_parallel": None}
-                for a in x.body:
-                    if not isinstance(a, ast.Assert):
-                        continue
-                    test = ast.unparse(a.test)
-                    if re.fullmatch(r"[\w.]*tensor_parallel_size > 1", test):
-                        out["tp_above_1"] = f"{rel}:{a.lineno}"
-                    elif re.fullmatch(r"not is_moe_model\(\w+\) or [\w.]*enable_expert_parallel", test):
-                        out["expert_parallel"] = f"{rel}:{a.lineno}"
-                if any(out.values()):
-                    return out
+                test = ast.unparse(a.test)
+                if re.fullmatch(r"[\w.]*tensor_parallel_size > 1", test):
+                    out["tp_above_1"] = f"{rel}:{a.lineno}"
+                elif re.fullmatch(r"not is_moe_model\(\w+\) or [\w.]*enable_expert_parallel", test):
+                    out["expert_parallel"] = f"{rel}:{a.lineno}"
+            if any(out.values()):
+                return out
     return None
 
 
