@@ -56,6 +56,7 @@ from facts_vllm_config import (  # noqa: F401
     _parents,
     context_parallel,
     default_capture_grid,
+    mamba_align,
     sequence_parallel_moe,
     spec_decode_rounding,
     spec_decode_sp_alignment,
@@ -148,6 +149,7 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
         "default_capture_grid": default_capture_grid(Source(src, overrides)),
         "aux_hidden_states": aux_hidden_states(Source(src, overrides)),
         "sequence_parallel_moe": sequence_parallel_moe(Source(src, overrides)),
+        "mamba_align": mamba_align(Source(src, overrides)),
     }
 
 

@@ -571,3 +571,94 @@ def sequence_parallel_moe(source: Source) -> dict | None:
         "replaced": dict(sorted(replaced.items())),
         "source": f"{PARALLEL_CONFIG}:{prop.lineno}",
     }
+
+
+MODELS_CONFIG = "vllm/model_executor/models/config.py"
+MODELS_DIR = "vllm/model_executor/models"
+
+
+def _mamba_prefix_caching_classes(source: Source) -> list[str]:
+    """The model classes of vllm/model_executor/models that support Mamba
+    prefix caching: those naming `SupportsMambaPrefixCaching` among their
+    bases, and their subclasses there, by class name."""
+    bases: dict[str, set[str]] = {}
+    root = source.root / MODELS_DIR
+    rels = sorted({f"{MODELS_DIR}/{p.name}" for p in root.glob("*.py")} | {r for r in source.overrides if r.startswith(MODELS_DIR + "/")})
+    for rel in rels:
+        text = _read(source, rel)
+        if text is None:
+            continue
+        for n in ast.walk(ast.parse(text, rel)):
+            if isinstance(n, ast.ClassDef):
+                names = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in n.bases}
+                bases.setdefault(n.name, set()).update(names)
+    supported = {"SupportsMambaPrefixCaching"}
+    grew = True
+    while grew:
+        grew = False
+        for cls, bs in bases.items():
+            if cls not in supported and bs & supported:
+                supported.add(cls)
+                grew = True
+    supported.discard("SupportsMambaPrefixCaching")
+    return sorted(supported)
+
+
+def mamba_align(source: Source) -> dict | None:
+    """vLLM's Mamba cache 'align' mode, which hybrid models run in with prefix
+    caching on, and what `VllmConfig` asserts of an engine in it.
+
+    `prefix_caching`: `path:line` of `MambaModelConfig.verify_and_update_config`'s
+    `if cache_config.enable_prefix_caching:` (vllm/model_executor/models/
+    config.py) when its body sets `mamba_cache_mode` to "align" (for a model
+    whose class does not support Mamba prefix caching); `classes`: the model
+    classes that do (`SupportsMambaPrefixCaching` and its subclasses), which
+    run in 'all' mode instead. `source`: `path:line` of `if
+    self.cache_config.mamba_cache_mode == "align":` in vllm/config/vllm.py,
+    and under it each assert's `path:line`, `None` without it:
+    `block_within_batch` (`block_size <= ...max_num_batched_tokens`),
+    `v2_runner` (`not envs.VLLM_USE_V2_MODEL_RUNNER`). `None` without that
+    `if` or without the prefix-caching switch."""
+    text = _read(source, VLLM_CONFIG)
+    models = _read(source, MODELS_CONFIG)
+    if text is None or models is None:
+        return None
+    switch = None
+    for cls in ast.parse(models, MODELS_CONFIG).body:
+        if not (isinstance(cls, ast.ClassDef) and cls.name == "MambaModelConfig"):
+            continue
+        for n in ast.walk(cls):
+            if (
+                isinstance(n, ast.If)
+                and ast.unparse(n.test) == "cache_config.enable_prefix_caching"
+                and any(
+                    isinstance(a, ast.Assign)
+                    and [ast.unparse(t) for t in a.targets] == ["cache_config.mamba_cache_mode"]
+                    and any(isinstance(c, ast.Constant) and c.value == "align" for c in ast.walk(a.value))
+                    for b in n.body
+                    for a in ast.walk(b)
+                )
+            ):
+                switch = f"{MODELS_CONFIG}:{n.lineno}"
+                break
+    if switch is None:
+        return None
+    for node in ast.walk(ast.parse(text, VLLM_CONFIG)):
+        if not (isinstance(node, ast.If) and ast.unparse(node.test) == "self.cache_config.mamba_cache_mode == 'align'"):
+            continue
+        out: dict = {"block_within_batch": None, "v2_runner": None}
+        for a in node.body:
+            if not isinstance(a, ast.Assert):
+                continue
+            test = ast.unparse(a.test)
+            if test == "block_size <= self.scheduler_config.max_num_batched_tokens":
+                out["block_within_batch"] = f"{VLLM_CONFIG}:{a.lineno}"
+            elif test == "not envs.VLLM_USE_V2_MODEL_RUNNER":
+                out["v2_runner"] = f"{VLLM_CONFIG}:{a.lineno}"
+        return {
+            "prefix_caching": switch,
+            "classes": _mamba_prefix_caching_classes(source),
+            **out,
+            "source": f"{VLLM_CONFIG}:{node.lineno}",
+        }
+    return None

@@ -85,8 +85,16 @@ class WellFormed(unittest.TestCase):
                         "default_capture_grid",
                         "aux_hidden_states",
                         "sequence_parallel_moe",
+                        "mamba_align",
                     ],
                 )
+                align = f["mamba_align"]
+                self.assertEqual(list(align), ["prefix_caching", "classes", "block_within_batch", "v2_runner", "source"])
+                for k in ("prefix_caching", "block_within_batch", "v2_runner", "source"):
+                    if align[k] is not None:
+                        path, line = align[k].rsplit(":", 1)
+                        self.assertTrue((corpus("vllm", v) / path).is_file(), align)
+                        self.assertGreater(int(line), 0)
                 slots = f["drafting_slots"]
                 self.assertEqual(list(slots), ["per_seq", "slots", "source"])
                 for x in slots["slots"]:
@@ -729,6 +737,46 @@ class HandRead(unittest.TestCase):
                     "            and self.data_parallel_size > self.pipeline_parallel_size\n        )\n\n    @property\n    def use_all2all")
         with self.assertRaisesRegex(fv.FactsError, "does not read"):
             fv.sequence_parallel_moe(fv.Source(corpus("vllm", "0.27.1"), ov))
+
+    def test_mamba_align(self):
+        # Read by hand: vllm/model_executor/models/config.py `MambaModelConfig.verify_and_update_config`
+        # `if cache_config.enable_prefix_caching:` (L367 @0.18.0, L350 @0.22.1 and @0.23.0, L417 @0.24.0)
+        # sets `mamba_cache_mode = "all" if model_config.supports_mamba_prefix_caching else "align"`;
+        # vllm/config/vllm.py `validate_block_size`: `if self.cache_config.mamba_cache_mode == "align":`
+        # (L2101 @0.22.1) with `assert block_size <= self.scheduler_config.max_num_batched_tokens`
+        # (L1664 @0.18.0, L2102 @0.22.1, L2266 @0.26.0; gone @0.27.1) and `assert not
+        # envs.VLLM_USE_V2_MODEL_RUNNER` (L2116 @0.22.1, L2126 @0.23.0, L2156 @0.24.0 only). The
+        # Qwen3.5 classes (qwen3_5.py: `Qwen3_5ForConditionalGeneration(Qwen3VLForConditionalGeneration,
+        # IsHybrid)`) do not support Mamba prefix caching; Zamba2ForCausalLM names it (zamba2.py L836).
+        by = {v: facts(v)["mamba_align"] for v in PINNED}
+        self.assertEqual(by["0.22.1"]["source"], "vllm/config/vllm.py:2101")
+        self.assertEqual(by["0.22.1"]["prefix_caching"], "vllm/model_executor/models/config.py:350")
+        self.assertEqual(by["0.18.0"]["prefix_caching"], "vllm/model_executor/models/config.py:367")
+        self.assertEqual(by["0.24.0"]["prefix_caching"], "vllm/model_executor/models/config.py:417")
+        self.assertEqual(by["0.18.0"]["block_within_batch"], "vllm/config/vllm.py:1664")
+        self.assertEqual(by["0.22.1"]["block_within_batch"], "vllm/config/vllm.py:2102")
+        self.assertEqual(by["0.26.0"]["block_within_batch"], "vllm/config/vllm.py:2266")
+        self.assertIsNone(by["0.27.1"]["block_within_batch"])
+        v2 = {v: got["v2_runner"] for v, got in by.items() if got["v2_runner"]}
+        self.assertEqual(v2, {"0.22.1": "vllm/config/vllm.py:2116", "0.23.0": "vllm/config/vllm.py:2126",
+                              "0.24.0": "vllm/config/vllm.py:2156"})
+        for v, got in by.items():
+            with self.subTest(vllm=v):
+                self.assertIn("Zamba2ForCausalLM", got["classes"])
+                self.assertNotIn("Qwen3_5MoeForConditionalGeneration", got["classes"])
+        # Read, not matched: Qwen3.5 given the interface is read with its subclasses; the V2 assert
+        # dropped is read as gone; the prefix-caching switch without "align" leaves no fact.
+        q = "vllm/model_executor/models/qwen3_5.py"
+        ov = mutate("0.22.1", q, "class Qwen3_5ForConditionalGeneration(Qwen3VLForConditionalGeneration, IsHybrid):",
+                    "class Qwen3_5ForConditionalGeneration(Qwen3VLForConditionalGeneration, IsHybrid, SupportsMambaPrefixCaching):")
+        got = fv.mamba_align(fv.Source(corpus("vllm", "0.22.1"), ov))["classes"]
+        self.assertIn("Qwen3_5MoeForConditionalGeneration", got)
+        self.assertIn("Qwen3_5ForConditionalGeneration", got)
+        ov = mutate("0.22.1", "vllm/config/vllm.py", "            assert not envs.VLLM_USE_V2_MODEL_RUNNER, (", "            assert True, (")
+        self.assertIsNone(fv.mamba_align(fv.Source(corpus("vllm", "0.22.1"), ov))["v2_runner"])
+        ov = mutate("0.22.1", "vllm/model_executor/models/config.py", '"all" if model_config.supports_mamba_prefix_caching else "align"', '"all"')
+        ov2 = {k: v.replace('cache_config.mamba_cache_mode = "align"', 'cache_config.mamba_cache_mode = "all"') for k, v in ov.items()}
+        self.assertIsNone(fv.mamba_align(fv.Source(corpus("vllm", "0.22.1"), ov2)))
 
     def test_a_changed_method_literal_is_read(self):
         v = PINNED[-1]

@@ -38,6 +38,17 @@ declare_rules! {
     /// the generated `sp_asserts`). From v0.27.1rc1 sequence-parallel MoE
     /// is off there instead (`sequence_parallel_dropped`).
     SequenceParallelNeedsTpEp = "sequence_parallel_needs_tp_ep", Hard, "up to v0.26.0rc1, FlashComm1 (or shared-expert DP) runs only at TP above 1 with expert parallelism";
+    /// Env `VLLM_USE_V2_MODEL_RUNNER` true on an engine of a hybrid
+    /// linear-attention model (the Qwen3.5 family) with `prefix_caching:
+    /// true`: its class does not support Mamba prefix caching, so vLLM runs
+    /// the Mamba cache in 'align' mode (`MambaModelConfig`,
+    /// vllm/model_executor/models/config.py @0.22.1 L350), and
+    /// `validate_block_size` asserts the V2 runner off in that mode at start,
+    /// in EngineCore (vllm/config/vllm.py @0.22.1 L2116, @0.24.0 L2156;
+    /// generated `mamba_align`), on vLLM 0.22.1 to 0.24.0 (images v0.21.0rc1
+    /// to v0.24.0rc1), although vllm-ascend's worker falls back to the V1
+    /// runner there.
+    MambaAlignV2Runner = "mamba_align_v2_runner", Hard, "a hybrid linear-attention model with prefix caching on does not take env `VLLM_USE_V2_MODEL_RUNNER=1` on vLLM 0.22.1 to 0.24.0";
     /// FlashComm1 (`additional_config.enable_flashcomm1`, env
     /// `VLLM_ASCEND_ENABLE_FLASHCOMM1`) or `enable_dsa_cp` asked for on an
     /// engine where sequence-parallel MoE cannot run: from v0.27.1rc1
@@ -309,6 +320,42 @@ pub(crate) fn check_sequence_parallel_needs(
             img.tag,
             unmet.join(" or "),
             rel.version
+        ),
+    );
+}
+
+/// The V2 runner on a hybrid model in Mamba 'align' mode (rule
+/// `mamba_align_v2_runner`).
+pub(crate) fn check_mamba_align_v2_runner(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    cx: &mut Cx,
+) {
+    let (Some(m), Some(img)) = (facts.model, facts.image) else {
+        return;
+    };
+    let Ok(v) = crate::upstream::vllm_of(img) else {
+        return;
+    };
+    let (Some(a), Some(arch)) = (&v.mamba_align, m.architecture) else {
+        return;
+    };
+    let Some(assert) = &a.v2_runner else { return };
+    if !m.linear_attention
+        || serve.prefix_caching != Some(true)
+        || !a.aligns(arch)
+        || !super::features::v2_runner_on(serve)
+    {
+        return;
+    }
+    cx.report(
+        Rule::MambaAlignV2Runner,
+        env_site(facts.spec, role, "VLLM_USE_V2_MODEL_RUNNER"),
+        format!("{role}.env.VLLM_USE_V2_MODEL_RUNNER"),
+        format!(
+            "found env `VLLM_USE_V2_MODEL_RUNNER` on with `prefix_caching: true` on a {role} engine of `{}` ({arch}, hybrid linear attention) on image `{}`, expected one of them off: prefix caching puts its Mamba cache in 'align' mode ({}), where vLLM {} asserts the V2 runner off at start (\"Model Runner V2 has not yet supported mamba_cache_mode='align'\", {} `validate_block_size`)",
+            m.id, img.tag, a.prefix_caching, v.version, assert
         ),
     );
 }

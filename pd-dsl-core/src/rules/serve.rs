@@ -338,6 +338,7 @@ pub(crate) fn check_serve(
         }
     }
     speculative::check_method(facts, role, serve, cx);
+    super::model::check_mamba_align_v2_runner(facts, role, serve, cx);
     check_role_limits(facts, role, serve, cx);
     check_model_settings(facts, role, serve, dp_tp, cx);
     speculative::check_batches(facts, role, serve, cx);

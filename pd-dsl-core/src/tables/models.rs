@@ -397,7 +397,10 @@ pub(super) const QWEN3_5_FAMILY: Model = Model {
     drafts: &[],
     tokenizer_mode: None,
     kv_c8: false,
-    architecture: None,
+    // vllm_ascend/spec_decode/llm_base_proposer.py @v0.23.0 L358 (the
+    // multimodal target classes it names); tests/ut/test_ascend_config.py
+    // @v0.30.0rc2 L1307 (a Qwen3.5 `model_config.architectures`).
+    architecture: Some("Qwen3_5MoeForConditionalGeneration"),
     // vllm_ascend/quantization/modelslim_config.py @v0.20.2rc1 L72;
     // worker/pcp_utils.py L134.
     model_type: Some("qwen3_5_moe"),

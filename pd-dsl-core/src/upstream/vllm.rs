@@ -153,6 +153,39 @@ pub struct VllmRelease {
     /// What turns sequence-parallel MoE on; `None` without the property.
     #[serde(default)]
     pub sequence_parallel_moe: Option<SequenceParallelMoe>,
+    /// Mamba cache 'align' mode and what `VllmConfig` asserts in it; `None`
+    /// without it.
+    #[serde(default)]
+    pub mamba_align: Option<MambaAlign>,
+}
+
+/// vLLM's Mamba cache 'align' mode: a hybrid model runs in it with prefix
+/// caching on unless its class supports Mamba prefix caching
+/// (`MambaModelConfig.verify_and_update_config`, vllm/model_executor/models/
+/// config.py @0.22.1 L350), and `VllmConfig.validate_block_size` asserts
+/// at start, in EngineCore (vllm/config/vllm.py @0.22.1 L2101).
+#[derive(Debug, Deserialize)]
+pub struct MambaAlign {
+    /// `path:line` of the prefix-caching `if` that sets 'align'.
+    pub prefix_caching: String,
+    /// The model classes supporting Mamba prefix caching, which run in
+    /// 'all' mode instead.
+    pub classes: Vec<String>,
+    /// `path:line` of `assert block_size <= max_num_batched_tokens`.
+    pub block_within_batch: Option<String>,
+    /// `path:line` of `assert not envs.VLLM_USE_V2_MODEL_RUNNER` (vLLM
+    /// 0.22.1 to 0.24.0).
+    pub v2_runner: Option<String>,
+    /// `path:line` of the `if ... == "align":`.
+    pub source: String,
+}
+
+impl MambaAlign {
+    /// Whether an engine of a hybrid model of class `architecture` with
+    /// prefix caching on runs in 'align' mode.
+    pub fn aligns(&self, architecture: &str) -> bool {
+        !self.classes.iter().any(|c| c == architecture)
+    }
 }
 
 /// vLLM's `ParallelConfig.use_sequence_parallel_moe` (vllm/config/

@@ -695,3 +695,51 @@ fn block_size_backend_leaves_linear_attention_models_alone() {
         );
     }
 }
+
+/// Qwen3.5 (hybrid linear attention, a class without Mamba prefix caching)
+/// with `prefix_caching: true` runs its Mamba cache in 'align' mode, where
+/// vLLM 0.22.1 to 0.24.0 assert the V2 runner off (`mamba_align_v2_runner`):
+/// refused with env `VLLM_USE_V2_MODEL_RUNNER=1` on images v0.21.0rc1 to
+/// v0.24.0rc1, not on v0.20.2rc1 (vLLM 0.20.2) nor v0.25.1rc1, not with the
+/// env `0` or prefix caching off, and never for Qwen3 (no linear attention).
+#[test]
+fn mamba_align_refuses_the_v2_runner() {
+    let rule = "mamba_align_v2_runner";
+    let with = |model: &str, image: &str, v2: &str, prefix: bool| {
+        with_role(
+            pd(model, image),
+            "decode",
+            json!({"prefix_caching": prefix, "env": [{"name": "VLLM_USE_V2_MODEL_RUNNER", "value": v2}]}),
+        )
+    };
+    let qwen = "qwen3_5_397b_a17b_w8a8_mtp";
+    for image in ["v0.21.0rc1", "v0.22.1rc1", "v0.23.0", "v0.24.0rc1"] {
+        let v = with(qwen, image, "1", true);
+        let m = messages(&v, rule);
+        assert_eq!(m.len(), 1, "{image}: {m:?}");
+        assert!(
+            m[0].contains("Qwen3_5MoeForConditionalGeneration")
+                && m[0].contains("vllm/config/vllm.py:")
+                && m[0].contains("'align'"),
+            "{m:?}"
+        );
+        assert!(
+            !broken(&with(qwen, image, "0", true)).contains(rule),
+            "{image}"
+        );
+        assert!(
+            !broken(&with(qwen, image, "1", false)).contains(rule),
+            "{image}"
+        );
+        assert!(
+            !broken(&with("qwen3_235b_a22b_w8a8", image, "1", true)).contains(rule),
+            "{image}"
+        );
+    }
+    for image in ["v0.20.2rc1", "v0.25.1rc1", "v0.30.0rc2"] {
+        assert!(
+            !broken(&with(qwen, image, "1", true)).contains(rule),
+            "{image}"
+        );
+    }
+}

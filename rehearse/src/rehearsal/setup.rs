@@ -211,11 +211,17 @@ pub(super) fn stage(
     }
     if !inj.no_model {
         fs::create_dir_all(&model).map_err(|e| e.to_string())?;
-        write_file(
-            &model.join("config.json"),
-            "{\"model_type\": \"deepseek_v3\", \"note\": \"pd-rehearse stand-in weights\"}\n",
-            false,
-        )?;
+        // The checkpoint's config as the model table knows it: what the
+        // stand-in `vllm` reads, as vLLM does.
+        let m = layout.model;
+        let mut config = serde_json::json!({ "note": "pd-rehearse stand-in weights" });
+        if let Some(t) = m.model_type {
+            config["model_type"] = t.into();
+        }
+        if let Some(a) = m.architecture {
+            config["architectures"] = serde_json::json!([a]);
+        }
+        write_file(&model.join("config.json"), &format!("{config:#}\n"), false)?;
     }
     let expect = root.join("expect.json");
     let exp_text = serde_json::to_string_pretty(&expectation(layout)).map_err(|e| e.to_string())?;

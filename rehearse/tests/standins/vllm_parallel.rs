@@ -538,3 +538,64 @@ fn vllm_refuses_a_decode_step_tp_does_not_align_with_under_sequence_parallelism(
         );
     }
 }
+
+/// A Qwen3.5 checkpoint (its `config.json` names
+/// `Qwen3_5MoeForConditionalGeneration`, a hybrid linear-attention class
+/// without Mamba prefix caching) with prefix caching on and env
+/// `VLLM_USE_V2_MODEL_RUNNER=1` is refused on vLLM 0.22.1 to 0.24.0 as
+/// vLLM's assert refuses it (`mamba_align_refusal`, the rule
+/// `mamba_align_v2_runner`); it goes on with prefix caching off, with the
+/// env `0`, on a DeepSeek checkpoint, and on v0.25.1rc1.
+#[test]
+fn vllm_refuses_the_v2_runner_on_qwen3_5_in_mamba_align_mode() {
+    let dir = crate::tmpdir("qwen3_5_model");
+    let model_dir = |arch: &str| {
+        let d = dir.join(arch);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("config.json"),
+            format!("{{\"architectures\": [\"{arch}\"]}}"),
+        )
+        .unwrap();
+        d.display().to_string()
+    };
+    let qwen = model_dir("Qwen3_5MoeForConditionalGeneration");
+    let deepseek = model_dir("DeepseekV3ForCausalLM");
+    let argv = |model: &str, prefix: &str| {
+        let mut a = rank_argv(7100, 2, 0, 12321, 4, None);
+        a[1] = model.to_owned();
+        for x in a.iter_mut() {
+            if x == "--no-enable-prefix-caching" {
+                *x = prefix.to_owned();
+            }
+        }
+        a
+    };
+    let env = |image: &str, v2: &str| {
+        vec![
+            ("PD_STANDIN_IMAGE", image.to_owned()),
+            ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3".to_owned()),
+            ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
+            ("VLLM_USE_V2_MODEL_RUNNER", v2.to_owned()),
+        ]
+    };
+    let on = "--enable-prefix-caching";
+    let off = "--no-enable-prefix-caching";
+    for image in ["v0.22.1rc1", "v0.24.0rc1"] {
+        let (code, _, err) = run(VLLM, &argv(&qwen, on), &env(image, "1"));
+        assert_eq!(code, Some(1), "{image}: {err}");
+        assert!(
+            err.contains("mamba_cache_mode='align'") && err.contains("vllm/config/vllm.py:"),
+            "{image}: {err}"
+        );
+        for (model, prefix, v2) in [(&qwen, off, "1"), (&qwen, on, "0"), (&deepseek, on, "1")] {
+            let (_, _, err) = run(VLLM, &argv(model, prefix), &env(image, v2));
+            assert!(
+                err.contains("cannot read PD_STANDIN_EXPECT"),
+                "{image} {model} {prefix} {v2}: {err}"
+            );
+        }
+    }
+    let (_, _, err) = run(VLLM, &argv(&qwen, on), &env("v0.25.1rc1", "1"));
+    assert!(err.contains("cannot read PD_STANDIN_EXPECT"), "{err}");
+}

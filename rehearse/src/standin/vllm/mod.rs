@@ -14,8 +14,8 @@ use crate::serve_flags;
 use bench::bench;
 use checks::{
     batch_refusal, check_cann, check_expectation, check_pool, decode_step_refusal, devices,
-    drafting_refusal, join, pcp_refusals, sp_alignment_refusal, sp_assert_refusal,
-    tp_aligned_refusal, v2_speculative_refusal,
+    drafting_refusal, join, mamba_align_refusal, pcp_refusals, sp_alignment_refusal,
+    sp_assert_refusal, tp_aligned_refusal, v2_speculative_refusal,
 };
 use pd_dsl::ConnectorKind;
 use plan::plan;
@@ -110,6 +110,8 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     // devices, after the config-time refusals above.
     sp_alignment_refusal(&plan, &image)?;
     decode_step_refusal(&plan, &image)?;
+    // EngineCore validates the block size once the KV cache is sized.
+    mamba_align_refusal(&plan, &image)?;
     let ip = env_nonempty("PD_STANDIN_NODE_IP")
         .or_else(|| plan.host.clone().filter(|h| !is_wildcard(h)))
         .unwrap_or_else(|| "127.0.0.1".into());

@@ -57,6 +57,11 @@ pub(super) struct Plan {
     pub(super) expert_parallel: bool,
     /// `--all2all-backend` as typed.
     pub(super) all2all_backend: Option<Json>,
+    /// `--enable-prefix-caching` / `--no-enable-prefix-caching` as typed.
+    pub(super) prefix_caching: Option<bool>,
+    /// `architectures[0]` of the model directory's `config.json`, as vLLM
+    /// reads the checkpoint; `None` where it has none.
+    pub(super) architecture: Option<String>,
 }
 
 /// `AscendStoreConnector` as a MultiConnector's second child.
@@ -496,7 +501,10 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
     };
     let max_num_batched_tokens = count("max-num-batched-tokens")?;
     let max_num_seqs = count("max-num-seqs")?;
+    let architecture = args.model.as_deref().and_then(architecture_of);
     Ok(Plan {
+        prefix_caching: args.switches.get("enable-prefix-caching").copied(),
+        architecture,
         speculative,
         graph,
         capture_sizes,
@@ -540,4 +548,16 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
             })?,
         },
     })
+}
+
+/// `architectures[0]` of `<model>/config.json`, where the file is there and
+/// names one.
+fn architecture_of(model: &str) -> Option<String> {
+    let text = std::fs::read_to_string(std::path::Path::new(model).join("config.json")).ok()?;
+    let config: Json = serde_json::from_str(&text).ok()?;
+    config
+        .get("architectures")?
+        .get(0)?
+        .as_str()
+        .map(str::to_owned)
 }
