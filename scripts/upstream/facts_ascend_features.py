@@ -895,6 +895,99 @@ def v1_hybrid_kv(pkg: Package) -> dict | None:
     return None
 
 
+def _module_str(pkg: Package, name: str) -> str | None:
+    """The value of a module-level `name = "..."` of the package, where
+    exactly one module defines it."""
+    found = {
+        n.value.value
+        for mod in pkg.modules.values()
+        for n in mod.tree.body
+        if isinstance(n, ast.Assign)
+        and [ast.unparse(t) for t in n.targets] == [name]
+        and isinstance(n.value, ast.Constant)
+        and isinstance(n.value.value, str)
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def _patched_field(pkg: Package, field: str) -> dict | None:
+    """The `typing.Literal[...]` a platform patch (vllm_ascend/patch/platform/)
+    sets as vLLM's `CacheConfig` field `field`'s type
+    (`CacheConfig.__dataclass_fields__["field"].type = NAME`, NAME a
+    module-level Literal of the same module): its `values` and the `source`
+    (`path:line`) of NAME's definition."""
+    target = f"CacheConfig.__dataclass_fields__[{field!r}].type"
+    for rel, mod in pkg.modules.items():
+        if "/patch/platform/" not in rel:
+            continue
+        for n in ast.walk(mod.tree):
+            if not (
+                isinstance(n, ast.Assign)
+                and [ast.unparse(t) for t in n.targets] == [target]
+                and isinstance(n.value, ast.Name)
+            ):
+                continue
+            for d in mod.tree.body:
+                if (
+                    isinstance(d, ast.Assign)
+                    and [ast.unparse(t) for t in d.targets] == [n.value.id]
+                    and isinstance(d.value, ast.Subscript)
+                    and ast.unparse(d.value.value) in ("typing.Literal", "Literal")
+                ):
+                    elts = d.value.slice.elts if isinstance(d.value.slice, ast.Tuple) else [d.value.slice]
+                    if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elts):
+                        return {"values": [e.value for e in elts], "source": f"{rel}:{d.lineno}"}
+    return None
+
+
+def _widened_values(pkg: Package, fn: ast.FunctionDef, lookup: ast.Call) -> dict:
+    """What the hook appends to the choices of the action `lookup` finds:
+    `added`, the values (`None` where one cannot be read: the flag is then
+    not judged), and `field`, where the values are those of a `CacheConfig`
+    field's Literal a platform patch widens (`for x in
+    get_args(CacheConfig.__dataclass_fields__["f"].type):
+    action.choices.append(x)`): pydantic then accepts only those, narrower
+    than argparse's union with vLLM's own list (`_patched_field`)."""
+    parents = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+    up = parents.get(id(lookup))
+    if not (isinstance(up, ast.Assign) and len(up.targets) == 1 and isinstance(up.targets[0], ast.Name)):
+        return {"added": None, "field": None}
+    var = up.targets[0].id
+    added: list[str] = []
+    field = None
+    for n in ast.walk(fn):
+        if not (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "append"
+            and ast.unparse(n.func.value) == f"{var}.choices"
+            and len(n.args) == 1
+        ):
+            continue
+        arg = n.args[0]
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            added.append(arg.value)
+            continue
+        if not isinstance(arg, ast.Name):
+            return {"added": None, "field": None}
+        loop = parents.get(id(n))
+        while loop is not None and not isinstance(loop, ast.For):
+            loop = parents.get(id(loop))
+        m = None
+        if isinstance(loop, ast.For) and ast.unparse(loop.target) == arg.id:
+            m = re.fullmatch(r"get_args\(CacheConfig\.__dataclass_fields__\[(['\"])(\w+)\1\]\.type\)", ast.unparse(loop.iter))
+        if m is not None:
+            field = _patched_field(pkg, m.group(2))
+            if field is None:
+                return {"added": None, "field": None}
+            added += field["values"]
+        elif (value := _module_str(pkg, arg.id)) is not None:
+            added.append(value)
+        else:
+            return {"added": None, "field": None}
+    return {"added": added or None, "field": field}
+
+
 def parser_choices_widened(pkg: Package) -> list[dict]:
     """The `vllm serve` flags whose argparse `choices` vllm-ascend's platform
     hook widens (`NPUPlatform.pre_register_and_update` in
@@ -929,7 +1022,7 @@ def parser_choices_widened(pkg: Package) -> list[dict]:
                         and isinstance(node.args[0].value, str)
                         and node.args[0].value.startswith("--")
                     ):
-                        out.append({"flag": node.args[0].value[2:], "source": f"{rel}:{node.lineno}"})
+                        out.append({"flag": node.args[0].value[2:], "source": f"{rel}:{node.lineno}", **_widened_values(pkg, fn, node)})
                         looked_up.add(id(node.func.value))
                 parents = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
                 for node in ast.walk(fn):

@@ -712,6 +712,19 @@ if phase != "{cmp}" and not vllm_config.parallel_config.{attr}:
                 want = ["kv-cache-dtype", "quantization"]
             self.assertEqual(flags, want, v)
         self.assertEqual(table("0.30.0rc2")["parser_choices_widened"][0]["source"], "vllm_ascend/platform.py:333")
+        # What it appends, read by hand: `ASCEND_QUANTIZATION_METHOD = "ascend"` (vllm_ascend/utils.py L48
+        # @0.18.0, L56 @0.30.0rc2); at 0.30.0rc1/rc2 each value of `get_args(CacheConfig.__dataclass_fields__[
+        # "cache_dtype"].type)`, which patch/platform/patch_kv_cache_dtype.py sets to `_CACHE_DTYPE_WITH_ASCEND`
+        # (L53: vLLM 0.30.0's CacheDType without "nvfp4_ds_mla", plus "int8" and "mxfp8").
+        for v in ASCEND:
+            q = next(w for w in table(v)["parser_choices_widened"] if w["flag"] == "quantization")
+            self.assertEqual((q["added"], q["field"]), (["ascend"], None), v)
+        kv = table("0.30.0rc2")["parser_choices_widened"][0]
+        self.assertEqual(kv["field"]["source"], "vllm_ascend/patch/platform/patch_kv_cache_dtype.py:53")
+        self.assertEqual(kv["field"]["values"][-2:], ["int8", "mxfp8"])
+        self.assertEqual(len(kv["field"]["values"]), 19)
+        self.assertNotIn("nvfp4_ds_mla", kv["field"]["values"])
+        self.assertEqual(kv["added"], kv["field"]["values"])
 
     def test_parser_choices_widened_is_read_not_matched(self):
         hook = (
@@ -723,7 +736,25 @@ if phase != "{cmp}" and not vllm_config.parallel_config.{attr}:
             "{extra}"
         )
         got = facts_ascend.parser_choices_widened(FakePackage("vllm_ascend/platform.py", hook.format(extra="")))
-        self.assertEqual(got, [{"flag": "dtype", "source": "vllm_ascend/platform.py:5"}])
+        self.assertEqual(got, [{"flag": "dtype", "source": "vllm_ascend/platform.py:5", "added": None, "field": None}])
+        # What it appends is read: a constant, a module-level string, a patched field's Literal; anything
+        # else leaves it unknown (`added` None: not judged).
+        def appended(extra, more=None):
+            pkg = FakePackage("vllm_ascend/platform.py", hook.format(extra=extra), more)
+            return facts_ascend.parser_choices_widened(pkg)[0]
+        self.assertEqual(appended("            a.choices.append('x')\n")["added"], ["x"])
+        self.assertEqual(
+            appended("            a.choices.append(M)\n", {"vllm_ascend/utils.py": "M = 'm'\n"})["added"], ["m"])
+        self.assertIsNone(appended("            a.choices.append(f())\n")["added"])
+        self.assertIsNone(appended("            a.choices.append(M)\n")["added"])
+        patch = ("import typing\nL = typing.Literal['auto', 'int8']\n"
+                 "def p():\n    CacheConfig.__dataclass_fields__['cache_dtype'].type = L\n")
+        loop = ("            for d in get_args(CacheConfig.__dataclass_fields__['cache_dtype'].type):\n"
+                "                a.choices.append(d)\n")
+        got = appended(loop, {"vllm_ascend/patch/platform/patch_x.py": patch})
+        self.assertEqual(got["added"], ["auto", "int8"])
+        self.assertEqual(got["field"], {"values": ["auto", "int8"], "source": "vllm_ascend/patch/platform/patch_x.py:2"})
+        self.assertIsNone(appended(loop)["added"])
         for extra in ("            parser.add_argument('--x')\n", "            helper(parser)\n"):
             with self.subTest(extra=extra), self.assertRaisesRegex(facts_ascend.FactsError, "does not know"):
                 facts_ascend.parser_choices_widened(FakePackage("vllm_ascend/platform.py", hook.format(extra=extra)))

@@ -51,8 +51,10 @@ declare_rules! {
     /// `float`) or a value outside its `choices` (vllm/engine/arg_utils.py `_compute_kwargs`/`literal_to_kwargs` and
     /// the `add_argument` calls, read into the generated facts
     /// `serve_flags` at every pinned vLLM; the choices vllm-ascend's
-    /// `NPUPlatform.pre_register_and_update` widens, facts
-    /// `parser_choices_widened`, are not judged). A unique prefix argparse
+    /// `NPUPlatform.pre_register_and_update` widens are judged with the
+    /// values it appends, and then against the `Literal` vllm-ascend's
+    /// platform patch gives the config field, as pydantic does; facts
+    /// `parser_choices_widened`). A unique prefix argparse
     /// would expand is refused too: the rules compare full names.
     ServeFlagAccepted = "serve_flag_accepted", Hard, "every extra flag is one the image's `vllm serve` accepts, written in full, with a value it accepts";
 }
@@ -686,11 +688,15 @@ pub(crate) fn check_flags_accepted(
                 ))
             }
             (FlagKind::Value | FlagKind::Many, Some(w)) => {
-                let widened = rel.is_some_and(|r| r.widens_choices(&flag.name).is_some());
-                flag.value_refusal(w, !widened).map(|why| format!(
-                    "found `{written} {w}`, expected a value {whose} accepts: `vllm serve` exits at start with `argument {written}: {why}` (the option's argparse `type=` and `choices` in `{}`, generated facts `serve_flags`)",
-                    flag.source
-                ))
+                let extra = crate::upstream::extra_choices(rel, &flag.name);
+                let widened = rel.and_then(|r| r.widens_choices(&flag.name));
+                flag.value_refusal(w, extra).map(|why| format!(
+                    "found `{written} {w}`, expected a value {whose} accepts: `vllm serve` exits at start with `argument {written}: {why}` (the option's argparse `type=` and `choices` in `{}`, generated facts `serve_flags`{})",
+                    flag.source,
+                    widened.map_or(String::new(), |w| format!(", and the values vllm-ascend's `pre_register_and_update` appends, {}", w.source))
+                )).or_else(|| widened.and_then(|wc| wc.field_refusal(w)).map(|why| format!(
+                    "found `{written} {w}`, expected a value the image's `CacheConfig` accepts: argparse takes it, but pydantic refuses it when vLLM builds the config at start: {why}"
+                )))
             }
             _ => None,
         };

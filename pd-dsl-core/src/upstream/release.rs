@@ -129,6 +129,57 @@ pub struct WidenedChoices {
     pub flag: String,
     /// `path:line` of the lookup of the flag in the parser.
     pub source: String,
+    /// The values the hook appends to vLLM's choices (argparse then takes
+    /// either); `None` where the generator could not read one, and the
+    /// flag's choices are then not judged.
+    #[serde(default)]
+    pub added: Option<Vec<String>>,
+    /// Where the values are those of a `CacheConfig` field's `Literal` a
+    /// platform patch widens: pydantic accepts only these when it builds the
+    /// config, however many argparse took.
+    #[serde(default)]
+    pub field: Option<PatchedField>,
+}
+
+/// The `Literal` a vllm-ascend platform patch sets as a vLLM config field's
+/// type (vllm_ascend/patch/platform/patch_kv_cache_dtype.py @v0.30.0rc1).
+#[derive(Debug, Deserialize)]
+pub struct PatchedField {
+    /// Its values.
+    pub values: Vec<String>,
+    /// `path:line` of the `Literal`.
+    pub source: String,
+}
+
+impl WidenedChoices {
+    /// What pydantic says of `value` (argparse's word after its `type=`)
+    /// when it validates the patched field: `None` when the field takes it
+    /// or the widening patches no field.
+    pub fn field_refusal(&self, value: &str) -> Option<String> {
+        let f = self.field.as_ref()?;
+        (!f.values.iter().any(|v| v == value)).then(|| {
+            format!(
+                "Input should be {} [type=literal_error, input_value='{value}'] (the Literal vllm-ascend's platform patch sets, {})",
+                f.values
+                    .iter()
+                    .map(|v| format!("'{v}'"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                f.source
+            )
+        })
+    }
+}
+
+/// The choices argparse takes for option `name` (without `--`) on the
+/// image of `rel`: vLLM's alone (`Some(&[])`) where the platform hook does
+/// not widen them, vLLM's and the values it appends where it does
+/// (`Some(added)`), unknown (`None`) where those were not read.
+pub fn extra_choices<'a>(rel: Option<&'a Release>, name: &str) -> Option<&'a [String]> {
+    match rel.and_then(|r| r.widens_choices(name)) {
+        None => Some(&[]),
+        Some(w) => w.added.as_deref(),
+    }
 }
 
 /// One row of the release's env-to-key migration table.

@@ -504,16 +504,28 @@ impl ServeFlag {
 
     /// Argparse's judgement of one word given to the option
     /// (`_get_values`: the `type=` conversion, then `_check_value` against
-    /// the `choices` when `with_choices`): `None` when it takes the word (or
-    /// its conversion is not known), else what argparse says.
-    pub fn value_refusal(&self, word: &str, with_choices: bool) -> Option<String> {
+    /// the `choices` and the values `extra` a platform hook appended to
+    /// them; not against the choices when `extra` is `None`, where what the
+    /// hook appends is not known): `None` when it takes the word (or its
+    /// conversion is not known), else what argparse says.
+    pub fn value_refusal(&self, word: &str, extra: Option<&[String]>) -> Option<String> {
         let Some(ValueType::Read { convert, optional }) = &self.value_type else {
             return None;
         };
-        let choices = match &self.choices {
-            Some(Choices::Read { values }) if with_choices => Some(values),
+        let widened: Option<Vec<serde_json::Value>> = match (&self.choices, extra) {
+            (Some(Choices::Read { values }), Some(extra)) => {
+                let mut all = values.clone();
+                for x in extra {
+                    let x = serde_json::Value::String(x.clone());
+                    if !all.contains(&x) {
+                        all.push(x);
+                    }
+                }
+                Some(all)
+            }
             _ => None,
         };
+        let choices = widened.as_ref();
         let show = |v: &serde_json::Value| match v {
             serde_json::Value::String(s) => format!("'{s}'"),
             other => other.to_string(),

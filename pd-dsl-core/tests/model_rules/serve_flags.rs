@@ -197,9 +197,10 @@ fn values_are_converted_as_argparse_does() {
 
 /// `--kv-cache-dtype`'s choices are vLLM's up to v0.29.0rc1; from
 /// v0.30.0rc1 vllm-ascend's platform hook appends its own dtypes to the
-/// parser's list, so pd-dsl does not judge the value there.
+/// parser's list, so a dtype vLLM alone refuses is taken there (the rest
+/// of the judgement: `widened_choices_are_judged_with_what_the_image_appends`).
 #[test]
-fn choices_the_platform_widens_are_not_judged() {
+fn choices_the_platform_widens_take_its_dtypes() {
     let m = refusals("v0.23.0", "--kv-cache-dtype", Some(json!("int8")));
     assert!(
         m.len() == 1 && m[0].contains("invalid choice: 'int8'"),
@@ -309,4 +310,44 @@ fn a_json_option_takes_json() {
             "{flag} {word}"
         );
     }
+}
+
+/// `--kv-cache-dtype` from v0.30.0rc1: vllm-ascend's platform hook appends
+/// its patched `CacheConfig.cache_dtype` values to vLLM's choices, and
+/// pydantic then validates the patched `Literal`, which lacks vLLM 0.30.0's
+/// `nvfp4_ds_mla` (generated `parser_choices_widened`: `added`, `field`).
+/// `int8` is taken there and refused on v0.23.0; a word in neither list is
+/// refused by argparse; `nvfp4_ds_mla` passes argparse and is refused by
+/// pydantic.
+#[test]
+fn widened_choices_are_judged_with_what_the_image_appends() {
+    let flag = "--kv-cache-dtype";
+    for image in ["v0.30.0rc1", "v0.30.0rc2"] {
+        assert_eq!(
+            refusals(image, flag, Some(json!("int8"))),
+            Vec::<String>::new(),
+            "{image}"
+        );
+        let m = refusals(image, flag, Some(json!("int9")));
+        assert!(
+            m.len() == 1
+                && m[0].contains("invalid choice: 'int9'")
+                && m[0].contains("'mxfp8'")
+                && m[0].contains("pre_register_and_update"),
+            "{image}: {m:?}"
+        );
+        let m = refusals(image, flag, Some(json!("nvfp4_ds_mla")));
+        assert!(
+            m.len() == 1
+                && m[0].contains("pydantic refuses it")
+                && m[0].contains("literal_error")
+                && m[0].contains("patch_kv_cache_dtype.py:"),
+            "{image}: {m:?}"
+        );
+    }
+    let m = refusals("v0.23.0", flag, Some(json!("int8")));
+    assert!(
+        m.len() == 1 && m[0].contains("invalid choice: 'int8'"),
+        "{m:?}"
+    );
 }

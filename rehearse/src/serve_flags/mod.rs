@@ -14,7 +14,7 @@
 
 use crate::facts::{self, ServeFlag};
 use serde_json::Value as Json;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
 mod argv;
@@ -34,8 +34,8 @@ pub struct Flags {
     flags: Vec<ServeFlag>,
     /// `--name`, `--no-name`, `-tp`, … → (index into `flags`, negated).
     index: HashMap<String, (usize, bool)>,
-    /// Options whose choices the image's vllm-ascend widens (not judged).
-    widened: BTreeSet<String>,
+    /// Options whose choices the image's vllm-ascend widens, by name.
+    widened: BTreeMap<String, &'static pd_dsl::upstream::WidenedChoices>,
 }
 
 impl Flags {
@@ -51,7 +51,7 @@ impl Flags {
             version: version.to_owned(),
             flags,
             index,
-            widened: BTreeSet::new(),
+            widened: BTreeMap::new(),
         }
     }
 
@@ -82,9 +82,8 @@ impl Flags {
         }
     }
 
-    /// The `vllm serve` of image `tag`: its vLLM's table, with the options
-    /// whose choices its vllm-ascend widens left unjudged (facts
-    /// `parser_choices_widened`).
+    /// The `vllm serve` of image `tag`: its vLLM's table, with the choices
+    /// its vllm-ascend widens (facts `parser_choices_widened`).
     pub fn of_image(tag: &str) -> Result<&'static Flags, String> {
         static TABLES: LazyLock<BTreeMap<&'static str, Result<Flags, String>>> =
             LazyLock::new(|| {
@@ -99,7 +98,7 @@ impl Flags {
                             flags.widened = rel
                                 .parser_choices_widened
                                 .iter()
-                                .map(|w| w.flag.clone())
+                                .map(|w| (w.flag.clone(), w))
                                 .collect();
                             Ok(flags)
                         });
@@ -129,9 +128,26 @@ impl Flags {
 
     /// What argparse says of `word` given to `flag`
     /// ([`ServeFlag::value_refusal`]): its `type=` conversion, and its
-    /// choices unless the image widens them.
+    /// choices with what the image's platform hook appends to them (not
+    /// judged where that is not known).
     pub fn value_refusal(&self, flag: &ServeFlag, word: &str) -> Option<String> {
-        flag.value_refusal(word, !self.widened.contains(&flag.name))
+        let extra = match self.widened.get(&flag.name) {
+            None => Some(&[][..]),
+            Some(w) => w.added.as_deref(),
+        };
+        flag.value_refusal(word, extra)
+    }
+
+    /// What pydantic says when vLLM builds its config from the parsed
+    /// `args`: a value argparse took for an option whose `CacheConfig` field
+    /// the image's platform patch narrows to its own `Literal`
+    /// ([`pd_dsl::upstream::WidenedChoices::field_refusal`]).
+    pub fn field_refusal(&self, args: &ServeArgs) -> Option<String> {
+        self.widened.iter().find_map(|(name, w)| {
+            let value = args.value(name)?;
+            w.field_refusal(value)
+                .map(|why| format!("1 validation error for CacheConfig (--{name} {value}): {why}"))
+        })
     }
 }
 

@@ -316,7 +316,11 @@ fn the_images_versions_accept_the_catalogs_flags() {
 /// (one function, [`ServeFlag::value_refusal`]): a value outside them is
 /// refused with vLLM's words, a listed one (after the `type=` conversion)
 /// is taken, and an option whose choices the image's vllm-ascend widens
-/// is not judged (`--kv-cache-dtype` on v0.30.0rc2, judged on v0.23.0).
+/// is judged against vLLM's list and the values it appends
+/// (`--kv-cache-dtype int8` taken on v0.30.0rc2, refused on v0.23.0; a
+/// word in neither refused on both), and then against the patched field's
+/// narrower `Literal` (vLLM 0.30.0's `nvfp4_ds_mla`, which argparse takes
+/// there and pydantic refuses).
 #[test]
 fn values_are_converted_and_held_to_the_choices() {
     let t = Flags::of_image("v0.23.0").unwrap_or_else(|e| panic!("{e}"));
@@ -347,7 +351,27 @@ fn values_are_converted_and_held_to_the_choices() {
         "{e:?}"
     );
     let widened = Flags::of_image("v0.30.0rc2").unwrap_or_else(|e| panic!("{e}"));
-    assert!(parse(widened, &argv(&["/m", "--kv-cache-dtype", "int8"])).is_ok());
+    let args = parse(widened, &argv(&["/m", "--kv-cache-dtype", "int8"]));
+    assert!(
+        args.as_ref()
+            .is_ok_and(|a| widened.field_refusal(a).is_none()),
+        "{args:?}"
+    );
+    let e = parse(widened, &argv(&["/m", "--kv-cache-dtype", "int9"])).err();
+    assert!(
+        e.as_deref()
+            .is_some_and(|e| e.contains("invalid choice: 'int9'") && e.contains("'mxfp8'")),
+        "{e:?}"
+    );
+    let args = parse(widened, &argv(&["/m", "--kv-cache-dtype", "nvfp4_ds_mla"]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let why = widened.field_refusal(&args);
+    assert!(
+        why.as_deref().is_some_and(|w| w.contains("literal_error")
+            && w.contains("input_value='nvfp4_ds_mla'")
+            && w.contains("patch_kv_cache_dtype.py:")),
+        "{why:?}"
+    );
     // The same vLLM's table alone still judges it.
     let alone = Flags::of_version(&widened.version).unwrap_or_else(|e| panic!("{e}"));
     assert!(parse(alone, &argv(&["/m", "--kv-cache-dtype", "int8"])).is_err());

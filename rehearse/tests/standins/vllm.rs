@@ -498,3 +498,31 @@ fn metrics_count_the_requests_running() {
     assert_eq!(request.join().unwrap().unwrap(), 200);
     assert_eq!(running(), 0);
 }
+
+/// On v0.30.0rc2 `--kv-cache-dtype nvfp4_ds_mla` passes argparse (vLLM
+/// 0.30.0's choice) and is refused when vLLM builds its `CacheConfig`:
+/// vllm-ascend's platform patch narrows the field to its own `Literal`
+/// (`Flags::field_refusal`); `int8`, which only the patch adds, gets past
+/// both (the stand-in then fails later, at its expectation file).
+#[test]
+fn vllm_refuses_a_kv_cache_dtype_the_patched_field_lacks() {
+    let env = [
+        ("PD_STANDIN_IMAGE", "v0.30.0rc2".to_string()),
+        ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_string()),
+    ];
+    let (code, _, err) = run(
+        VLLM,
+        &s(&["serve", "/m", "--kv-cache-dtype", "nvfp4_ds_mla"]),
+        &env,
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("ValidationError") && err.contains("literal_error"),
+        "{err}"
+    );
+    let (_, _, err) = run(VLLM, &s(&["serve", "/m", "--kv-cache-dtype", "int8"]), &env);
+    assert!(
+        !err.contains("literal_error") && !err.contains("invalid choice"),
+        "{err}"
+    );
+}

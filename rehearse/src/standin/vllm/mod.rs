@@ -95,6 +95,14 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let flags = serve_flags::Flags::of_image(&image)
         .or_else(|e| fail(2, format!("PD_STANDIN_IMAGE={image}: {e}")))?;
     let args = serve_flags::parse(flags, argv).or_else(|e| fail(2, e))?;
+    // vLLM builds its config from the parsed flags: pydantic validates
+    // each field, a narrower patched one too.
+    if let Some(why) = flags.field_refusal(&args) {
+        return fail(
+            1,
+            format!("pydantic_core._pydantic_core.ValidationError: {why}"),
+        );
+    }
     let plan = plan(&args)?;
     pcp_refusals(&plan, &image)?;
     v2_speculative_refusal(&plan, &image)?;
