@@ -281,6 +281,9 @@ class Caller(Evaluator):
             pattern = text_unless_pattern(kwargs.get("type"))
             if pattern is not None:
                 option["text_unless"] = pattern
+            keys = getattr(kwargs.get("type"), "keys", None)
+            if keys is not None:
+                option["keys"] = keys
         if kwargs.get("nargs") == "?":
             # A bare use takes the `const` (vllm/engine/arg_utils.py
             # `_compute_kwargs`: `bool | str | None` fields, e.g. `--hf-token`).

@@ -7,7 +7,7 @@ facts_vllm_calls.py."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from facts_vllm_source import Alias, ClassObj, External, FactsError, FuncObj, ModRef, Module, Unknown, describe
@@ -28,6 +28,9 @@ class TypeFn:
     desc: str
     conv: str | None = None
     optional: bool = False
+    # the top-level keys a dataclass `type=` (`parse_dataclass`) takes, where
+    # its class forbids others (`dataclass_keys`), else None
+    keys: Any = field(default=None, compare=False, hash=False)
 
 
 @dataclass(frozen=True)

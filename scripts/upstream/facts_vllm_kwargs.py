@@ -163,7 +163,10 @@ class _CKInterp(Caller):
             raise FactsError(f"vLLM's `_compute_kwargs` raises for {self.ctx} at {self.au.where(st)}")
         if isinstance(st, ast.FunctionDef):
             # a local `type=` parser (parse_dataclass): JSON when it reads JSON
-            f.env[st.name] = TypeFn(_mentions_json(st), st.name)
+            keys = None
+            if "TypeAdapter(cls)" in ast.unparse(st):
+                keys = dataclass_keys(self, f.env.get("dataclass_cls"))
+            f.env[st.name] = TypeFn(_mentions_json(st), st.name, keys=keys)
             return
         super().exec_stmt(st, f)
 
@@ -205,7 +208,10 @@ class _CKInterp(Caller):
                 if j is None:
                     raise FactsError(f"cannot tell `{ast.unparse(e)}` at {self.au.where(e)} JSON or not")
                 conv, optional = choice_conversion(inner)
-                return TypeFn(j, ast.unparse(e), conv, optional or n == "optional_type")
+                # the wrapped parser still validates a word that is not
+                # `""`/`"None"`: a dataclass's keys carry over
+                keys = inner.keys if isinstance(inner, TypeFn) else None
+                return TypeFn(j, ast.unparse(e), conv, optional or n == "optional_type", keys=keys)
             if n == "_maybe_add_docs_url":
                 return ""
         if isinstance(e, ast.Set):
@@ -298,3 +304,62 @@ def _key(h: Any) -> Any:
     if isinstance(h, TH):
         return (h.origin, h.module, h.args, h.literal)
     return h
+
+
+def _forbids_extra(call: ast.Call | None) -> bool | None:
+    """What a `config=ConfigDict(extra=...)` keyword of `call` says: True for
+    "forbid", False for another policy, None without one."""
+    if call is None:
+        return None
+    for k in call.keywords:
+        if k.arg == "config":
+            v = k.value
+            if isinstance(v, ast.Call) and ast.unparse(v.func) == "ConfigDict":
+                for kk in v.keywords:
+                    if kk.arg == "extra" and isinstance(kk.value, ast.Constant):
+                        return kk.value.value == "forbid"
+            return False
+    return None
+
+
+def dataclass_keys(c: Caller, th: Any) -> dict | None:
+    """The top-level keys `TypeAdapter(cls).validate_json` takes for the
+    dataclass `th` of a JSON option (`parse_dataclass` in
+    vllm/engine/arg_utils.py `_compute_kwargs`), where its class forbids
+    any other: decorated with vLLM's `@config` (vllm/config/utils.py, which
+    merges `ConfigDict(extra="forbid")` into its `config=`) or with a
+    pydantic dataclass given `config=ConfigDict(extra="forbid")`. `fields`:
+    its dataclass fields (bases' too) and the `alias`/`validation_alias` a
+    `Field(...)` gives one; `source`: `path:line` of the class. None where
+    the class may take other keys or cannot be read."""
+    if not (isinstance(th, TH) and isinstance(th.cls, ClassObj)):
+        return None
+    cls = th.cls
+    forbid = None
+    for d in cls.node.decorator_list:
+        call = d if isinstance(d, ast.Call) else None
+        fe = d.func if call else d
+        try:
+            o = c.res.deref(c.res.resolve_expr(cls.mod, fe))
+        except FactsError:
+            return None
+        if isinstance(o, FuncObj) and o.node.name == "config":
+            base = any(
+                isinstance(n, ast.Assign)
+                and ast.unparse(n.value) in ("ConfigDict(extra='forbid')",)
+                for n in ast.walk(o.node)
+            )
+            own = _forbids_extra(call)
+            forbid = own if own is not None else base
+        elif isinstance(o, External) and o.name == "pydantic.dataclasses.dataclass":
+            forbid = bool(_forbids_extra(call))
+    if not forbid:
+        return None
+    names: set[str] = set()
+    for name, fmod, st in c.types.fields(cls):
+        names.add(name)
+        if isinstance(st.value, ast.Call):
+            for k in st.value.keywords:
+                if k.arg in ("alias", "validation_alias") and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str):
+                    names.add(k.value.value)
+    return {"class": cls.node.name, "fields": sorted(names), "source": f"{cls.mod.rel}:{cls.node.lineno}"}

@@ -136,6 +136,7 @@ class WellFormed(unittest.TestCase):
                     valued = x["kind"] in ("value", "many")
                     keys = ["name", "kind", "aliases", "negatable", "source"]
                     keys += ["text_unless"] if "text_unless" in x else []
+                    keys += ["keys"] if "keys" in x else []
                     keys += ["value_optional"] if "value_optional" in x else []
                     keys += ["type"] if valued else []
                     self.assertEqual(list(x), keys + (["choices"] if "choices" in x else []), x)
@@ -145,6 +146,12 @@ class WellFormed(unittest.TestCase):
                     if "text_unless" in x:
                         self.assertEqual(x["kind"], "json", x)
                         re.compile(x["text_unless"])
+                    if "keys" in x:
+                        self.assertEqual(x["kind"], "json", x)
+                        self.assertEqual(list(x["keys"]), ["class", "fields", "source"], x)
+                        self.assertEqual(x["keys"]["fields"], sorted(set(x["keys"]["fields"])), x)
+                        path, line = x["keys"]["source"].rsplit(":", 1)
+                        self.assertIn(f"class {x['keys']['class']}", (src / path).read_text().splitlines()[int(line) - 1], x)
                     if valued:
                         t = x["type"]
                         self.assertIn(list(t), (["unread"], ["convert", "optional"]), x)
@@ -777,6 +784,33 @@ class HandRead(unittest.TestCase):
         ov = mutate("0.22.1", "vllm/model_executor/models/config.py", '"all" if model_config.supports_mamba_prefix_caching else "align"', '"all"')
         ov2 = {k: v.replace('cache_config.mamba_cache_mode = "align"', 'cache_config.mamba_cache_mode = "all"') for k, v in ov.items()}
         self.assertIsNone(fv.mamba_align(fv.Source(corpus("vllm", "0.22.1"), ov2)))
+
+    def test_dataclass_option_keys(self):
+        # Read by hand: vllm/config/attention.py @0.18.0 L12-13 `@config` `class AttentionConfig` with the
+        # fields backend, flash_attn_version, use_prefill_decode_attention, flash_attn_max_num_splits_for_cuda_graph,
+        # use_cudnn_prefill, use_trtllm_ragged_deepseek_prefill, use_trtllm_attention,
+        # disable_flashinfer_prefill, disable_flashinfer_q_quantization, use_prefill_query_quantization;
+        # vllm/config/utils.py `config` merges `ConfigDict(extra="forbid")`; `_compute_kwargs` gives a
+        # dataclass field `type=parse_dataclass` (`TypeAdapter(cls).validate_json`), wrapped in
+        # `optional_type` for `KVEventsConfig | None` (vllm/config/kv_events.py L12-13); `--hf-overrides` is a
+        # dict (no keys).
+        by = {x["name"]: x for x in facts("0.18.0")["serve_flags"]}
+        self.assertEqual(by["attention-config"]["keys"]["fields"], sorted([
+            "backend", "flash_attn_version", "use_prefill_decode_attention", "flash_attn_max_num_splits_for_cuda_graph",
+            "use_cudnn_prefill", "use_trtllm_ragged_deepseek_prefill", "use_trtllm_attention",
+            "disable_flashinfer_prefill", "disable_flashinfer_q_quantization", "use_prefill_query_quantization"]))
+        self.assertEqual(by["attention-config"]["keys"]["source"], "vllm/config/attention.py:13")
+        self.assertEqual(by["kv-events-config"]["keys"]["class"], "KVEventsConfig")
+        self.assertNotIn("keys", by["hf-overrides"])
+        # Read, not matched: a field added is read; a class allowing extra keys has none.
+        f = "vllm/config/attention.py"
+        ov = mutate("0.18.0", f, "    backend: AttentionBackendEnum | None = None\n",
+                    "    backend: AttentionBackendEnum | None = None\n    pd_dsl_new: int = 0\n")
+        got = {x["name"]: x for x in fv.vllm_facts(corpus("vllm", "0.18.0"), "0.18.0", overrides=ov)["serve_flags"]}
+        self.assertIn("pd_dsl_new", got["attention-config"]["keys"]["fields"])
+        ov = mutate("0.18.0", f, "@config\nclass AttentionConfig:", "@config(config=ConfigDict(extra=\"allow\"))\nclass AttentionConfig:")
+        got = {x["name"]: x for x in fv.vllm_facts(corpus("vllm", "0.18.0"), "0.18.0", overrides=ov)["serve_flags"]}
+        self.assertNotIn("keys", got["attention-config"])
 
     def test_a_changed_method_literal_is_read(self):
         v = PINNED[-1]

@@ -59,6 +59,14 @@ const WORDS: &[&str] = &[
     "1_000",
 ];
 
+/// A JSON object with a key no vLLM config class has: vLLM's parser
+/// validates a dataclass option's JSON with pydantic as its `type=`, and
+/// the classes forbid other keys, so it refuses this word for those
+/// options and takes it for plain dict options. Judged strictly (no
+/// content exemption): `serve_flag_accepted` and the stand-in refuse it
+/// exactly where vLLM does.
+const UNKNOWN_KEY: &str = r#"{"pd_dsl_no_such_key": 1}"#;
+
 /// The layout every case starts from: a 1P1D layout the rules accept on
 /// every image, whose prefill role passes `flags`.
 fn layout(image: &str, flags: Value) -> Value {
@@ -157,6 +165,7 @@ fn serve_flag_accepted_agrees_with_vllms_parser() {
     let mut seen = BTreeSet::new();
     let mut disagreements = Vec::new();
     let mut compared = 0;
+    let mut unknown_key_refused = 0;
     for img in &IMAGES {
         let Ok(vllm) = vllm_of(img) else { continue };
         if !seen.insert(vllm.version.clone()) {
@@ -174,6 +183,11 @@ fn serve_flag_accepted_agrees_with_vllms_parser() {
             cases.push((vec![name.clone()], json!({ "name": name }), f));
             let words: Vec<String> = match f.kind {
                 FlagKind::Switch => vec!["x".into()],
+                FlagKind::Json => {
+                    let mut w: Vec<String> = WORDS.iter().map(|s| (*s).to_string()).collect();
+                    w.push(UNKNOWN_KEY.into());
+                    w
+                }
                 _ => {
                     let mut w: Vec<String> = WORDS.iter().map(|s| (*s).to_string()).collect();
                     if let Some(Choices::Read { values }) = &f.choices {
@@ -219,8 +233,12 @@ fn serve_flag_accepted_agrees_with_vllms_parser() {
             let mut words = vec!["/model".to_string()];
             words.extend(argv.iter().cloned());
             let standin_says = parse(standin, &words).err();
+            let strict = word == Some(UNKNOWN_KEY);
+            if strict && real.is_some() {
+                unknown_key_refused += 1;
+            }
             let exempt_content =
-                |why: &str| about_content(why) && (words_unread(f, word) || widened);
+                |why: &str| !strict && about_content(why) && (words_unread(f, word) || widened);
             match (&real, &standin_says) {
                 (Some(why), None) if !exempt_content(why) => disagreements.push(format!(
                     "vLLM {}: `{}`: vLLM refuses ({why}), the stand-in takes it",
@@ -253,6 +271,13 @@ fn serve_flag_accepted_agrees_with_vllms_parser() {
         }
     }
     assert!(compared > 10_000, "only {compared} cases compared");
+    // Every vLLM refuses the unknown key for its dataclass options (at
+    // least attention, compilation, EPLB, kernel, profiler and structured
+    // outputs at each of the 12 versions).
+    assert!(
+        unknown_key_refused >= 12 * 6,
+        "only {unknown_key_refused} dataclass options refused the unknown key"
+    );
     assert!(
         disagreements.is_empty(),
         "{} of {compared} cases disagree:\n{}",

@@ -54,7 +54,9 @@ declare_rules! {
     /// `NPUPlatform.pre_register_and_update` widens are judged with the
     /// values it appends, and then against the `Literal` vllm-ascend's
     /// platform patch gives the config field, as pydantic does; facts
-    /// `parser_choices_widened`). A unique prefix argparse
+    /// `parser_choices_widened`); a dataclass option's JSON holds only the
+    /// keys its class takes, as pydantic validates it while parsing (facts
+    /// `serve_flags` `keys`). A unique prefix argparse
     /// would expand is refused too: the rules compare full names.
     ServeFlagAccepted = "serve_flag_accepted", Hard, "every extra flag is one the image's `vllm serve` accepts, written in full, with a value it accepts";
 }
@@ -687,6 +689,22 @@ pub(crate) fn check_flags_accepted(
                     flag.source
                 ))
             }
+            // A dataclass option's JSON (or a dotted key of it): pydantic
+            // validates it as argparse's `type=`, refusing keys the class
+            // lacks.
+            (FlagKind::Json, Some(w))
+                if let Some(why) = match written.split_once('.') {
+                    Some((_, sub)) => flag.keys.as_ref().and_then(|k| {
+                        k.refusal(std::iter::once(sub.split('.').next().unwrap_or(sub)))
+                    }),
+                    None => flag.json_key_refusal(w),
+                } =>
+            {
+                Some(format!(
+                    "found `{written} {w}`, expected keys the option's config class takes: {whose} validates the JSON while parsing and exits at start with `argument --{}: {why}`",
+                    flag.name
+                ))
+            }
             (FlagKind::Value | FlagKind::Many, Some(w)) => {
                 let extra = crate::upstream::extra_choices(rel, &flag.name);
                 let widened = rel.and_then(|r| r.widens_choices(&flag.name));
@@ -702,7 +720,9 @@ pub(crate) fn check_flags_accepted(
         };
         if let Some(message) = refusal {
             let word_refused = word.as_deref().is_some_and(|w| {
-                v.value_word_refusal(w).is_some() || flag.json_word_refusal(w).is_some()
+                v.value_word_refusal(w).is_some()
+                    || flag.json_word_refusal(w).is_some()
+                    || flag.json_key_refusal(w).is_some()
             });
             let site = match flag.kind {
                 FlagKind::Switch if value.is_some() => value.map_or(f.name.site, |v| v.site),

@@ -52,6 +52,13 @@ pub struct ServeFlag {
     /// Argparse `choices`, where the option has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub choices: Option<Choices>,
+    /// The top-level keys a JSON option's dataclass takes where it forbids
+    /// any other (`parse_dataclass`: `TypeAdapter(cls).validate_json`,
+    /// vllm/engine/arg_utils.py `_compute_kwargs`; vLLM's `@config` merges
+    /// `ConfigDict(extra="forbid")`, vllm/config/utils.py); `None` where
+    /// other keys may be taken or the class was not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<JsonKeys>,
 }
 
 /// The `type=` of a valued `vllm serve` option: how argparse converts a
@@ -382,6 +389,34 @@ pub struct V2Speculative {
     pub source: String,
 }
 
+/// A JSON option's dataclass and the keys it takes ([`ServeFlag::keys`]).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct JsonKeys {
+    /// The dataclass.
+    pub class: String,
+    /// Its fields (and the aliases a `Field` gives one), sorted.
+    pub fields: Vec<String>,
+    /// `path:line` of the class.
+    pub source: String,
+}
+
+impl JsonKeys {
+    /// The first of `keys` the class does not take, in pydantic's words.
+    pub fn refusal<'a>(&self, mut keys: impl Iterator<Item = &'a str>) -> Option<String> {
+        let bad = keys.find(|k| !self.fields.iter().any(|f| f == k))?;
+        Some(format!(
+            "1 validation error for {}: `{bad}`: Unexpected keyword argument [type=unexpected_keyword_argument] (it takes {}; {})",
+            self.class,
+            self.fields
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.source
+        ))
+    }
+}
+
 /// `v2_model_runner` of a vLLM table.
 #[derive(Debug, Deserialize)]
 pub struct V2Runner {
@@ -453,6 +488,21 @@ impl ServeFlag {
                     && matches!(w[1], b'k' | b'K' | b'm' | b'M' | b'g' | b'G' | b't' | b'T')
             });
         (!lenient).then(|| format!("`{word}` is not JSON ({err})"))
+    }
+
+    /// The first top-level key of JSON object `word` that the option's
+    /// dataclass does not take ([`ServeFlag::keys`]), with what pydantic
+    /// says of it at parse time (argparse's `type=` raises, so `vllm serve`
+    /// exits with `argument --x: 1 validation error for X`). `None` for a
+    /// word that is not a JSON object, or an option whose keys are not known.
+    pub fn json_key_refusal(&self, word: &str) -> Option<String> {
+        let keys = self.keys.as_ref()?;
+        let serde_json::Value::Object(map) =
+            serde_json::from_str::<serde_json::Value>(word).ok()?
+        else {
+            return None;
+        };
+        keys.refusal(map.keys().map(String::as_str))
     }
 
     /// Every spelling argparse knows the option by, and whether it negates:

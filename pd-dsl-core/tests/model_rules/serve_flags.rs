@@ -351,3 +351,39 @@ fn widened_choices_are_judged_with_what_the_image_appends() {
         "{m:?}"
     );
 }
+
+/// A dataclass option's JSON is validated by pydantic while vLLM parses
+/// it, and vLLM's config classes forbid keys they lack (generated
+/// `serve_flags` `keys`): an unknown key is refused, in the JSON or as a
+/// dotted sub-key; the class's own keys, and any key of a plain dict
+/// option (`--hf-overrides`), are taken.
+#[test]
+fn a_dataclass_option_takes_only_its_keys() {
+    let m = refusals(
+        "v0.23.0",
+        "--attention-config",
+        Some(json!(r#"{"backend": "FLASH_ATTN", "bakcend": 1}"#)),
+    );
+    assert!(
+        m.len() == 1
+            && m[0].contains("1 validation error for AttentionConfig: `bakcend`")
+            && m[0].contains("`backend`")
+            && m[0].contains("vllm/config/attention.py:"),
+        "{m:?}"
+    );
+    let m = refusals("v0.30.0rc2", "--profiler-config.no_such", Some(json!("1")));
+    assert!(
+        m.len() == 1 && m[0].contains("validation error for ProfilerConfig: `no_such`"),
+        "{m:?}"
+    );
+    for (flag, word) in [
+        ("--attention-config", r#"{"backend": null}"#),
+        ("--hf-overrides", r#"{"no_such": 1}"#),
+    ] {
+        assert_eq!(
+            refusals("v0.23.0", flag, Some(json!(word))),
+            Vec::<String>::new(),
+            "{flag} {word}"
+        );
+    }
+}

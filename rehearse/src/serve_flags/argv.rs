@@ -228,6 +228,18 @@ pub fn parse(flags: &Flags, args: &[String]) -> Result<ServeArgs, String> {
             }
         }
     }
+    // A dataclass option's object, dotted keys gathered: pydantic validates
+    // it as the option's `type=` and refuses keys the class lacks.
+    for (name, value) in &out.json {
+        if let (Json::Object(map), Some((flag, _))) = (value, flags.lookup(&format!("--{name}")))
+            && let Some(why) = flag
+                .keys
+                .as_ref()
+                .and_then(|k| k.refusal(map.keys().map(String::as_str)))
+        {
+            return Err(format!("argument --{name}: {why}"));
+        }
+    }
     if out.model.is_none()
         && let Some(m) = out.value("model")
     {

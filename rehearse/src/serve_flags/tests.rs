@@ -113,8 +113,17 @@ fn value_of(f: &ServeFlag) -> Vec<String> {
         Kind::Value => pick(1, &["7"]),
         Kind::Many if numeric => pick(2, &["7", "8"]),
         Kind::Many => pick(2, &["a", "b"]),
-        Kind::Json => vec![r#"{"a": 1}"#.to_owned()],
+        Kind::Json => vec![format!(r#"{{"{}": 1}}"#, json_key(f))],
     }
+}
+
+/// A top-level key the JSON option takes: one of its config class's
+/// fields, or any key for a plain dict option.
+fn json_key(f: &ServeFlag) -> String {
+    f.keys
+        .as_ref()
+        .and_then(|k| k.fields.first().cloned())
+        .unwrap_or_else(|| "a".into())
 }
 
 fn recorded(a: &ServeArgs, f: &ServeFlag, negated: bool) -> bool {
@@ -123,7 +132,7 @@ fn recorded(a: &ServeArgs, f: &ServeFlag, negated: bool) -> bool {
         Kind::Switch => a.switches.get(&f.name) == Some(&!negated),
         Kind::Value => a.value(&f.name) == want.first().map(String::as_str),
         Kind::Many => a.values.get(&f.name).is_some_and(|v| v == &want),
-        Kind::Json => a.json(&f.name) == Some(&serde_json::json!({"a": 1})),
+        Kind::Json => a.json(&f.name) == Some(&serde_json::json!({ json_key(f): 1 })),
     }
 }
 
@@ -193,15 +202,16 @@ fn every_flag_of_a_version_is_accepted_in_every_spelling() {
                 }
             }
             if f.kind == Kind::Json {
-                let a = parse(t, &argv(&["/m", &format!("--{}.k.j", f.name), "3"]));
+                let k = json_key(f);
+                let a = parse(t, &argv(&["/m", &format!("--{}.{k}.j", f.name), "3"]));
                 assert!(
-                        a.as_ref().is_ok_and(
-                            |a| a.json(&f.name) == Some(&serde_json::json!({"k": {"j": 3}}))
-                        ),
-                        "vLLM {}: dotted --{}.k.j: {a:?}",
-                        t.version,
-                        f.name
-                    );
+                    a.as_ref().is_ok_and(
+                        |a| a.json(&f.name) == Some(&serde_json::json!({ k.clone(): {"j": 3}}))
+                    ),
+                    "vLLM {}: dotted --{}.{k}.j: {a:?}",
+                    t.version,
+                    f.name
+                );
             }
         }
     }
@@ -302,9 +312,15 @@ fn the_images_versions_accept_the_catalogs_flags() {
             "kv-transfer-config",
             "model-loader-extra-config",
         ] {
-            let a = parse(t, &argv(&["/m", &format!("--{f}"), r#"{"a": 1}"#]));
+            let k = t
+                .lookup(&format!("--{f}"))
+                .map_or_else(|| "a".to_owned(), |(flag, _)| json_key(flag));
+            let a = parse(
+                t,
+                &argv(&["/m", &format!("--{f}"), &format!(r#"{{"{k}": 1}}"#)]),
+            );
             assert!(
-                a.is_ok_and(|a| a.json(f) == Some(&serde_json::json!({"a": 1}))),
+                a.is_ok_and(|a| a.json(f) == Some(&serde_json::json!({ k.clone(): 1 }))),
                 "{tag}: {f}"
             );
         }
@@ -441,4 +457,39 @@ fn a_dotted_dash_word_ends_a_list_and_is_refused() {
         .err()
         .unwrap_or_default();
     assert!(e.contains("unrecognized arguments: -0.5"), "{e}");
+}
+
+/// A config-class option's JSON, dotted keys gathered, holds only the
+/// class's keys (`JsonKeys::refusal`, the rule's function): vLLM's parser
+/// validates it with pydantic, and the classes forbid other keys.
+#[test]
+fn a_dataclass_option_takes_only_its_keys() {
+    let t = Flags::of_image("v0.23.0").unwrap_or_else(|e| panic!("{e}"));
+    for words in [
+        &["/m", "--attention-config", r#"{"bakcend": 1}"#][..],
+        &["/m", "--attention-config.bakcend", "1"][..],
+        &[
+            "/m",
+            "--attention-config.backend",
+            "FLASH_ATTN",
+            "--attention-config.x",
+            "1",
+        ][..],
+    ] {
+        let e = parse(t, &argv(words)).err();
+        assert!(
+            e.as_deref().is_some_and(|e| e.starts_with(
+                "argument --attention-config: 1 validation error for AttentionConfig"
+            )),
+            "{words:?}: {e:?}"
+        );
+    }
+    assert!(
+        parse(
+            t,
+            &argv(&["/m", "--attention-config.backend", "FLASH_ATTN"])
+        )
+        .is_ok()
+    );
+    assert!(parse(t, &argv(&["/m", "--hf-overrides", r#"{"anything": 1}"#])).is_ok());
 }
