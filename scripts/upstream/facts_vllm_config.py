@@ -577,10 +577,10 @@ MODELS_CONFIG = "vllm/model_executor/models/config.py"
 MODELS_DIR = "vllm/model_executor/models"
 
 
-def _mamba_prefix_caching_classes(source: Source) -> list[str]:
-    """The model classes of vllm/model_executor/models that support Mamba
-    prefix caching: those naming `SupportsMambaPrefixCaching` among their
-    bases, and their subclasses there, by class name."""
+def _model_classes_with(source: Source, interface: str) -> list[str]:
+    """The model classes of vllm/model_executor/models that implement
+    `interface` (`SupportsMambaPrefixCaching`, `IsHybrid`): those naming it
+    among their bases, and their subclasses there, by class name."""
     bases: dict[str, set[str]] = {}
     root = source.root / MODELS_DIR
     rels = sorted({f"{MODELS_DIR}/{p.name}" for p in root.glob("*.py")} | {r for r in source.overrides if r.startswith(MODELS_DIR + "/")})
@@ -592,16 +592,16 @@ def _mamba_prefix_caching_classes(source: Source) -> list[str]:
             if isinstance(n, ast.ClassDef):
                 names = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in n.bases}
                 bases.setdefault(n.name, set()).update(names)
-    supported = {"SupportsMambaPrefixCaching"}
+    found = {interface}
     grew = True
     while grew:
         grew = False
         for cls, bs in bases.items():
-            if cls not in supported and bs & supported:
-                supported.add(cls)
+            if cls not in found and bs & found:
+                found.add(cls)
                 grew = True
-    supported.discard("SupportsMambaPrefixCaching")
-    return sorted(supported)
+    found.discard(interface)
+    return sorted(found)
 
 
 def mamba_align(source: Source) -> dict | None:
@@ -611,9 +611,12 @@ def mamba_align(source: Source) -> dict | None:
     `prefix_caching`: `path:line` of `MambaModelConfig.verify_and_update_config`'s
     `if cache_config.enable_prefix_caching:` (vllm/model_executor/models/
     config.py) when its body sets `mamba_cache_mode` to "align" (for a model
-    whose class does not support Mamba prefix caching); `classes`: the model
-    classes that do (`SupportsMambaPrefixCaching` and its subclasses), which
-    run in 'all' mode instead. `source`: `path:line` of `if
+    whose class does not support Mamba prefix caching); `hybrid`: the model
+    classes vLLM sizes as hybrid (`IsHybrid` and its subclasses: their
+    `is_hybrid` sends `HybridAttentionMambaModelConfig`, and so
+    `MambaModelConfig`, over them, vllm/config/vllm.py); `classes`: those
+    supporting Mamba prefix caching (`SupportsMambaPrefixCaching` and its
+    subclasses), which run in 'all' mode instead. `source`: `path:line` of `if
     self.cache_config.mamba_cache_mode == "align":` in vllm/config/vllm.py,
     and under it each assert's `path:line`, `None` without it:
     `block_within_batch` (`block_size <= ...max_num_batched_tokens`),
@@ -657,7 +660,8 @@ def mamba_align(source: Source) -> dict | None:
                 out["v2_runner"] = f"{VLLM_CONFIG}:{a.lineno}"
         return {
             "prefix_caching": switch,
-            "classes": _mamba_prefix_caching_classes(source),
+            "hybrid": _model_classes_with(source, "IsHybrid"),
+            "classes": _model_classes_with(source, "SupportsMambaPrefixCaching"),
             **out,
             "source": f"{VLLM_CONFIG}:{node.lineno}",
         }

@@ -237,7 +237,7 @@ pub(crate) fn flag_site(spec: &LayoutSpec, role: Role, name: &str, value: bool) 
 /// `bool(int(value))` (vllm/envs.py `maybe_convert_bool`).
 pub(crate) fn v2_runner_on(serve: &Serve) -> bool {
     match serve.env_value("VLLM_USE_V2_MODEL_RUNNER") {
-        Some(EnvValue::Literal(v)) => v.trim().parse::<i64>().is_ok_and(|n| n != 0),
+        Some(EnvValue::Literal(v)) => crate::upstream::maybe_convert_bool(v) == Some(true),
         Some(_) => true,
         None => false,
     }

@@ -38,8 +38,9 @@ declare_rules! {
     /// the generated `sp_asserts`). From v0.27.1rc1 sequence-parallel MoE
     /// is off there instead (`sequence_parallel_dropped`).
     SequenceParallelNeedsTpEp = "sequence_parallel_needs_tp_ep", Hard, "up to v0.26.0rc1, FlashComm1 (or shared-expert DP) runs only at TP above 1 with expert parallelism";
-    /// Env `VLLM_USE_V2_MODEL_RUNNER` true on an engine of a hybrid
-    /// linear-attention model (the Qwen3.5 family) with `prefix_caching:
+    /// Env `VLLM_USE_V2_MODEL_RUNNER` true on an engine of a hybrid model
+    /// (its architecture among vLLM's `IsHybrid` classes, generated
+    /// `mamba_align.hybrid`: the Qwen3.5 family) with `prefix_caching:
     /// true`: its class does not support Mamba prefix caching, so vLLM runs
     /// the Mamba cache in 'align' mode (`MambaModelConfig`,
     /// vllm/model_executor/models/config.py @0.22.1 L350), and
@@ -341,14 +342,13 @@ pub(crate) fn check_mamba_align_v2_runner(
     let (Some(a), Some(arch)) = (&v.mamba_align, m.architecture) else {
         return;
     };
-    let Some(assert) = &a.v2_runner else { return };
-    if !m.linear_attention
-        || serve.prefix_caching != Some(true)
-        || !a.aligns(arch)
-        || !super::features::v2_runner_on(serve)
-    {
+    let Some(assert) = a.v2_runner_refusal(
+        arch,
+        serve.prefix_caching,
+        super::features::v2_runner_on(serve),
+    ) else {
         return;
-    }
+    };
     cx.report(
         Rule::MambaAlignV2Runner,
         env_site(facts.spec, role, "VLLM_USE_V2_MODEL_RUNNER"),

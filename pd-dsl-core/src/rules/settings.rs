@@ -695,7 +695,7 @@ pub(crate) fn check_flags_accepted(
             (FlagKind::Json, Some(w))
                 if let Some(why) = match written.split_once('.') {
                     Some((_, sub)) => flag.keys.as_ref().and_then(|k| {
-                        k.refusal(std::iter::once(sub.split('.').next().unwrap_or(sub)))
+                        k.refusal(std::iter::once(crate::upstream::JsonKeys::top_key(sub)))
                     }),
                     None => flag.json_key_refusal(w),
                 } =>
@@ -706,8 +706,8 @@ pub(crate) fn check_flags_accepted(
                 ))
             }
             (FlagKind::Value | FlagKind::Many, Some(w)) => {
-                let extra = crate::upstream::extra_choices(rel, &flag.name);
                 let widened = rel.and_then(|r| r.widens_choices(&flag.name));
+                let extra = crate::upstream::extra_choices(widened);
                 flag.value_refusal(w, extra).map(|why| format!(
                     "found `{written} {w}`, expected a value {whose} accepts: `vllm serve` exits at start with `argument {written}: {why}` (the option's argparse `type=` and `choices` in `{}`, generated facts `serve_flags`{})",
                     flag.source,

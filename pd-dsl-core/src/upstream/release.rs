@@ -171,12 +171,13 @@ impl WidenedChoices {
     }
 }
 
-/// The choices argparse takes for option `name` (without `--`) on the
-/// image of `rel`: vLLM's alone (`Some(&[])`) where the platform hook does
-/// not widen them, vLLM's and the values it appends where it does
-/// (`Some(added)`), unknown (`None`) where those were not read.
-pub fn extra_choices<'a>(rel: Option<&'a Release>, name: &str) -> Option<&'a [String]> {
-    match rel.and_then(|r| r.widens_choices(name)) {
+/// What argparse takes beyond vLLM's own choices for an option the image's
+/// platform hook widens as `widened` (`Release::widens_choices`): nothing
+/// (`Some(&[])`) where it does not widen them, the values it appends
+/// (`Some(added)`) where it does, unknown (`None`) where those were not
+/// read. The rule `serve_flag_accepted` and the stand-in `vllm` ask this.
+pub fn extra_choices(widened: Option<&WidenedChoices>) -> Option<&[String]> {
+    match widened {
         None => Some(&[]),
         Some(w) => w.added.as_deref(),
     }

@@ -175,6 +175,9 @@ pub struct VllmRelease {
 pub struct MambaAlign {
     /// `path:line` of the prefix-caching `if` that sets 'align'.
     pub prefix_caching: String,
+    /// The model classes vLLM sizes as hybrid (`IsHybrid` and its
+    /// subclasses): `MambaModelConfig` runs over them.
+    pub hybrid: Vec<String>,
     /// The model classes supporting Mamba prefix caching, which run in
     /// 'all' mode instead.
     pub classes: Vec<String>,
@@ -188,11 +191,37 @@ pub struct MambaAlign {
 }
 
 impl MambaAlign {
-    /// Whether an engine of a hybrid model of class `architecture` with
-    /// prefix caching on runs in 'align' mode.
+    /// Whether an engine of model class `architecture` with prefix caching
+    /// on runs its Mamba cache in 'align' mode: a hybrid class without Mamba
+    /// prefix caching.
     pub fn aligns(&self, architecture: &str) -> bool {
-        !self.classes.iter().any(|c| c == architecture)
+        self.hybrid.iter().any(|c| c == architecture)
+            && !self.classes.iter().any(|c| c == architecture)
     }
+
+    /// `path:line` of the assert that refuses an engine of class
+    /// `architecture` with `prefix_caching` as typed and the V2 runner on
+    /// (`v2_runner`), where it does (vLLM 0.22.1 to 0.24.0): the rule
+    /// `mamba_align_v2_runner` and the rehearsal's stand-in `vllm` ask this.
+    /// Hybrid models default prefix caching off (`is_prefix_caching_supported`),
+    /// so only a typed `true` turns it on.
+    pub fn v2_runner_refusal(
+        &self,
+        architecture: &str,
+        prefix_caching: Option<bool>,
+        v2_runner: bool,
+    ) -> Option<&str> {
+        let src = self.v2_runner.as_deref()?;
+        (v2_runner && prefix_caching == Some(true) && self.aligns(architecture)).then_some(src)
+    }
+}
+
+/// How vLLM reads a boolean env variable such as `VLLM_USE_V2_MODEL_RUNNER`
+/// (vllm/envs.py `maybe_convert_bool`: `bool(int(value))`): `Some(true)`
+/// for a non-zero integer, `Some(false)` for zero, `None` for a word
+/// `int()` refuses (vLLM raises reading it).
+pub fn maybe_convert_bool(value: &str) -> Option<bool> {
+    value.trim().parse::<i64>().ok().map(|n| n != 0)
 }
 
 /// vLLM's `ParallelConfig.use_sequence_parallel_moe` (vllm/config/
@@ -401,6 +430,15 @@ pub struct JsonKeys {
 }
 
 impl JsonKeys {
+    /// The top-level key a dotted sub-key path (`k.j` of `--x.k.j`, `k+` of
+    /// `--x.k+`) sets: vLLM's `FlexibleArgumentParser.parse_args`
+    /// (vllm/utils/argparse_utils.py) drops one trailing `+` (a list) and
+    /// nests the rest under the first segment.
+    pub fn top_key(path: &str) -> &str {
+        let path = path.strip_suffix('+').unwrap_or(path);
+        path.split('.').next().unwrap_or(path)
+    }
+
     /// The first of `keys` the class does not take, in pydantic's words.
     pub fn refusal<'a>(&self, mut keys: impl Iterator<Item = &'a str>) -> Option<String> {
         let bad = keys.find(|k| !self.fields.iter().any(|f| f == k))?;

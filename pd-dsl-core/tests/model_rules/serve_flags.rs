@@ -376,6 +376,15 @@ fn a_dataclass_option_takes_only_its_keys() {
         m.len() == 1 && m[0].contains("validation error for ProfilerConfig: `no_such`"),
         "{m:?}"
     );
+    // The top-level key of a dotted path, as vLLM's `parse_args` nests it
+    // (a trailing `+`, a list, dropped; `flag_format` refuses `+` in a
+    // layout's flag names, so only the function is exercised here).
+    assert_eq!(
+        pd_dsl_core::upstream::JsonKeys::top_key("backend+"),
+        "backend"
+    );
+    assert_eq!(pd_dsl_core::upstream::JsonKeys::top_key("a.b+"), "a");
+    assert_eq!(pd_dsl_core::upstream::JsonKeys::top_key("a"), "a");
     for (flag, word) in [
         ("--attention-config", r#"{"backend": null}"#),
         ("--hf-overrides", r#"{"no_such": 1}"#),

@@ -131,11 +131,8 @@ impl Flags {
     /// choices with what the image's platform hook appends to them (not
     /// judged where that is not known).
     pub fn value_refusal(&self, flag: &ServeFlag, word: &str) -> Option<String> {
-        let extra = match self.widened.get(&flag.name) {
-            None => Some(&[][..]),
-            Some(w) => w.added.as_deref(),
-        };
-        flag.value_refusal(word, extra)
+        let widened = self.widened.get(&flag.name).copied();
+        flag.value_refusal(word, pd_dsl::upstream::extra_choices(widened))
     }
 
     /// What pydantic says when vLLM builds its config from the parsed

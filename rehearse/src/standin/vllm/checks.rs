@@ -506,8 +506,8 @@ pub(super) fn sp_assert_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
 
 /// vLLM's assert against the V2 runner in Mamba 'align' mode (vLLM 0.22.1
 /// to 0.24.0, `VllmConfig::mamba_align`, the rule `mamba_align_v2_runner`):
-/// a hybrid linear-attention model (the model table's entries of the
-/// checkpoint's architecture) whose class lacks Mamba prefix caching, with
+/// a hybrid model (the checkpoint's architecture among vLLM's `IsHybrid`
+/// classes) whose class lacks Mamba prefix caching, with
 /// prefix caching on and env `VLLM_USE_V2_MODEL_RUNNER` true, in its words.
 /// EngineCore asserts it after the KV cache is sized, on the devices.
 pub(super) fn mamba_align_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
@@ -515,20 +515,16 @@ pub(super) fn mamba_align_refusal(plan: &Plan, image: &str) -> Result<(), Fail> 
     let (Some(a), Some(arch)) = (&v.mamba_align, plan.architecture.as_deref()) else {
         return Ok(());
     };
-    let hybrid = pd_dsl::tables::MODELS
-        .iter()
-        .any(|m| m.architecture == Some(arch) && m.linear_attention);
-    // `maybe_convert_bool` (vllm/envs.py): `bool(int(value))`.
     let v2 = super::env_nonempty("VLLM_USE_V2_MODEL_RUNNER")
-        .is_some_and(|x| x.trim().parse::<i64>().is_ok_and(|n| n != 0));
-    match &a.v2_runner {
-        Some(src) if hybrid && plan.prefix_caching == Some(true) && a.aligns(arch) && v2 => fail(
+        .is_some_and(|x| pd_dsl::upstream::maybe_convert_bool(&x) == Some(true));
+    match a.v2_runner_refusal(arch, plan.prefix_caching, v2) {
+        Some(src) => fail(
             1,
             format!(
                 "AssertionError: Model Runner V2 has not yet supported mamba_cache_mode='align'. ({src})"
             ),
         ),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 
