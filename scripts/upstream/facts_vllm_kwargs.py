@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import copy
 import hashlib
+import re
 from typing import Any
 
 from facts_vllm_calls import Caller, choice_conversion, type_is_json
@@ -316,10 +317,41 @@ def _forbids_extra(call: ast.Call | None) -> bool | None:
             v = k.value
             if isinstance(v, ast.Call) and ast.unparse(v.func) == "ConfigDict":
                 for kk in v.keywords:
-                    if kk.arg == "extra" and isinstance(kk.value, ast.Constant):
-                        return kk.value.value == "forbid"
+                    if kk.arg == "extra":
+                        return isinstance(kk.value, ast.Constant) and kk.value.value == "forbid"
+                # a ConfigDict without `extra`: the decorator's default stands
+                return None
             return False
     return None
+
+
+def _passes_input_through(fn: ast.FunctionDef) -> bool:
+    """Whether a raw-input validator only reads its input (it may raise):
+    every `return` hands back its input parameter unchanged, and nothing is
+    deleted, popped, assigned by subscript or mutated by a method call.
+    Such a validator cannot make a key the fields do not name acceptable
+    (pooler.py `PoolerConfig.reject_removed_parameters` @0.30.0 refuses two
+    removed ones)."""
+    params = [a.arg for a in fn.args.args if a.arg not in ("cls", "self")]
+    if not params:
+        return False
+    data = params[0]
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Return) and not (isinstance(n.value, ast.Name) and n.value.id == data):
+            return False
+        if isinstance(n, ast.Delete):
+            return False
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(not isinstance(t, ast.Name) for t in targets):
+                return False
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in ("pop", "popitem", "update", "setdefault", "clear", "__setitem__")
+        ):
+            return False
+    return True
 
 
 def dataclass_keys(c: Caller, th: Any) -> dict | None:
@@ -355,7 +387,28 @@ def dataclass_keys(c: Caller, th: Any) -> dict | None:
             forbid = bool(_forbids_extra(call))
     if not forbid:
         return None
+    for n in cls.node.body:
+        # its own `__init__`, or a validator that sees the raw input and may
+        # change it, may take or rename keys the fields do not name: not
+        # judged
+        if isinstance(n, ast.FunctionDef) and (
+            n.name == "__init__"
+            or (
+                any("mode='before'" in ast.unparse(d) or "mode='wrap'" in ast.unparse(d)
+                    for d in n.decorator_list if "model_validator" in ast.unparse(d))
+                and not _passes_input_through(n)
+            )
+        ):
+            return None
     names: set[str] = set()
+    for st in cls.node.body:
+        # `InitVar` pseudo-fields are init arguments too
+        if (
+            isinstance(st, ast.AnnAssign)
+            and isinstance(st.target, ast.Name)
+            and re.match(r"(dataclasses\.)?InitVar\b", ast.unparse(st.annotation))
+        ):
+            names.add(st.target.id)
     for name, fmod, st in c.types.fields(cls):
         names.add(name)
         if isinstance(st.value, ast.Call):

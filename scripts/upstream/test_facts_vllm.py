@@ -89,7 +89,7 @@ class WellFormed(unittest.TestCase):
                     ],
                 )
                 align = f["mamba_align"]
-                self.assertEqual(list(align), ["prefix_caching", "classes", "block_within_batch", "v2_runner", "source"])
+                self.assertEqual(list(align), ["prefix_caching", "hybrid", "classes", "block_within_batch", "v2_runner", "source"])
                 for k in ("prefix_caching", "block_within_batch", "v2_runner", "source"):
                     if align[k] is not None:
                         path, line = align[k].rsplit(":", 1)
@@ -771,6 +771,9 @@ class HandRead(unittest.TestCase):
             with self.subTest(vllm=v):
                 self.assertIn("Zamba2ForCausalLM", got["classes"])
                 self.assertNotIn("Qwen3_5MoeForConditionalGeneration", got["classes"])
+                # qwen3_5.py: `Qwen3_5ForConditionalGeneration(..., IsHybrid)`, its MoE subclass
+                self.assertIn("Qwen3_5MoeForConditionalGeneration", got["hybrid"])
+                self.assertNotIn("DeepseekV3ForCausalLM", got["hybrid"])
         # Read, not matched: Qwen3.5 given the interface is read with its subclasses; the V2 assert
         # dropped is read as gone; the prefix-caching switch without "align" leaves no fact.
         q = "vllm/model_executor/models/qwen3_5.py"
@@ -779,6 +782,9 @@ class HandRead(unittest.TestCase):
         got = fv.mamba_align(fv.Source(corpus("vllm", "0.22.1"), ov))["classes"]
         self.assertIn("Qwen3_5MoeForConditionalGeneration", got)
         self.assertIn("Qwen3_5ForConditionalGeneration", got)
+        ov = mutate("0.22.1", q, "class Qwen3_5ForConditionalGeneration(Qwen3VLForConditionalGeneration, IsHybrid):",
+                    "class Qwen3_5ForConditionalGeneration(Qwen3VLForConditionalGeneration):")
+        self.assertNotIn("Qwen3_5MoeForConditionalGeneration", fv.mamba_align(fv.Source(corpus("vllm", "0.22.1"), ov))["hybrid"])
         ov = mutate("0.22.1", "vllm/config/vllm.py", "            assert not envs.VLLM_USE_V2_MODEL_RUNNER, (", "            assert True, (")
         self.assertIsNone(fv.mamba_align(fv.Source(corpus("vllm", "0.22.1"), ov))["v2_runner"])
         ov = mutate("0.22.1", "vllm/model_executor/models/config.py", '"all" if model_config.supports_mamba_prefix_caching else "align"', '"all"')
@@ -811,6 +817,20 @@ class HandRead(unittest.TestCase):
         ov = mutate("0.18.0", f, "@config\nclass AttentionConfig:", "@config(config=ConfigDict(extra=\"allow\"))\nclass AttentionConfig:")
         got = {x["name"]: x for x in fv.vllm_facts(corpus("vllm", "0.18.0"), "0.18.0", overrides=ov)["serve_flags"]}
         self.assertNotIn("keys", got["attention-config"])
+        # A ConfigDict without `extra` keeps `@config`'s "forbid" (utils.py merges it); an `InitVar` is an
+        # init argument; a raw-input validator that may change the input leaves the keys unjudged, one
+        # that only reads it (pooler.py `reject_removed_parameters` @0.30.0) does not.
+        def keys_with(old, new, v="0.18.0", name="attention-config"):
+            o = mutate(v, f if v == "0.18.0" else "vllm/config/pooler.py", old, new)
+            return {x["name"]: x for x in fv.vllm_facts(corpus("vllm", v), v, overrides=o)["serve_flags"]}[name].get("keys")
+        self.assertIsNotNone(keys_with("@config\nclass AttentionConfig:",
+                                       "@config(config=ConfigDict(arbitrary_types_allowed=True))\nclass AttentionConfig:"))
+        got = keys_with("    backend: AttentionBackendEnum | None = None\n",
+                        "    backend: AttentionBackendEnum | None = None\n    pd_dsl_iv: InitVar[int] = 0\n")
+        self.assertIn("pd_dsl_iv", got["fields"])
+        self.assertEqual(facts("0.30.0")["serve_flags"][[x["name"] for x in facts("0.30.0")["serve_flags"]].index("pooler-config")]["keys"]["class"], "PoolerConfig")
+        self.assertIsNone(keys_with("        return data\n\n", "        values.pop(\"task\", None)\n        return data\n\n",
+                                    v="0.30.0", name="pooler-config"))
 
     def test_a_changed_method_literal_is_read(self):
         v = PINNED[-1]
