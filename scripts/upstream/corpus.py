@@ -4,7 +4,11 @@
 Every vllm-ascend release the image table names, and the vLLM release each of
 them ships, is fetched through pip's configured package index, checked
 against the sha256 pinned in `upstream/corpus.lock.json`, cached outside the
-tree and unpacked on demand. Nothing of upstream is committed.
+tree and unpacked on demand. Nothing of upstream is committed. One package
+is a wheel, not an sdist: aiconfigurator-core, for the copies of the models'
+Hugging Face `config.json` it ships (`aiconfigurator_core/model_configs/`),
+which Hugging Face itself (unreachable here) would otherwise give; only those
+files are unpacked.
 
     corpus.py fetch [--all | NAME==VERSION ...]   download + verify (all pinned by default)
     corpus.py path NAME==VERSION                  print the unpacked source directory (fetches if needed)
@@ -31,6 +35,7 @@ import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,6 +49,8 @@ DEFAULT_INDEX = "https://pypi.org/simple"
 KEEP = {
     "vllm-ascend": lambda rel: True,
     "vllm": lambda rel: rel.endswith(".py") and rel.startswith("vllm/") or "/" not in rel,
+    "aiconfigurator-core": lambda rel: rel.startswith("aiconfigurator_core/model_configs/")
+    and rel.endswith("_config.json"),
 }
 
 
@@ -111,7 +118,16 @@ def parse_req(text: str) -> tuple[str, str]:
     return name.strip().lower().replace("_", "-"), version.strip()
 
 
+# Packages pinned as a wheel (no sdist on the index), with the wheel's tags.
+# Any platform's wheel carries the same data files; this one is pinned.
+WHEELS = {"aiconfigurator-core": "cp311-abi3-manylinux_2_28_x86_64"}
+
+
 def sdist_name(name: str, version: str) -> str:
+    """The archive pinned for `name==version`: its sdist, or its wheel for the
+    packages of `WHEELS`."""
+    if name in WHEELS:
+        return f"{name.replace('-', '_')}-{version}-{WHEELS[name]}.whl"
     return f"{name.replace('-', '_')}-{version}.tar.gz"
 
 
@@ -213,18 +229,10 @@ def unpacked(p: dict) -> Path:
     tmp = Path(tempfile.mkdtemp(dir=cache_dir(), prefix=".unpack-"))
     keep = KEEP.get(p["name"], lambda rel: True)
     try:
-        with tarfile.open(src, "r:gz") as tf:
-            members = []
-            for m in tf.getmembers():
-                parts = m.name.split("/", 1)
-                rel = parts[1] if len(parts) > 1 else ""
-                if not rel or not (m.isfile() or m.isdir()) or not keep(rel):
-                    continue
-                if m.name.startswith("/") or ".." in m.name.split("/"):
-                    raise CorpusError(f"`{p['file']}` holds an unsafe path `{m.name}`")
-                m.name = rel
-                members.append(m)
-            tf.extractall(tmp, members=members, filter="data")
+        if p["file"].endswith(".whl"):
+            _unpack_wheel(src, p, keep, tmp)
+        else:
+            _unpack_sdist(src, p, keep, tmp)
         (tmp / ".pd-dsl-sha256").write_text(p["sha256"] + "\n")
         if root.exists():
             shutil.rmtree(root)
@@ -236,6 +244,36 @@ def unpacked(p: dict) -> Path:
     return root
 
 
+def _unpack_sdist(src: Path, p: dict, keep, tmp: Path) -> None:
+    """An sdist's files below its top folder, those `keep` takes."""
+    with tarfile.open(src, "r:gz") as tf:
+        members = []
+        for m in tf.getmembers():
+            parts = m.name.split("/", 1)
+            rel = parts[1] if len(parts) > 1 else ""
+            if not rel or not (m.isfile() or m.isdir()) or not keep(rel):
+                continue
+            if m.name.startswith("/") or ".." in m.name.split("/"):
+                raise CorpusError(f"`{p['file']}` holds an unsafe path `{m.name}`")
+            m.name = rel
+            members.append(m)
+        tf.extractall(tmp, members=members, filter="data")
+
+
+def _unpack_wheel(src: Path, p: dict, keep, tmp: Path) -> None:
+    """A wheel's files (it has no top folder), those `keep` takes."""
+    with zipfile.ZipFile(src) as zf:
+        for info in zf.infolist():
+            rel = info.filename
+            if info.is_dir() or not keep(rel):
+                continue
+            if rel.startswith("/") or ".." in rel.split("/"):
+                raise CorpusError(f"`{p['file']}` holds an unsafe path `{rel}`")
+            dest = tmp / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(zf.read(info))
+
+
 def cmd_pin(reqs: list[str]) -> None:
     lock = load_lock()
     for r in reqs:
@@ -243,7 +281,7 @@ def cmd_pin(reqs: list[str]) -> None:
         fname = sdist_name(name, version)
         links = index_links(name)
         if fname not in links:
-            die(f"the index has no source distribution `{fname}` for `{name}=={version}`")
+            die(f"the index has no `{fname}` for `{name}=={version}`")
         url, sha = links[fname]
         if not sha:
             die(f"the index gives no sha256 for `{fname}`; download it and pin the hash by hand")

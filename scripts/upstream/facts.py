@@ -9,7 +9,8 @@
 Every table comes from a package pinned in `upstream/corpus.lock.json`, unpacked
 by `corpus.py` (offline when the cache is filled). vllm-ascend tables are
 written by `facts_ascend.py`, vLLM tables by `facts_vllm.py` (its
-`vllm_facts(src, version)`); the layout is `upstream/README.md`'s.
+`vllm_facts(src, version)`), the checkpoint-config table by
+`facts_checkpoints.py`; the layout is `upstream/README.md`'s.
 """
 
 from __future__ import annotations
@@ -40,7 +41,17 @@ def _vllm_generator():
     return vllm_facts
 
 
-GENERATORS = {"vllm-ascend": lambda: ascend_facts, "vllm": _vllm_generator}
+def _checkpoint_generator():
+    from facts_checkpoints import checkpoint_facts
+
+    return checkpoint_facts
+
+
+GENERATORS = {
+    "vllm-ascend": lambda: ascend_facts,
+    "vllm": _vllm_generator,
+    "aiconfigurator-core": _checkpoint_generator,
+}
 
 
 def render(table: dict) -> str:
@@ -57,7 +68,7 @@ def source_of(p: dict) -> Path:
         ) from e
 
 
-def generate(names: tuple[str, ...] = ("vllm-ascend", "vllm")) -> tuple[dict[str, str], list[str]]:
+def generate(names: tuple[str, ...] = ("vllm-ascend", "vllm", "aiconfigurator-core")) -> tuple[dict[str, str], list[str]]:
     """Relative path -> rendered table for every pinned package; plus the
     package kinds no generator exists for yet."""
     lock = corpus.load_lock()

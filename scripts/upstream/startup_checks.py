@@ -118,7 +118,10 @@ def inventory() -> dict[str, dict]:
     """id → {package, path, function, releases, line (in the first release)}."""
     lock = corpus.load_lock()
     out: dict[str, dict] = {}
-    pkgs = sorted(lock["packages"], key=lambda p: (p["name"], corpus.version_key(p["version"])))
+    pkgs = sorted(
+        (p for p in lock["packages"] if p["name"] in ("vllm", "vllm-ascend")),
+        key=lambda p: (p["name"], corpus.version_key(p["version"])),
+    )
     for p in pkgs:
         tree = corpus.unpacked(p)
         for rel in modules(p["name"], tree):
