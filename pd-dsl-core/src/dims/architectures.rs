@@ -195,3 +195,46 @@ pub const MINIMAX_M2: Architecture = Architecture {
         head_dim: 128,
     },
 };
+
+/// MiniMax-M2.5: the M2.x dimensions with a shorter context,
+/// `max_position_embeddings` 196608 (cfg-copy of `MiniMaxAI/MiniMax-M2.5`
+/// `config.json`, the generated checkpoint facts; the sized-dimensions test
+/// holds every field equal to it).
+pub const MINIMAX_M2_5: Architecture = Architecture {
+    name: "MiniMax-M2.5",
+    source: "cfg-copy of config.json (minimax_m2, MiniMax-M2.5)",
+    max_model_len: 196608,
+    ..MINIMAX_M2
+};
+
+/// DeepSeek-V4-Pro: the V4 shape at 1.6T (the generated checkpoint facts'
+/// copy of `deepseek-ai/DeepSeek-V4-Pro` `config.json`, which the
+/// sized-dimensions test holds every field equal to): 61 MoE layers of 384
+/// routed experts (`moe_intermediate_size` 3072) and one shared, 128 heads,
+/// `compress_ratios` 128 on 31 layers and 4 on 30 (the 62nd entry is the
+/// MTP layer's), no sliding-window-only layer.
+pub const DEEPSEEK_V4_PRO: Architecture = Architecture {
+    name: "DeepSeek-V4-Pro",
+    source: "cfg-copy of config.json (aiconfigurator_core/model_configs/deepseek-ai--DeepSeek-V4-Pro_config.json)",
+    hidden: 7168,
+    vocab: 129280,
+    layers: 61,
+    dense_layers: 0,
+    dense_intermediate: 0,
+    routed_experts: 384,
+    shared_experts: 1,
+    experts_per_token: 6,
+    moe_intermediate: 3072,
+    mtp_layers: 1,
+    max_model_len: 1048576,
+    attention: AttentionDims::V4 {
+        heads: 128,
+        head_dim: 512,
+        q_lora_rank: 1536,
+        o_lora_rank: 1024,
+        o_groups: 16,
+        sliding_window: 128,
+        index_head_dim: 128,
+        compress: &[(4, 30), (128, 31), (0, 0)],
+    },
+};

@@ -24,6 +24,7 @@ macro_rules! dims {
 
 dims! {
     "deepseek_v4_flash_w8a8_mtp" => DEEPSEEK_V4_FLASH, FORMAT_W8A8;
+    "deepseek_v4_pro_w4a8_mtp" => DEEPSEEK_V4_PRO, FORMAT_W4A8;
     "deepseek_v3_1_w8a8_mtp_quarot" => DEEPSEEK_V3, FORMAT_W8A8;
     "deepseek_v3_1" => DEEPSEEK_V3, FORMAT_BF16;
     "deepseek_v3_1_terminus_w4a8_mtp_quarot" => DEEPSEEK_V3, FORMAT_W4A8;
@@ -50,7 +51,7 @@ dims! {
     "qwen3_235b_a22b_w8a8_quarot" => QWEN3_235B, FORMAT_W8A8;
     "minimax_m2_7_w8a8_quarot" => MINIMAX_M2, FORMAT_W8A8;
     "minimax_m2_7_w8a8c8_quarot" => MINIMAX_M2, FORMAT_W8A8C8;
-    "minimax_m2_5_w8a8_quarot" => MINIMAX_M2, FORMAT_W8A8;
+    "minimax_m2_5_w8a8_quarot" => MINIMAX_M2_5, FORMAT_W8A8;
 }
 
 /// Model-table entries without dimensions, and why. The budget reports
@@ -61,16 +62,12 @@ pub static UNSIZED: &[(&str, &str)] = &[
         "DeepSeek-V4.1's CSA2 cache (FP4 main KV, Engram tables, SWA replay) has no copy of its config or cache specs outside vllm-ascend's code",
     ),
     (
-        "deepseek_v4_pro_w4a8_mtp",
-        "the per-layer `compress_ratios` of DeepSeek-V4-Pro are not in any copy found",
-    ),
-    (
         "glm_5_1_w8a8c8",
         "its C8 cache depends on vllm-ascend's sparse C8 switches (`enable_sparse_li_c8` for the indexer, `enable_sparse_sfa_c8` for the main cache), which the budget does not model",
     ),
     (
         "glm_5_2",
-        "GLM-5.2's IndexShare layout (which layers keep an indexer cache) is not sourced",
+        "GLM-5.2's IndexShare (an indexer cache on the `full` layers of its config's `indexer_types` only) is not modelled by the budget",
     ),
     ("glm_5_2_w8a8", "as `glm_5_2`"),
     ("glm_5_2_w8a8c8", "as `glm_5_2`"),
@@ -81,7 +78,7 @@ pub static UNSIZED: &[(&str, &str)] = &[
     ),
     (
         "qwen3_vl_235b_a22b_instruct",
-        "Qwen3-VL-235B's decoder and vision-tower dimensions are not sourced",
+        "the budget does not count Qwen3-VL-235B's vision tower (its decoder's dimensions are in the checkpoint copy)",
     ),
     (
         "qwen3_vl_235b_a22b_instruct_w8a8_quarot",
@@ -93,12 +90,12 @@ pub static UNSIZED: &[(&str, &str)] = &[
     ),
     (
         "glm_5_3_w8a8c8",
-        "GLM-5.3's layer and indexer layout is not sourced",
+        "as `glm_5_2`: GLM-5.3's config has the same IndexShare `indexer_types`",
     ),
     ("glm_4_7_w8a8c8", "GLM-4.7's dimensions are not sourced"),
     (
         "qwen3_5_397b_a17b_w8a8_mtp",
-        "Qwen3.5's hybrid linear-attention layer split is not sourced",
+        "the budget does not model Qwen3.5's Gated DeltaNet state cache (its layer split and GDN dimensions are in the checkpoint copy)",
     ),
     (
         "qwen3_5_397b_a17b_w4a8_mtp",
@@ -106,7 +103,7 @@ pub static UNSIZED: &[(&str, &str)] = &[
     ),
     (
         "kimi_k2_instruct_w8a8",
-        "Kimi-K2-Instruct's context length and int8 layout are not sourced (the `KIMI_K2` dimensions are K2.5's text model)",
+        "Kimi-K2-Instruct's int8 weight layout is not sourced (its dimensions and context are in the checkpoint copy)",
     ),
     ("qwen3_5_122b_a10b_w4a8", "as `qwen3_5_397b_a17b_w8a8_mtp`"),
 ];

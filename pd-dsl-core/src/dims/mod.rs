@@ -12,7 +12,11 @@
 //! (`vllm/transformers_utils/configs/deepseek_v4.py`, vllm 0.23.0 sdist). The
 //! rest are third-party copies of the `config.json` ("cfg-copy"), each
 //! cross-checked against a second copy (`shared/domain/model-facts.md` lists
-//! them). Parameter counts are never typed: [`Architecture::params`] computes
+//! them). Every one of these numbers is also held equal, by a test, to the
+//! copy of the build's checkpoint config in the generated checkpoint facts
+//! ([`checkpoints`](self::CHECKPOINTS), from a pinned package), which is
+//! where the builds without dimensions take their context length, text
+//! model type and routed experts from. Parameter counts are never typed: [`Architecture::params`] computes
 //! them from these dimensions the way the model code lays out its weights
 //! (vllm/model_executor/models/deepseek_v2.py, qwen3_moe.py), and a test
 //! checks the totals against the published sizes.
@@ -25,12 +29,14 @@
 use serde::Serialize;
 
 mod architectures;
+mod checkpoints;
 mod context;
 mod entries;
 mod formats;
 mod geometry;
 
 pub use architectures::*;
+pub use checkpoints::*;
 pub use context::*;
 pub use entries::*;
 pub use formats::*;

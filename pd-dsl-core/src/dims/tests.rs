@@ -85,23 +85,27 @@ fn totals_match_published_sizes() {
         0.05,
     );
     near(b(&DEEPSEEK_V4_FLASH), 284.0, 0.02);
+    near(b(&DEEPSEEK_V4_PRO), 1600.0, 0.02);
     near(b(&KIMI_K2), 1000.0, 0.05);
     near(b(&QWEN3_235B), 235.0, 0.01);
     near(b(&MINIMAX_M2), 230.0, 0.02);
     near(b(&GLM_5), 744.0, 0.005);
 }
 
-/// Every model-table entry has a derived length: sized entries from their
-/// architecture, unsized ones from `CONTEXTS`, never both.
+/// Every model-table entry has a derived length from exactly one place:
+/// its checkpoint copy, else its architecture (sized), else `CONTEXTS`.
 #[test]
 fn every_model_has_a_derived_length() {
     for m in MODELS {
+        let copied = config_of(m)
+            .and_then(CheckpointConfig::derived_len)
+            .is_some();
         let sized = dims_for(m.id).is_some();
         let listed = CONTEXTS.iter().filter(|c| c.model == m.id).count();
         assert_eq!(
-            (sized, listed),
-            (sized, usize::from(!sized)),
-            "`{}`: sized {sized}, listed in CONTEXTS {listed} times",
+            listed,
+            usize::from(!copied && !sized),
+            "`{}`: copy {copied}, sized {sized}, listed in CONTEXTS {listed} times",
             m.id
         );
         assert!(
@@ -120,6 +124,193 @@ fn every_model_has_a_derived_length() {
     }
 }
 
+/// The generated checkpoint table parses, and every build that names a
+/// checkpoint names one the table has.
+#[test]
+fn every_named_checkpoint_is_copied() -> Result<(), String> {
+    let parsed: serde_json::Value = serde_json::from_str(checkpoints::facts_text())
+        .map_err(|e| format!("checkpoint facts are not JSON: {e}"))?;
+    let n = parsed["configs"].as_object().map_or(0, |o| o.len());
+    assert_eq!(
+        CHECKPOINTS.len(),
+        n,
+        "every copy parses as a CheckpointConfig"
+    );
+    assert!(n >= 40, "only {n} copies");
+    for m in MODELS {
+        if let Some(id) = m.checkpoint {
+            assert!(checkpoint(id).is_some(), "`{}`: no copy of `{id}`", m.id);
+        }
+    }
+    Ok(())
+}
+
+/// The hand-typed dimensions of every sized build equal its checkpoint's
+/// copy, field by field (the copies are third-party; two independent
+/// transcriptions agreeing is the check). The context too, unless the
+/// copy's own is read instead ([`derived_len`] prefers it).
+#[test]
+fn sized_dimensions_equal_the_checkpoint_copies() {
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for d in MODEL_DIMS {
+        let Some(m) = crate::tables::model(d.model) else {
+            continue;
+        };
+        let Some(c) = config_of(m) else {
+            continue;
+        };
+        checked += 1;
+        let a = d.arch;
+        let mut eq = |what: &str, typed: u64, copy: Option<u64>| {
+            if Some(typed) != copy {
+                problems.push(format!(
+                    "{} ({}): {what} typed {typed}, copy {copy:?} ({})",
+                    d.model, a.name, c.source
+                ));
+            }
+        };
+        eq("hidden_size", a.hidden, c.hidden_size);
+        eq("vocab_size", a.vocab, c.vocab_size);
+        eq("num_hidden_layers", a.layers, c.num_hidden_layers);
+        eq(
+            "first_k_dense_replace",
+            a.dense_layers,
+            Some(c.first_k_dense_replace.unwrap_or(0)),
+        );
+        if a.dense_layers > 0 {
+            eq(
+                "intermediate_size",
+                a.dense_intermediate,
+                c.intermediate_size,
+            );
+        }
+        eq("routed experts", a.routed_experts, c.routed_experts());
+        eq(
+            "n_shared_experts",
+            a.shared_experts,
+            Some(c.n_shared_experts.unwrap_or(0)),
+        );
+        eq(
+            "num_experts_per_tok",
+            a.experts_per_token,
+            c.num_experts_per_tok,
+        );
+        let moe = c
+            .moe_intermediate_size
+            .or(if c.num_local_experts.is_some() {
+                c.intermediate_size
+            } else {
+                None
+            });
+        eq("moe_intermediate_size", a.moe_intermediate, moe);
+        eq(
+            "MTP layers",
+            a.mtp_layers,
+            Some(
+                c.num_nextn_predict_layers
+                    .or(c.mtp_num_hidden_layers)
+                    .unwrap_or(0),
+            ),
+        );
+        eq("derived max_model_len", a.max_model_len, c.derived_len());
+        match a.attention {
+            AttentionDims::Mla {
+                heads,
+                q_lora_rank,
+                kv_lora_rank,
+                qk_nope_head_dim,
+                qk_rope_head_dim,
+                v_head_dim,
+                indexer,
+            } => {
+                eq("num_attention_heads", heads, c.num_attention_heads);
+                eq("q_lora_rank", q_lora_rank, Some(c.q_lora_rank.unwrap_or(0)));
+                eq("kv_lora_rank", kv_lora_rank, c.kv_lora_rank);
+                eq("qk_nope_head_dim", qk_nope_head_dim, c.qk_nope_head_dim);
+                eq("qk_rope_head_dim", qk_rope_head_dim, c.qk_rope_head_dim);
+                eq("v_head_dim", v_head_dim, c.v_head_dim);
+                match indexer {
+                    Some((h, dim)) => {
+                        eq("index_n_heads", h, c.index_n_heads);
+                        eq("index_head_dim", dim, c.index_head_dim);
+                    }
+                    None => eq(
+                        "index_n_heads (none)",
+                        0,
+                        Some(c.index_n_heads.unwrap_or(0)),
+                    ),
+                }
+            }
+            AttentionDims::Gqa {
+                heads,
+                kv_heads,
+                head_dim,
+            } => {
+                eq("num_attention_heads", heads, c.num_attention_heads);
+                eq("num_key_value_heads", kv_heads, c.num_key_value_heads);
+                eq("head_dim", head_dim, c.head_dim);
+            }
+            AttentionDims::V4 {
+                heads,
+                head_dim,
+                q_lora_rank,
+                o_lora_rank,
+                o_groups,
+                sliding_window,
+                index_head_dim,
+                compress,
+            } => {
+                eq("num_attention_heads", heads, c.num_attention_heads);
+                eq("head_dim", head_dim, c.head_dim);
+                eq("q_lora_rank", q_lora_rank, c.q_lora_rank);
+                eq("o_lora_rank", o_lora_rank, c.o_lora_rank);
+                eq("o_groups", o_groups, c.o_groups);
+                eq("sliding_window", sliding_window, c.sliding_window);
+                eq("index_head_dim", index_head_dim, c.index_head_dim);
+                // The decoder layers' ratios; the list's last entry is the
+                // MTP layer's.
+                let ratios = c.compress_ratios.as_deref().unwrap_or(&[]);
+                let layers = &ratios[..ratios.len().min(a.layers as usize)];
+                for &(ratio, n) in compress {
+                    eq(
+                        &format!("layers with compress ratio {ratio}"),
+                        n,
+                        Some(layers.iter().filter(|&&r| r == ratio).count() as u64),
+                    );
+                }
+                eq(
+                    "compress_ratios entries",
+                    a.layers + a.mtp_layers,
+                    Some(ratios.len() as u64),
+                );
+            }
+        }
+    }
+    assert!(checked >= 20, "only {checked} sized builds have a copy");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A typed model type agrees with the build's copy (vLLM's text model
+/// type, or the checkpoint's own where the table names that one), so the
+/// copy only adds types, never changes one.
+#[test]
+fn typed_model_types_agree_with_the_copies() {
+    for m in MODELS {
+        let (Some(typed), Some(c)) = (m.model_type, config_of(m)) else {
+            continue;
+        };
+        assert!(
+            c.text_model_type.as_deref() == Some(typed) || c.model_type.as_deref() == Some(typed),
+            "`{}`: typed `{typed}`, copy {:?}/{:?} ({})",
+            m.id,
+            c.model_type,
+            c.text_model_type,
+            c.source
+        );
+    }
+}
+
 #[test]
 fn a_lower_bound_is_not_an_exact_length() {
     assert_eq!(DerivedLen::AtLeast(8192).exact(), None);
@@ -127,4 +318,20 @@ fn a_lower_bound_is_not_an_exact_length() {
     assert_eq!(DerivedLen::Exact(202752).exact(), Some(202752));
     assert_eq!(DerivedLen::AtLeast(8192).to_string(), "at least 8192");
     assert_eq!(DerivedLen::Exact(202752).to_string(), "202752");
+}
+
+/// No build's checkpoint carries a DSpark draft block: vLLM 0.26.0/0.27.1
+/// refuse `dspark` with fewer tokens than a config's `dspark_block_size`
+/// (start-up check 28cfdc0f7b), judged unreachable because no copy has one.
+/// A copy that gains one fails here, asking for the rule.
+#[test]
+fn no_copied_checkpoint_carries_a_dspark_block() {
+    let mut copies = 0;
+    for m in MODELS {
+        if let Some(c) = config_of(m) {
+            copies += 1;
+            assert_eq!(c.dspark_block_size, None, "`{}` ({})", m.id, c.source);
+        }
+    }
+    assert!(copies >= 30, "only {copies} builds have a copy");
 }

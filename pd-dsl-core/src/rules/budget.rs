@@ -58,7 +58,8 @@ pub(crate) fn check_capacity(spec: &LayoutSpec, layout: &Layout, cx: &mut Cx) {
         }
         // The length vLLM derives from the model's config: exact, or a
         // lower bound for the entries only served at a length upstream.
-        let derived = dims::derived_len(layout.model.id).map(|(len, _)| len);
+        let derived_with_source = dims::derived_len(layout.model.id);
+        let derived = derived_with_source.map(|(len, _)| len);
         let no_chunked = serve
             .flags
             .iter()
@@ -102,8 +103,9 @@ pub(crate) fn check_capacity(spec: &LayoutSpec, layout: &Layout, cx: &mut Cx) {
                 len_site,
                 format!("{scope}.max_model_len"),
                 format!(
-                    "found `max_model_len` {len} on {role}, expected at most {max} for `{}` (its `max_position_embeddings` with RoPE scaling): vLLM raises ValueError \"User-specified max_model_len is greater than the derived max_model_len\" unless env `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1` is set (vllm/config/model.py `_get_and_verify_max_len`)",
-                    layout.model.weights
+                    "found `max_model_len` {len} on {role}, expected at most {max} for `{}` (its `max_position_embeddings` with RoPE scaling; {}): vLLM raises ValueError \"User-specified max_model_len is greater than the derived max_model_len\" unless env `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1` is set (vllm/config/model.py `_get_and_verify_max_len`)",
+                    layout.model.weights,
+                    derived_with_source.map_or("", |(_, source)| source),
                 ),
             );
         }

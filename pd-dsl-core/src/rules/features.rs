@@ -53,8 +53,9 @@ declare_rules! {
     /// `eplb_config.num_redundant_experts` above 512 raise ValueError at start
     /// (`AscendConfig._validate_mc2_comm_alg`, vllm_ascend/ascend_config.py
     /// @v0.27.1rc1 L758 … @v0.30.0rc2 L999; the generated facts'
-    /// `mc2_hierarchy_experts`). Judged for the models whose dimensions the
-    /// table has (`dims::dims_for`).
+    /// `mc2_hierarchy_experts`). Judged for the models whose routed experts
+    /// are known (`dims::routed_experts`: their dimensions, else the copy of
+    /// their checkpoint's config).
     Mc2HierarchyExperts = "mc2_hierarchy_experts", Hard, "hierarchy MC2 runs on at most 512 experts, redundant EPLB experts included";
 }
 
@@ -76,7 +77,7 @@ pub(crate) fn check_mc2_hierarchy_experts(
     let Some(limit) = rel.mc2_hierarchy_experts.as_ref() else {
         return;
     };
-    let Some(dims) = crate::dims::dims_for(model.id) else {
+    let Some((experts, experts_source)) = crate::dims::routed_experts(model.id) else {
         return;
     };
     let config = &serve.additional_config;
@@ -97,7 +98,6 @@ pub(crate) fn check_mc2_hierarchy_experts(
             .unwrap_or(0),
         _ => 0,
     };
-    let experts = dims.arch.routed_experts;
     let total = experts.saturating_add(redundant);
     if total <= limit.max_experts {
         return;
@@ -115,7 +115,7 @@ pub(crate) fn check_mc2_hierarchy_experts(
         config_site(facts.spec, role, key),
         format!("{}.additional_config.{key}", role.as_str()),
         format!(
-            "found hierarchy MC2 (`{key}`) on a {role} engine with {total} experts ({experts} routed of `{}`{with}), expected at most {}: vllm-ascend {} refuses more at start ({} `_validate_mc2_comm_alg`); use another `mc2_comm_alg` or fewer redundant experts",
+            "found hierarchy MC2 (`{key}`) on a {role} engine with {total} experts ({experts} routed of `{}`, {experts_source}{with}), expected at most {}: vllm-ascend {} refuses more at start ({} `_validate_mc2_comm_alg`); use another `mc2_comm_alg` or fewer redundant experts",
             model.id,
             limit.max_experts,
             rel.version,

@@ -339,7 +339,7 @@ pub(crate) fn check_mamba_align_v2_runner(
     let Ok(v) = crate::upstream::vllm_of(img) else {
         return;
     };
-    let (Some(a), Some(arch)) = (&v.mamba_align, m.architecture) else {
+    let (Some(a), Some(arch)) = (&v.mamba_align, crate::dims::architecture(m)) else {
         return;
     };
     let Some(assert) = a.v2_runner_refusal(
@@ -523,7 +523,8 @@ fn check_model_runner(
         image,
         ..
     } = *facts;
-    let (Some(m), Some(arch), Some(img)) = (model, model.and_then(|m| m.architecture), image)
+    let (Some(m), Some(arch), Some(img)) =
+        (model, model.and_then(crate::dims::architecture), image)
     else {
         return;
     };

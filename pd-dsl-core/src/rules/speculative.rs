@@ -206,7 +206,7 @@ pub(crate) fn check_method(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mu
         }
         if let Some(img) = image
             && let Some(m) = model
-            && let Some(model_type) = m.model_type
+            && let Some(model_type) = crate::dims::text_model_type(m)
             && let Ok(v) = crate::upstream::vllm_of(img)
             && let Some(g) = &v.aux_hidden_states
             && g.refuses(&s.method, model_type)

@@ -11,6 +11,7 @@ pub static DEEPSEEK_V4_FLASH_W8A8_MTP: Model = Model {
     source: "ModelScope Eco-Tech/DeepSeek-V4-Flash-w8a8-mtp",
     hub_ids: &["Eco-Tech/DeepSeek-V4-Flash-w8a8-mtp"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V4-Flash-w8a8-mtp",
+    checkpoint: Some("deepseek-ai/DeepSeek-V4-Flash"),
     ..DEEPSEEK_V4
 };
 
@@ -44,6 +45,7 @@ pub static DEEPSEEK_V4_1_FLASH_W8A8: Model = Model {
     architecture: Some("DeepseekV41ForCausalLM"),
     // Multimodal: the text config's type is not named upstream for it.
     model_type: None,
+    checkpoint: None,
 };
 
 /// DeepSeek-V3.1 w8a8 with hybrid MTP, QuaRot (DeepSeek-V3.1.md §3.1).
@@ -54,6 +56,7 @@ pub static DEEPSEEK_V3_1_W8A8_MTP_QUAROT: Model = Model {
     source: "ModelScope DeepSeek-V3.1-w8a8-mtp-QuaRot",
     hub_ids: &["Eco-Tech/DeepSeek-V3.1-w8a8-mtp-QuaRot"],
     default_path: "/weights/DeepSeek-V3.1-w8a8-mtp-QuaRot",
+    checkpoint: Some("nvidia/DeepSeek-V3.1-NVFP4"),
     ..DEEPSEEK_V3
 };
 
@@ -66,6 +69,7 @@ pub static DEEPSEEK_V3_1_BF16: Model = Model {
     hub_ids: &["deepseek-ai/DeepSeek-V3.1", "unsloth/DeepSeek-V3.1-BF16"],
     default_path: "/weights/DeepSeek-V3.1",
     quantization: None,
+    checkpoint: Some("nvidia/DeepSeek-V3.1-NVFP4"),
     ..DEEPSEEK_V3
 };
 
@@ -90,6 +94,7 @@ pub static DEEPSEEK_V3_1_W4A4C8_MXFP4: Model = Model {
     hub_ids: &["Eco-Tech/DeepSeek-V3.1-w4a4c8-mxfp4"],
     default_path: "/weight/dsk-v3.1-w4a4_mlp-w8a8c8_attn-0618-full",
     kv_c8: true,
+    checkpoint: Some("nvidia/DeepSeek-V3.1-NVFP4"),
     ..DEEPSEEK_V3
 };
 
@@ -104,6 +109,7 @@ pub static DEEPSEEK_V3_1_W8A8C8_MXFP8: Model = Model {
     default_path: "/weight/dsk_v3.1-T-w8a8c8_attn-0506-full/",
     served_name: "dsv3",
     kv_c8: true,
+    checkpoint: Some("nvidia/DeepSeek-V3.1-NVFP4"),
     ..DEEPSEEK_V3
 };
 
@@ -131,6 +137,7 @@ pub static DEEPSEEK_V3_W8A8: Model = Model {
     hub_ids: &["vllm-ascend/DeepSeek-V3-W8A8"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V3-W8A8",
     mtp: false,
+    checkpoint: Some("deepseek-ai/DeepSeek-V3"),
     ..DEEPSEEK_V3
 };
 
@@ -145,6 +152,7 @@ pub static DEEPSEEK_R1_W8A8: Model = Model {
     hub_ids: &["vllm-ascend/DeepSeek-R1-W8A8"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-R1-W8A8",
     served_name: "deepseek_r1",
+    checkpoint: Some("deepseek-ai/DeepSeek-R1"),
     ..DEEPSEEK_V3
 };
 
@@ -183,6 +191,7 @@ pub static DEEPSEEK_V3_2_W8A8: Model = Model {
     source: "ModelScope vllm-ascend/DeepSeek-V3.2-W8A8",
     hub_ids: &["vllm-ascend/DeepSeek-V3.2-W8A8"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V3.2-W8A8",
+    checkpoint: Some("deepseek-ai/DeepSeek-V3.2"),
     ..DEEPSEEK_V3_2
 };
 
@@ -207,5 +216,6 @@ pub static DEEPSEEK_V4_PRO_W4A8_MTP: Model = Model {
     source: "ModelScope Eco-Tech/DeepSeek-V4-Pro-w4a8-mtp",
     hub_ids: &["Eco-Tech/DeepSeek-V4-Pro-w4a8-mtp"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/DeepSeek-V4-Pro-w4a8-mtp",
+    checkpoint: Some("deepseek-ai/DeepSeek-V4-Pro"),
     ..DEEPSEEK_V4
 };

@@ -65,6 +65,11 @@ pub struct Model {
     /// rules that test it (vLLM's aux-hidden-states gate,
     /// `speculative_aux_hidden_states`).
     pub model_type: Option<&'static str>,
+    /// The Hugging Face id of the checkpoint these weights are made from,
+    /// whose `config.json` the generated checkpoint facts copy
+    /// (`crate::dims::checkpoint`; quantizing leaves the architecture, the
+    /// context and the experts as they are). `None` where no copy exists.
+    pub checkpoint: Option<&'static str>,
 }
 
 /// How a model attends, as vllm-ascend tells the kinds apart.
@@ -170,6 +175,7 @@ pub(super) const DEEPSEEK_V3: Model = Model {
     // vllm_ascend/quantization/modelslim_config.py @v0.20.2rc1 L84 (its
     // packed-module table by model type); patch/platform/patch_speculative_config.py L17.
     model_type: Some("deepseek_v3"),
+    checkpoint: None,
 };
 
 /// DeepSeek-V3.2: MLA plus the DSA indexer, one MTP layer (docs/source/
@@ -197,6 +203,7 @@ pub(super) const DEEPSEEK_V3_2: Model = Model {
     // vllm_ascend/quantization/modelslim_config.py @v0.20.2rc1 L103;
     // patch/platform/patch_speculative_config.py L17.
     model_type: Some("deepseek_v32"),
+    checkpoint: None,
 };
 
 /// DeepSeek-V4: hybrid (sliding-window plus compressed) KV cache, one MTP
@@ -223,6 +230,7 @@ pub(super) const DEEPSEEK_V4: Model = Model {
     // the text config's type vllm-ascend tests (`hf_text_config.model_type ==
     // "deepseek_v4"`, vllm_ascend/worker/model_runner_v1.py @v0.20.2rc1 L3532).
     model_type: Some("deepseek_v4"),
+    checkpoint: None,
 };
 
 /// GLM-5 and GLM-5.1 (docs/source/tutorials/models/GLM5.md L23-26:
@@ -251,6 +259,7 @@ pub(super) const GLM_5_FAMILY: Model = Model {
     // vllm_ascend/attention/sfa_v1.py @v0.20.2rc1 L453;
     // quantization/modelslim_config.py L108.
     model_type: Some("glm_moe_dsa"),
+    checkpoint: None,
 };
 
 /// GLM-5.2 (docs/source/tutorials/models/GLM5.2.md L19-21: `--quantization
@@ -286,6 +295,7 @@ pub static GLM_5_3_W8A8C8: Model = Model {
     hub_ids: &["Eco-Tech/GLM-5.3-w8a8c8", "vllm-ascend/GLM-5.3-w8a8c8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.3-w8a8c8",
     kv_c8: true,
+    checkpoint: Some("zai-org/GLM-5.3"),
     ..GLM_5_3_FAMILY
 };
 
@@ -314,6 +324,7 @@ pub(super) const KIMI_K2: Model = Model {
     kv_c8: false,
     architecture: None,
     model_type: None,
+    checkpoint: None,
 };
 
 /// Qwen3-235B-A22B (docs/source/tutorials/models/Qwen3-235B-A22B.md,
@@ -341,6 +352,7 @@ pub(super) const QWEN3_235B: Model = Model {
     architecture: None,
     // vllm_ascend/quantization/modelslim_config.py @v0.20.2rc1 L54.
     model_type: Some("qwen3_moe"),
+    checkpoint: None,
 };
 
 /// GLM-4.7 w8a8 with C8 KV (e2e only: tests/e2e/weekly/multi_node/
@@ -369,6 +381,7 @@ pub static GLM_4_7_W8A8C8: Model = Model {
     kv_c8: true,
     architecture: None,
     model_type: None,
+    checkpoint: None,
 };
 
 /// Qwen3.5-397B-A17B (vllm-ascend docs/source/tutorials/models/
@@ -404,6 +417,7 @@ pub(super) const QWEN3_5_FAMILY: Model = Model {
     // vllm_ascend/quantization/modelslim_config.py @v0.20.2rc1 L72;
     // worker/pcp_utils.py L134.
     model_type: Some("qwen3_5_moe"),
+    checkpoint: None,
 };
 
 /// Qwen3.5-397B-A17B w8a8 with MTP (Qwen3.5-397B-A17B.md L28; e2e:
@@ -414,6 +428,7 @@ pub static QWEN3_5_397B_A17B_W8A8_MTP: Model = Model {
     source: "ModelScope Eco-Tech/Qwen3.5-397B-A17B-w8a8-mtp",
     hub_ids: &["Eco-Tech/Qwen3.5-397B-A17B-w8a8-mtp"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3.5-397B-A17B-w8a8-mtp",
+    checkpoint: Some("Qwen/Qwen3.5-397B-A17B"),
     ..QWEN3_5_FAMILY
 };
 
@@ -425,6 +440,7 @@ pub static QWEN3_5_397B_A17B_W4A8_MTP: Model = Model {
     source: "ModelScope Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp",
     hub_ids: &["Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp",
+    checkpoint: Some("Qwen/Qwen3.5-397B-A17B"),
     ..QWEN3_5_FAMILY
 };
 
@@ -437,6 +453,7 @@ pub static QWEN3_5_122B_A10B_W4A8: Model = Model {
     source: "ModelScope Eco-Tech/Qwen3.5-122B-A10B-w4a8",
     hub_ids: &["Eco-Tech/Qwen3.5-122B-A10B-w4a8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3.5-122B-A10B-w4a8",
+    checkpoint: Some("Qwen/Qwen3.5-122B-A10B"),
     ..QWEN3_5_FAMILY
 };
 
@@ -447,6 +464,9 @@ pub static QWEN3_5_122B_A10B_W4A8: Model = Model {
 pub(super) const QWEN3_VL_235B: Model = Model {
     served_name: "qwen3-vl-235b",
     multimodal: true,
+    // Not Qwen3's `qwen3_moe`: the checkpoint's copy gives its own
+    // (`qwen3_vl_moe`, text `qwen3_vl_moe_text`; `crate::dims::text_model_type`).
+    model_type: None,
     ..QWEN3_235B
 };
 
@@ -477,6 +497,7 @@ pub(super) const MINIMAX_M2: Model = Model {
     // vllm_ascend/patch/platform/patch_minimax_m2_config.py @v0.20.2rc1 L62;
     // quantization/modelslim_config.py L204.
     model_type: Some("minimax_m2"),
+    checkpoint: None,
 };
 
 /// Every model, in table order.

@@ -10,6 +10,7 @@ pub static GLM_5: Model = Model {
     hub_ids: &["ZhipuAI/GLM-5"],
     default_path: "/root/.cache/modelscope/hub/models/ZhipuAI/GLM-5",
     quantization: None,
+    checkpoint: Some("zai-org/GLM-5"),
     ..GLM_5_FAMILY
 };
 
@@ -21,6 +22,7 @@ pub static GLM_5_W4A8: Model = Model {
     source: "ModelScope Eco-Tech/GLM-5-w4a8",
     hub_ids: &["Eco-Tech/GLM-5-w4a8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5-w4a8",
+    checkpoint: Some("zai-org/GLM-5"),
     ..GLM_5_FAMILY
 };
 
@@ -31,6 +33,7 @@ pub static GLM_5_W8A8: Model = Model {
     source: "ModelScope Eco-Tech/GLM-5-w8a8",
     hub_ids: &["Eco-Tech/GLM-5-w8a8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5-w8a8",
+    checkpoint: Some("zai-org/GLM-5"),
     ..GLM_5_FAMILY
 };
 
@@ -42,6 +45,7 @@ pub static GLM_5_1: Model = Model {
     hub_ids: &["zai-org/GLM-5.1"],
     default_path: "/weights/GLM-5.1",
     quantization: None,
+    checkpoint: Some("zai-org/GLM-5.1"),
     ..GLM_5_FAMILY
 };
 
@@ -52,6 +56,7 @@ pub static GLM_5_1_W4A8: Model = Model {
     source: "Modelers Eco-Tech/GLM-5.1-w4a8",
     hub_ids: &["Eco-Tech/GLM-5.1-w4a8"],
     default_path: "/weights/GLM-5.1-w4a8",
+    checkpoint: Some("zai-org/GLM-5.1"),
     ..GLM_5_FAMILY
 };
 
@@ -63,6 +68,7 @@ pub static GLM_5_1_W8A8: Model = Model {
     source: "Modelers Eco-Tech/GLM-5.1-w8a8",
     hub_ids: &["Eco-Tech/GLM-5.1-w8a8"],
     default_path: "/weights/GLM-5.1-w8a8",
+    checkpoint: Some("zai-org/GLM-5.1"),
     ..GLM_5_FAMILY
 };
 
@@ -76,6 +82,7 @@ pub static GLM_5_1_W8A8C8: Model = Model {
     hub_ids: &["Eco-Tech/GLM-5.1-w8a8c8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.1-w8a8c8",
     kv_c8: true,
+    checkpoint: Some("zai-org/GLM-5.1"),
     ..GLM_5_FAMILY
 };
 
@@ -87,6 +94,7 @@ pub static GLM_5_2: Model = Model {
     hub_ids: &["ZhipuAI/GLM-5.2"],
     default_path: "/root/.cache/modelscope/hub/models/ZhipuAI/GLM-5.2",
     quantization: None,
+    checkpoint: Some("zai-org/GLM-5.2"),
     ..GLM_5_2_FAMILY
 };
 
@@ -97,6 +105,7 @@ pub static GLM_5_2_W8A8: Model = Model {
     source: "ModelScope Eco-Tech/GLM-5.2-w8a8",
     hub_ids: &["Eco-Tech/GLM-5.2-w8a8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.2-w8a8",
+    checkpoint: Some("zai-org/GLM-5.2"),
     ..GLM_5_2_FAMILY
 };
 
@@ -110,6 +119,7 @@ pub static GLM_5_2_W8A8C8: Model = Model {
     hub_ids: &["Eco-Tech/GLM-5.2-w8a8c8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.2-w8a8c8",
     kv_c8: true,
+    checkpoint: Some("zai-org/GLM-5.2"),
     ..GLM_5_2_FAMILY
 };
 
@@ -123,6 +133,7 @@ pub static GLM_5_2_W4A8C8: Model = Model {
     hub_ids: &["Eco-Tech/GLM-5.2-w4a8c8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/GLM-5.2-w4a8c8",
     kv_c8: true,
+    checkpoint: Some("zai-org/GLM-5.2"),
     ..GLM_5_2_FAMILY
 };
 
@@ -140,6 +151,7 @@ pub static KIMI_K2_INSTRUCT_W8A8: Model = Model {
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/Kimi-K2-Instruct-W8A8",
     served_name: "kimi_k2",
     multimodal: false,
+    checkpoint: Some("moonshotai/Kimi-K2-Instruct"),
     ..KIMI_K2
 };
 
@@ -164,6 +176,7 @@ pub static KIMI_K2_5_W4A8: Model = Model {
             model: "z-lab/Kimi-K2.5-DFlash",
         },
     ],
+    checkpoint: Some("moonshotai/Kimi-K2.5"),
     ..KIMI_K2
 };
 
@@ -189,6 +202,7 @@ pub static KIMI_K2_6_W4A8: Model = Model {
             model: "z-lab/Kimi-K2.5-DFlash",
         },
     ],
+    checkpoint: Some("nvidia/Kimi-K2.6-NVFP4"),
     ..KIMI_K2
 };
 
@@ -208,6 +222,7 @@ pub static KIMI_K2_7_CODE_W4A8: Model = Model {
         method: "dflash",
         model: "z-lab/Kimi-K2.5-DFlash",
     }],
+    checkpoint: Some("nvidia/Kimi-K2.7-Code-NVFP4"),
     ..KIMI_K2
 };
 
@@ -221,6 +236,7 @@ pub static QWEN3_235B_A22B: Model = Model {
     hub_ids: &["Qwen/Qwen3-235B-A22B"],
     default_path: "/root/.cache/modelscope/hub/models/Qwen/Qwen3-235B-A22B",
     quantization: None,
+    checkpoint: Some("Qwen/Qwen3-235B-A22B"),
     ..QWEN3_235B
 };
 
@@ -237,6 +253,7 @@ pub static QWEN3_235B_A22B_W8A8: Model = Model {
         "Modelers_Park/Qwen3-235B-A22B-w8a8",
     ],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/Qwen3-235B-A22B-W8A8",
+    checkpoint: Some("Qwen/Qwen3-235B-A22B"),
     ..QWEN3_235B
 };
 
@@ -248,6 +265,7 @@ pub static QWEN3_235B_A22B_W8A8_QUAROT: Model = Model {
     source: "ModelScope Eco-Tech/Qwen3-235B-A22B-w8a8-QuaRot",
     hub_ids: &["Eco-Tech/Qwen3-235B-A22B-w8a8-QuaRot"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3-235B-A22B-w8a8-QuaRot",
+    checkpoint: Some("Qwen/Qwen3-235B-A22B"),
     ..QWEN3_235B
 };
 
@@ -261,6 +279,7 @@ pub static QWEN3_235B_A22B_W8A8_MXFP0: Model = Model {
     source: "local build vllm-ascend/Qwen3-235B-A22B-w8a8-mxfp0",
     hub_ids: &["vllm-ascend/Qwen3-235B-A22B-w8a8-mxfp0"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/Qwen3-235B-A22B-w8a8-mxfp0",
+    checkpoint: Some("Qwen/Qwen3-235B-A22B"),
     ..QWEN3_235B
 };
 
@@ -275,6 +294,7 @@ pub static QWEN3_VL_235B_A22B_INSTRUCT: Model = Model {
     hub_ids: &["Qwen/Qwen3-VL-235B-A22B-Instruct"],
     default_path: "/root/.cache/modelscope/hub/models/Qwen/Qwen3-VL-235B-A22B-Instruct",
     quantization: None,
+    checkpoint: Some("Qwen/Qwen3-VL-235B-A22B-Instruct"),
     ..QWEN3_VL_235B
 };
 
@@ -287,6 +307,7 @@ pub static QWEN3_VL_235B_A22B_INSTRUCT_W8A8_QUAROT: Model = Model {
     source: "ModelScope Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-QuaRot",
     hub_ids: &["Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-QuaRot"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-QuaRot",
+    checkpoint: Some("Qwen/Qwen3-VL-235B-A22B-Instruct"),
     ..QWEN3_VL_235B
 };
 
@@ -299,6 +320,7 @@ pub static QWEN3_VL_235B_A22B_INSTRUCT_W8A8_MXFP8: Model = Model {
     source: "ModelScope Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-mxfp8",
     hub_ids: &["Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-mxfp8"],
     default_path: "/root/.cache/modelscope/hub/models/Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-mxfp8",
+    checkpoint: Some("Qwen/Qwen3-VL-235B-A22B-Instruct"),
     ..QWEN3_VL_235B
 };
 
@@ -316,6 +338,7 @@ pub static MINIMAX_M2_7_W8A8_QUAROT: Model = Model {
         method: "eagle3",
         model: "Eco-Tech/MiniMax-M2.7-eagle-model-short",
     }],
+    checkpoint: Some("MiniMaxAI/MiniMax-M2.7"),
     ..MINIMAX_M2
 };
 
@@ -329,6 +352,7 @@ pub static MINIMAX_M2_7_W8A8C8_QUAROT: Model = Model {
     hub_ids: &["vllm-ascend/MiniMax-M2.7-w8a8c8-QuaRot"],
     default_path: "/root/.cache/modelscope/hub/models/vllm-ascend/MiniMax-M2.7-w8a8c8-QuaRot",
     kv_c8: true,
+    checkpoint: Some("MiniMaxAI/MiniMax-M2.7"),
     ..MINIMAX_M2
 };
 
@@ -345,5 +369,6 @@ pub static MINIMAX_M2_5_W8A8_QUAROT: Model = Model {
         method: "eagle3",
         model: "vllm-ascend/MiniMax-M2.5-eagle-model-0318",
     }],
+    checkpoint: Some("MiniMaxAI/MiniMax-M2.5"),
     ..MINIMAX_M2
 };

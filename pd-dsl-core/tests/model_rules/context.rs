@@ -1,7 +1,8 @@
 //! `max_model_len_within_model` and `batched_tokens_cover_model_len` on
 //! models the capacity budget does not size: the length vLLM derives comes
-//! from `dims::CONTEXTS`, exact where a source states it and a lower bound
-//! where upstream only serves the model at a length.
+//! from the copy of the checkpoint's config where one exists (the generated
+//! checkpoint facts), else from `dims::CONTEXTS`, exact where a source states
+//! it and a lower bound where upstream only serves the model at a length.
 
 use super::*;
 
@@ -65,15 +66,41 @@ fn an_unsized_model_is_held_to_its_derived_length() {
 
 #[test]
 fn a_lower_bound_refuses_no_max_model_len() {
-    // Qwen3-VL-235B is only known to derive at least 262144.
-    for len in [262144, 1_000_000] {
+    // GLM-4.7 has no copy of its config: it is only known to derive at
+    // least the 140000 upstream serves it at.
+    for len in [140000, 1_000_000] {
         assert!(
-            !broken(&mixed_with(
-                "qwen3_vl_235b_a22b_instruct_w8a8_quarot",
-                json!({"max_model_len": len}),
-            ))
-            .contains(WITHIN),
+            !broken(&mixed_with("glm_4_7_w8a8c8", json!({"max_model_len": len}))).contains(WITHIN),
             "{len}"
+        );
+    }
+}
+
+/// The copies make exact what upstream's runs only bounded: Qwen3-VL-235B
+/// derives 262144 (`max_position_embeddings`, no RoPE scaling),
+/// Kimi-K2-Instruct 131072 (YaRN: 4096 x 32, equal to its
+/// `max_position_embeddings`), GLM-5.3 1048576; one token more is refused,
+/// naming the copy.
+#[test]
+fn a_copied_config_gives_the_exact_length() {
+    for (model, len) in [
+        ("qwen3_vl_235b_a22b_instruct_w8a8_quarot", 262144),
+        ("kimi_k2_instruct_w8a8", 131072),
+        ("glm_5_3_w8a8c8", 1048576),
+    ] {
+        assert!(
+            !broken(&mixed_with(model, json!({"max_model_len": len}))).contains(WITHIN),
+            "{model} {len}"
+        );
+        let m = messages(
+            &mixed_with(model, json!({"max_model_len": len + 1})),
+            WITHIN,
+        );
+        assert!(
+            m.len() == 1
+                && m[0].contains(&format!("expected at most {len}"))
+                && m[0].contains("aiconfigurator_core/model_configs/"),
+            "{model}: {m:?}"
         );
     }
 }
@@ -92,14 +119,14 @@ fn without_max_model_len_a_batch_covers_the_derived_length() {
         "{m:?}"
     );
     // A lower bound is enough to refuse a batch below it.
-    let vl = "qwen3_vl_235b_a22b_instruct_w8a8_quarot";
-    let m = messages(&mixed_with(vl, no_chunked(200000)), COVER);
+    let glm47 = "glm_4_7_w8a8c8";
+    let m = messages(&mixed_with(glm47, no_chunked(100000)), COVER);
     assert!(
-        m.len() == 1 && m[0].contains("derived `max_model_len` at least 262144"),
+        m.len() == 1 && m[0].contains("derived `max_model_len` at least 140000"),
         "{m:?}"
     );
     // At or above the bound the derived length is unknown: not judged.
-    assert!(!cover(vl, 262144).contains(COVER));
+    assert!(!cover(glm47, 140000).contains(COVER));
     // `--hf-overrides` may change the derived length: not judged.
     let mut block = no_chunked(131072);
     block["flags"] = json!([

@@ -529,9 +529,21 @@ fn aux_hidden_states_methods_need_a_model_type_vllm_lists() {
             BTreeSet::new(),
             "{image}"
         );
-        // GLM-5.2's model type is named by no upstream file: not judged.
+        // GLM-5.2 and 5.3: no upstream file names their model type; the
+        // copies of their configs do (`glm_moe_dsa`), so they are judged as
+        // GLM-5. GLM-4.7 has no copy: not judged.
+        for model in ["glm_5_2_w8a8", "glm_5_3_w8a8c8"] {
+            let m = messages(
+                &with(model, image, "extract_hidden_states"),
+                "speculative_aux_hidden_states",
+            );
+            assert!(
+                m.len() == 1 && m[0].contains("(model type `glm_moe_dsa`)"),
+                "{model} {image}: {m:?}"
+            );
+        }
         assert!(
-            !broken(&with("glm_5_2_w8a8", image, "extract_hidden_states"))
+            !broken(&with("glm_4_7_w8a8c8", image, "extract_hidden_states"))
                 .contains("speculative_aux_hidden_states"),
             "{image}"
         );
@@ -583,7 +595,8 @@ fn hierarchy_mc2_takes_at_most_512_experts() {
         let m = messages(&l, "mc2_hierarchy_experts");
         assert!(
             m.len() == 1
-                && m[0].contains("513 experts (384 routed of `kimi_k2_5_w4a8` + 129 redundant:")
+                && m[0].contains("513 experts (384 routed of `kimi_k2_5_w4a8`, ")
+                && m[0].contains(" + 129 redundant:")
                 && m[0].contains(&format!("vllm_ascend/ascend_config.py:{line}")),
             "{image}: {m:?}"
         );
@@ -614,6 +627,30 @@ fn hierarchy_mc2_takes_at_most_512_experts() {
         );
     }
     assert_eq!(broken(&with("v0.26.0rc1", alg, 129, true)), BTreeSet::new());
+    // Qwen3.5-397B is not sized; the copy of its config gives its 512
+    // routed experts (`num_experts`), so one redundant expert is refused.
+    let qwen = |redundant: u64| {
+        let mut v = pd("qwen3_5_397b_a17b_w8a8_mtp", "v0.30.0rc2");
+        v["serve"]["speculative"] = Value::Null;
+        with_role(
+            v,
+            "decode",
+            json!({
+                "additional_config": {
+                    "mc2_comm_alg": "hierarchy",
+                    "eplb_config": {"dynamic_eplb": true, "num_redundant_experts": redundant}
+                },
+                "env": [{"name": "DYNAMIC_EPLB", "value": "true"}]
+            }),
+        )
+    };
+    let m = messages(&qwen(1), "mc2_hierarchy_experts");
+    assert!(
+        m.len() == 1
+            && m[0].contains("513 experts (512 routed of `qwen3_5_397b_a17b_w8a8_mtp`, aiconfigurator_core/model_configs/Qwen--Qwen3.5-397B-A17B_config.json + 1 redundant"),
+        "{m:?}"
+    );
+    assert!(!broken(&qwen(0)).contains("mc2_hierarchy_experts"));
 }
 
 /// Dynamic EPLB on the V1 runner needs env `DYNAMIC_EPLB` (`true` or `1`)

@@ -215,10 +215,15 @@ pub(super) fn stage(
         // stand-in `vllm` reads, as vLLM does.
         let m = layout.model;
         let mut config = serde_json::json!({ "note": "pd-rehearse stand-in weights" });
-        if let Some(t) = m.model_type {
+        if let Some(t) = pd_dsl::dims::checkpoint_model_type(m) {
             config["model_type"] = t.into();
         }
-        if let Some(a) = m.architecture {
+        if let Some(t) = pd_dsl::dims::text_model_type(m)
+            && Some(t) != pd_dsl::dims::checkpoint_model_type(m)
+        {
+            config["text_config"] = serde_json::json!({ "model_type": t });
+        }
+        if let Some(a) = pd_dsl::dims::architecture(m) {
             config["architectures"] = serde_json::json!([a]);
         }
         write_file(&model.join("config.json"), &format!("{config:#}\n"), false)?;
