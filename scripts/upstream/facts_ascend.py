@@ -29,6 +29,7 @@ from facts_ascend_features import (  # noqa: F401
     enable_sp,
     engram_tp,
     eplb_runner,
+    hybrid_attn_block,
     kvpp,
     mc2_hierarchy_experts,
     parser_choices_widened,
@@ -95,6 +96,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "v1_hybrid_kv": v1_hybrid_kv(pkg),
         "env_migration": env_migration(src),
         "parser_choices_widened": parser_choices_widened(pkg),
+        "hybrid_attn_block": hybrid_attn_block(pkg),
     }
 
 

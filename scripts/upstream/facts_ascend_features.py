@@ -1040,3 +1040,59 @@ def parser_choices_widened(pkg: Package) -> list[dict]:
                         "`pre_register_and_update`: the hook uses vLLM's parser in a way this reader does not know"
                     )
     return sorted(out, key=lambda d: d["flag"])
+
+
+# The statements of vllm-ascend's patched `HybridAttentionMambaModelConfig.
+# verify_and_update_config` (vllm_ascend/patch/platform/patch_mamba_config.py)
+# that size a hybrid model's attention block, as `ast.unparse` writes them.
+_HYBRID_BLOCK = {
+    "ssm": "ssm_block_page_size, conv_block_page_size = (max(mamba_sizes), min(mamba_sizes))",
+    "k_page": "attn_single_token_k_page_size = attn_head_size * attn_num_kv_heads * get_dtype_size(kv_cache_dtype)",
+    "block": "attn_block_size = kernel_block_size * cdiv(ssm_block_page_size, kernel_block_size * attn_single_token_k_page_size)",
+    "raise": "cache_config.block_size is None or cache_config.block_size < attn_block_size",
+}
+
+
+def hybrid_attn_block(pkg: Package) -> dict | None:
+    """How vllm-ascend sizes the attention block of a hybrid (attention +
+    Mamba/GDN) model with GQA attention, when it does so by the one formula
+    pd-dsl computes: `attn_block_size = kernel_block_size * cdiv(ssm page,
+    kernel_block_size * per-token K page)` with the ssm page the largest
+    Mamba state, the K page `head_size x KV heads x dtype size`, and the
+    block raised to it when unset or smaller. `kernel_block_size` and the
+    `path:line` of the block's assignment; None where any of those
+    statements differs or the block is also assigned otherwise (v0.28.0rc1
+    on size it by another formula on some paths)."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("patch/platform/patch_mamba_config.py"):
+            continue
+        for fn in ast.walk(mod.tree):
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "verify_and_update_config"):
+                continue
+            kernel = None
+            line = None
+            seen = set()
+            block_assignments = 0
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign):
+                    text = ast.unparse(node)
+                    if text.startswith("attn_block_size = "):
+                        block_assignments += 1
+                    if (
+                        text.startswith("kernel_block_size = ")
+                        and isinstance(node.value, ast.Constant)
+                        and isinstance(node.value.value, int)
+                    ):
+                        kernel = node.value.value
+                    for key, want in _HYBRID_BLOCK.items():
+                        if text == want:
+                            seen.add(key)
+                            if key == "block":
+                                line = node.lineno
+                if isinstance(node, ast.If) and ast.unparse(node.test) == _HYBRID_BLOCK["raise"]:
+                    seen.add("raise")
+            # One assignment: a second (v0.28.0rc1's alignment branch) sizes
+            # the block otherwise on some path.
+            if kernel is not None and line is not None and seen == set(_HYBRID_BLOCK) and block_assignments == 1:
+                return {"kernel_block_size": kernel, "source": f"{rel}:{line}"}
+    return None

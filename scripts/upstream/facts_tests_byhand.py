@@ -391,6 +391,34 @@ class ByHand(unittest.TestCase):
         self.assertEqual(got, {"source": f"{hybrid}:3"})
         self.assertIsNone(facts_ascend.v1_hybrid_kv(FakePackage(hybrid, "class C:\n    use_hybrid = True\n")))
 
+    def test_hybrid_attn_block(self):
+        # vllm_ascend/patch/platform/patch_mamba_config.py `verify_and_update_config`, read by hand:
+        # @0.18.0 L36 `kernel_block_size = 128`, L53 the ssm page the largest Mamba state, L40 the
+        # K page `attn_head_size * attn_num_kv_heads * get_dtype_size(kv_cache_dtype)`, L58
+        # `attn_block_size = kernel_block_size * cdiv(ssm_block_page_size, kernel_block_size *
+        # attn_single_token_k_page_size)`, L66 raised to when unset or smaller; @0.21.0rc1 to
+        # 0.26.0rc1 the same at L58/L70/L91/L94/L102 (an MLA branch added); @0.28.0rc1 a second
+        # `attn_block_size = alignment_tokens * cdiv(...)` (L118) on another path; @0.30.0rc1 a
+        # class of its own.
+        rel = "vllm_ascend/patch/platform/patch_mamba_config.py"
+        self.assertEqual(table("0.18.0")["hybrid_attn_block"], {"kernel_block_size": 128, "source": f"{rel}:58"})
+        for v in ("0.21.0rc1", "0.26.0rc1"):
+            self.assertEqual(table(v)["hybrid_attn_block"], {"kernel_block_size": 128, "source": f"{rel}:94"}, v)
+        for v in ("0.28.0rc1", "0.30.0rc2"):
+            self.assertIsNone(table(v)["hybrid_attn_block"], v)
+        text = (src("0.26.0rc1") / rel).read_text()
+        self.assertIsNotNone(facts_ascend.hybrid_attn_block(FakePackage(rel, text)))
+        # Mutants: another kernel, another K page, a second block formula, no raise.
+        got = facts_ascend.hybrid_attn_block(FakePackage(rel, text.replace("kernel_block_size = 128", "kernel_block_size = 64")))
+        self.assertEqual(got["kernel_block_size"], 64)
+        for old, new in [
+            ("attn_head_size * attn_num_kv_heads * get_dtype_size", "2 * attn_head_size * attn_num_kv_heads * get_dtype_size"),
+            ("cache_config.block_size < attn_block_size", "cache_config.block_size != attn_block_size"),
+            ("    # override attention block size", "    if False:\n        attn_block_size = 1\n    # override attention block size"),
+        ]:
+            self.assertIn(old, text)
+            self.assertIsNone(facts_ascend.hybrid_attn_block(FakePackage(rel, text.replace(old, new, 1))), new)
+
     def test_env_migration(self):
         # docs/source/user_guide/configuration/additional_config.md, read by hand: "### Quick
         # Reference" then `| Environment Variable | Config Key | Type Conversion |`, ten rows at

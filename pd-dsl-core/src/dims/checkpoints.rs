@@ -74,6 +74,13 @@ pub struct CheckpointConfig {
     pub o_lora_rank: Option<u64>,
     pub o_groups: Option<u64>,
     pub sliding_window: Option<u64>,
+    pub linear_num_key_heads: Option<u64>,
+    pub linear_num_value_heads: Option<u64>,
+    pub linear_key_head_dim: Option<u64>,
+    pub linear_value_head_dim: Option<u64>,
+    pub linear_conv_kernel_dim: Option<u64>,
+    /// The dtype the checkpoint asks for its linear-attention state.
+    pub mamba_ssm_dtype: Option<String>,
     pub max_position_embeddings: Option<u64>,
     /// DSpark's draft block (a config that carries a DSpark draft).
     pub dspark_block_size: Option<u64>,
@@ -98,6 +105,116 @@ impl CheckpointConfig {
             _ => None,
         }
     }
+}
+
+/// The attention block vllm-ascend gives a hybrid Gated-DeltaNet model on
+/// one rank (see [`gdn_attn_block`]), with the pages it comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct GdnAttnBlock {
+    /// Tokens per attention block.
+    pub block: u64,
+    /// The largest Mamba state page of a request (bytes per rank).
+    pub state_page: u64,
+    /// One token's K page of a full-attention layer (bytes per rank).
+    pub k_page: u64,
+}
+
+fn dtype_bytes(name: &str) -> Option<u64> {
+    match name {
+        "float32" => Some(4),
+        "bfloat16" | "float16" | "half" => Some(2),
+        _ => None,
+    }
+}
+
+/// What sizes a Gated-DeltaNet model's linear-attention state and its
+/// full-attention K page, as its (text) `config.json` names them: the
+/// generated copy gives them ([`CheckpointConfig::gdn`]), and the
+/// rehearsal's stand-in `vllm` reads them from the model directory's
+/// `config.json`, as vLLM does.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct GdnDims {
+    pub linear_num_key_heads: u64,
+    pub linear_num_value_heads: u64,
+    pub linear_key_head_dim: u64,
+    pub linear_value_head_dim: u64,
+    pub linear_conv_kernel_dim: u64,
+    /// The state dtype the checkpoint asks for (vLLM's
+    /// `Qwen3_5ForConditionalGenerationConfig` applies it); the model dtype
+    /// when absent.
+    #[serde(default)]
+    pub mamba_ssm_dtype: Option<String>,
+    pub num_key_value_heads: u64,
+    pub head_dim: u64,
+}
+
+impl CheckpointConfig {
+    /// The Gated-DeltaNet dimensions, where the config has them all.
+    pub fn gdn(&self) -> Option<GdnDims> {
+        Some(GdnDims {
+            linear_num_key_heads: self.linear_num_key_heads?,
+            linear_num_value_heads: self.linear_num_value_heads?,
+            linear_key_head_dim: self.linear_key_head_dim?,
+            linear_value_head_dim: self.linear_value_head_dim?,
+            linear_conv_kernel_dim: self.linear_conv_kernel_dim?,
+            mamba_ssm_dtype: self.mamba_ssm_dtype.clone(),
+            num_key_value_heads: self.num_key_value_heads?,
+            head_dim: self.head_dim?,
+        })
+    }
+}
+
+/// The attention block size vllm-ascend derives for a hybrid model whose
+/// linear layers are Gated DeltaNet (Qwen3.5) at tensor-parallel size `tp`
+/// with `num_spec` speculative tokens, given the release's kernel block
+/// (`kernel_block_size`, the generated `hybrid_attn_block`), the KV cache in
+/// the model's 2-byte dtype, and the state dtype unset:
+/// - the Mamba states per request (vllm/model_executor/layers/mamba/
+///   mamba_utils.py `gated_delta_net_state_shape`): a conv state of
+///   `(2 x key heads x key dim + value heads x value dim) / tp x (conv
+///   kernel - 1 + num_spec)` in the model dtype and a temporal state of
+///   `value heads / tp x value dim x key dim` in the checkpoint's
+///   `mamba_ssm_dtype` (vllm/model_executor/models/config.py
+///   `Qwen3_5ForConditionalGenerationConfig` sets it, float32 for Qwen3.5);
+/// - the K page of one token: `head_dim x max(1, KV heads / tp) x 2`
+///   (vllm-ascend's GQA branch; `get_num_kv_heads`);
+/// - `block = kernel x cdiv(largest state, kernel x K page)`
+///   (vllm_ascend/patch/platform/patch_mamba_config.py
+///   `verify_and_update_config`).
+///
+/// The rule `mamba_align_block_within_batch` and the rehearsal's stand-in
+/// `vllm` both ask this. `None` when a head count does not divide by `tp`
+/// (vLLM refuses that elsewhere), a dtype is not one it sizes, or the block
+/// does not carry the largest state exactly (vllm-ascend asserts "Cannot
+/// align" then).
+pub fn gdn_attn_block(
+    d: &GdnDims,
+    tp: u64,
+    num_spec: u64,
+    kernel_block_size: u64,
+) -> Option<GdnAttnBlock> {
+    let (kh, vh) = (d.linear_num_key_heads, d.linear_num_value_heads);
+    let (kd, vd) = (d.linear_key_head_dim, d.linear_value_head_dim);
+    let ssm_bytes = match d.mamba_ssm_dtype.as_deref() {
+        Some(t) => dtype_bytes(t)?,
+        None => 2,
+    };
+    let conv_dim = 2 * kh * kd + vh * vd;
+    if tp == 0 || vh % tp != 0 || conv_dim % tp != 0 || d.linear_conv_kernel_dim == 0 {
+        return None;
+    }
+    let conv = conv_dim / tp * (d.linear_conv_kernel_dim - 1 + num_spec) * 2;
+    let temporal = vh / tp * vd * kd * ssm_bytes;
+    let state_page = conv.max(temporal);
+    let k_page = d.head_dim * (d.num_key_value_heads / tp).max(1) * 2;
+    let per_kernel = kernel_block_size.checked_mul(k_page).filter(|&n| n > 0)?;
+    let block = kernel_block_size * state_page.div_ceil(per_kernel);
+    (block * k_page == state_page).then_some(GdnAttnBlock {
+        block,
+        state_page,
+        k_page,
+    })
 }
 
 #[derive(Deserialize)]

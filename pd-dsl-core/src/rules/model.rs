@@ -50,6 +50,20 @@ declare_rules! {
     /// to v0.24.0rc1), although vllm-ascend's worker falls back to the V1
     /// runner there.
     MambaAlignV2Runner = "mamba_align_v2_runner", Hard, "a hybrid linear-attention model with prefix caching on does not take env `VLLM_USE_V2_MODEL_RUNNER=1` on vLLM 0.22.1 to 0.24.0";
+    /// A hybrid Gated-DeltaNet model (the Qwen3.5 family: its architecture
+    /// among vLLM's `IsHybrid` classes without Mamba prefix caching,
+    /// generated `mamba_align`) with `prefix_caching: true` runs its Mamba
+    /// cache in 'align' mode, where `VllmConfig.validate_block_size` asserts
+    /// `block_size <= max_num_batched_tokens` at start (vllm/config/vllm.py
+    /// @0.18.0 L1664 to @0.26.0 L2266, the generated
+    /// `mamba_align.block_within_batch`; vLLM 0.27.1 on have no such
+    /// assert). vllm-ascend raises that block to one that carries a
+    /// request's whole linear-attention state (`dims::gdn_attn_block`, from
+    /// the copy of the checkpoint's config and the release's generated
+    /// `hybrid_attn_block`: 4096 tokens for Qwen3.5-397B at TP1/2, 2048 at
+    /// TP4, 1024 at TP8, 512 at TP16), so a smaller batch budget, typed or
+    /// vLLM's default, refuses to start.
+    MambaAlignBlockWithinBatch = "mamba_align_block_within_batch", Hard, "a hybrid linear-attention model in Mamba 'align' mode batches at least its attention block per step (vLLM 0.18.0 to 0.26.0)";
     /// FlashComm1 (`additional_config.enable_flashcomm1`, env
     /// `VLLM_ASCEND_ENABLE_FLASHCOMM1`) or `enable_dsa_cp` asked for on an
     /// engine where sequence-parallel MoE cannot run: from v0.27.1rc1
@@ -356,6 +370,80 @@ pub(crate) fn check_mamba_align_v2_runner(
         format!(
             "found env `VLLM_USE_V2_MODEL_RUNNER` on with `prefix_caching: true` on a {role} engine of `{}` ({arch}, hybrid linear attention) on image `{}`, expected one of them off: prefix caching puts its Mamba cache in 'align' mode ({}), where vLLM {} asserts the V2 runner off at start (\"Model Runner V2 has not yet supported mamba_cache_mode='align'\", {} `validate_block_size`)",
             m.id, img.tag, a.prefix_caching, v.version, assert
+        ),
+    );
+}
+
+/// The attention block of a hybrid model in Mamba 'align' mode against
+/// the batch budget (rule `mamba_align_block_within_batch`).
+pub(crate) fn check_mamba_align_block_within_batch(
+    facts: &Facts<'_>,
+    role: Role,
+    serve: &Serve,
+    tp: u32,
+    cx: &mut Cx,
+) {
+    let (Some(m), Some(img), Some(hw)) = (facts.model, facts.image, facts.hw) else {
+        return;
+    };
+    let (Ok(v), Some(rel)) = (crate::upstream::vllm_of(img), img.facts()) else {
+        return;
+    };
+    let (Some(a), Some(sizing), Some(arch)) = (
+        &v.mamba_align,
+        &rel.hybrid_attn_block,
+        crate::dims::architecture(m),
+    ) else {
+        return;
+    };
+    if crate::upstream::MambaAlign::UNJUDGED_FLAGS
+        .iter()
+        .any(|name| serve.flags.iter().any(|(n, _)| n == name))
+    {
+        return;
+    }
+    let num_spec = serve.speculative.as_ref().map_or(0, |s| s.tokens);
+    let Some(b) = crate::dims::config_of(m)
+        .and_then(|c| c.gdn())
+        .and_then(|d| {
+            crate::dims::gdn_attn_block(&d, u64::from(tp), num_spec, sizing.kernel_block_size)
+        })
+    else {
+        return;
+    };
+    let block = serve.block_size.map_or(b.block, |typed| typed.max(b.block));
+    let (default_mbt, _) = crate::capacity::default_batching(hw);
+    let mbt = serve.max_num_batched_tokens.unwrap_or(default_mbt);
+    // Prefix caching typed on (hybrid models default it off) puts the
+    // Mamba cache in 'align' mode.
+    let Some(assert) = a.block_refusal(arch, serve.prefix_caching, block, mbt) else {
+        return;
+    };
+    let mbt_site =
+        super::settings::site_in(facts.spec, role, |s| s.max_num_batched_tokens.as_ref());
+    let site = if mbt_site == Site::NONE {
+        super::settings::site_in(facts.spec, role, |s| s.prefix_caching.as_ref())
+    } else {
+        mbt_site
+    };
+    cx.report(
+        Rule::MambaAlignBlockWithinBatch,
+        site,
+        format!("{role}.max_num_batched_tokens"),
+        format!(
+            "found `max_num_batched_tokens` {mbt}{} on a {role} engine of `{}` ({arch}, hybrid linear attention) at TP{tp} with `prefix_caching: true` on image `{}`, expected at least {block}: prefix caching puts its Mamba cache in 'align' mode ({}), vllm-ascend {} raises the attention block to {} tokens so that one block carries a request's linear-attention state ({} B per rank = {} x {} B per token; {}), and vLLM {} asserts \"In Mamba cache align mode, block_size ({block}) must be <= max_num_batched_tokens ({mbt})\" at start ({} `validate_block_size`); raise `max_num_batched_tokens` or turn prefix caching off",
+            if serve.max_num_batched_tokens.is_some() { "" } else { " (vLLM's default: unset)" },
+            m.id,
+            img.tag,
+            a.prefix_caching,
+            rel.version,
+            b.block,
+            b.state_page,
+            b.block,
+            b.k_page,
+            sizing.source,
+            v.version,
+            assert
         ),
     );
 }

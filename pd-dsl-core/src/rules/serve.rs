@@ -349,5 +349,6 @@ pub(crate) fn check_serve(
         super::limits::check_capture_sizes_tp(facts, role, serve, (dp, tp), cx);
         super::model::check_sequence_parallel_dropped(facts, role, serve, (dp, tp), cx);
         super::model::check_sequence_parallel_needs(facts, role, serve, (dp, tp), cx);
+        super::model::check_mamba_align_block_within_batch(facts, role, serve, tp, cx);
     }
 }

@@ -61,6 +61,12 @@ pub struct Release {
     /// vllm_ascend/platform.py); `None` before Ascend Engram.
     #[serde(default)]
     pub engram_tp: Option<EngramTp>,
+    /// How the release sizes a hybrid GQA model's attention block
+    /// (`HybridAttentionMambaModelConfig.verify_and_update_config`, patched
+    /// in vllm_ascend/patch/platform/patch_mamba_config.py), where it does so
+    /// by the one formula `dims::gdn_attn_block` computes; `None` elsewhere.
+    #[serde(default)]
+    pub hybrid_attn_block: Option<HybridAttnBlock>,
     /// Whether the V1 model runner hands vLLM the TP size when it sizes the
     /// graphs (`_check_and_update_cudagraph_mode`); `None` without it.
     #[serde(default)]
@@ -388,6 +394,17 @@ pub fn pool_runner(img: &Image) -> Option<(&'static str, &'static PoolRunner)> {
         .rev()
         .filter_map(|r| r.as_ref().ok())
         .find_map(|r| r.kv_pool_runner.as_ref().map(|p| (r.version.as_str(), p)))
+}
+
+/// vllm-ascend's attention block for hybrid models: `kernel_block_size x
+/// cdiv(largest Mamba state page, kernel_block_size x per-token K page)`,
+/// raised to when the block is unset or smaller.
+#[derive(Debug, Deserialize)]
+pub struct HybridAttnBlock {
+    /// `kernel_block_size`.
+    pub kernel_block_size: u64,
+    /// `path:line` of the block's assignment.
+    pub source: String,
 }
 
 /// One `AscendStoreConnector` backend (vllm_ascend/distributed/kv_transfer/

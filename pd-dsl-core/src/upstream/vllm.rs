@@ -191,6 +191,18 @@ pub struct MambaAlign {
 }
 
 impl MambaAlign {
+    /// The flags that change how a hybrid model's Mamba cache mode or its
+    /// pages come out, so that the rule `mamba_align_block_within_batch` and
+    /// the stand-in `vllm` leave [`MambaAlign::block_refusal`] to vLLM.
+    pub const UNJUDGED_FLAGS: [&'static str; 6] = [
+        "--mamba-cache-mode",
+        "--mamba-ssm-cache-dtype",
+        "--mamba-cache-dtype",
+        "--kv-cache-dtype",
+        "--dtype",
+        "--no-enable-chunked-prefill",
+    ];
+
     /// Whether an engine of model class `architecture` with prefix caching
     /// on runs its Mamba cache in 'align' mode: a hybrid class without Mamba
     /// prefix caching.
@@ -213,6 +225,25 @@ impl MambaAlign {
     ) -> Option<&str> {
         let src = self.v2_runner.as_deref()?;
         (v2_runner && prefix_caching == Some(true) && self.aligns(architecture)).then_some(src)
+    }
+
+    /// `path:line` of the assert that refuses an engine of class
+    /// `architecture` with `prefix_caching` as typed whose attention
+    /// `block` exceeds `max_num_batched_tokens` (`block_within_batch`, vLLM
+    /// 0.18.0 to 0.26.0): the rule `mamba_align_block_within_batch` and the
+    /// rehearsal's stand-in `vllm` ask this.
+    pub fn block_refusal(
+        &self,
+        architecture: &str,
+        prefix_caching: Option<bool>,
+        block: u64,
+        max_num_batched_tokens: u64,
+    ) -> Option<&str> {
+        let src = self.block_within_batch.as_deref()?;
+        (prefix_caching == Some(true)
+            && self.aligns(architecture)
+            && block > max_num_batched_tokens)
+            .then_some(src)
     }
 }
 

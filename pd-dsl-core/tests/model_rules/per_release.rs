@@ -780,3 +780,94 @@ fn mamba_align_refuses_the_v2_runner() {
         );
     }
 }
+
+/// Qwen3.5 with `prefix_caching: true` runs its Mamba cache in 'align' mode,
+/// where vLLM 0.18.0 to 0.26.0 assert `block_size <= max_num_batched_tokens`
+/// and vllm-ascend has raised the block to carry one request's GDN state
+/// (`mamba_align_block_within_batch`). By hand, from the Qwen3.5-397B
+/// config (64 value heads of 128 x 128 key dims, float32 state; 2 KV heads
+/// of 256) and vllm_ascend/patch/platform/patch_mamba_config.py: at TP4 the
+/// state is 16 x 128 x 128 x 4 = 1048576 B, the K page 256 x 1 x 2 = 512 B,
+/// so the block is 128 x cdiv(1048576, 128 x 512) = 2048; at TP2 4096.
+#[test]
+fn mamba_align_block_fits_the_batch() {
+    let rule = "mamba_align_block_within_batch";
+    let qwen = "qwen3_5_397b_a17b_w8a8_mtp";
+    let with =
+        |model: &str, image: &str, decode: Value| with_role(pd(model, image), "decode", decode);
+    for (image, line) in [("v0.18.0", 58), ("v0.23.0", 94), ("v0.26.0rc1", 94)] {
+        let v = with(
+            qwen,
+            image,
+            json!({"prefix_caching": true, "max_num_batched_tokens": 2047}),
+        );
+        let m = messages(&v, rule);
+        assert!(
+            m.len() == 1
+                && m[0].contains("found `max_num_batched_tokens` 2047 on a decode engine")
+                && m[0].contains("at TP4")
+                && m[0].contains("expected at least 2048")
+                && m[0].contains("(1048576 B per rank = 2048 x 512 B per token; vllm_ascend/patch/platform/patch_mamba_config.py:")
+                && m[0].contains(&format!("patch_mamba_config.py:{line})"))
+                && m[0].contains("vllm/config/vllm.py:"),
+            "{image}: {m:?}"
+        );
+        let at = |decode: Value| broken(&with(qwen, image, decode)).contains(rule);
+        assert!(
+            !at(json!({"prefix_caching": true, "max_num_batched_tokens": 2048})),
+            "{image}"
+        );
+        assert!(
+            !at(json!({"prefix_caching": false, "max_num_batched_tokens": 512})),
+            "{image}"
+        );
+        assert!(!at(json!({"max_num_batched_tokens": 512})), "{image}");
+        // A typed block above vllm-ascend's stays, and must fit too.
+        assert!(
+            at(json!({"prefix_caching": true, "max_num_batched_tokens": 2048, "block_size": 4096})),
+            "{image}"
+        );
+        // A typed cache mode is another case: left to vLLM.
+        assert!(
+            !at(json!({
+                "prefix_caching": true,
+                "max_num_batched_tokens": 512,
+                "flags": [{"name": "--mamba-cache-mode", "value": "all"}]
+            })),
+            "{image}"
+        );
+        // No linear attention, no such block.
+        assert!(
+            !broken(&with(
+                "qwen3_235b_a22b_w8a8",
+                image,
+                json!({"prefix_caching": true, "max_num_batched_tokens": 512})
+            ))
+            .contains(rule),
+            "{image}"
+        );
+        // TP2: a 4096-token block, above A3's unset default of 2048.
+        let mut tp2 = with(qwen, image, json!({"prefix_caching": true}));
+        tp2["topology"][1]["dp"] = json!(8);
+        tp2["topology"][1]["tp"] = json!(2);
+        let m = messages(&tp2, rule);
+        assert!(
+            m.len() == 1
+                && m[0].contains("2048 (vLLM's default: unset)")
+                && m[0].contains("expected at least 4096"),
+            "{image}: {m:?}"
+        );
+    }
+    // vLLM 0.27.1 on have no such assert.
+    for image in ["v0.27.1rc1", "v0.30.0rc2"] {
+        assert!(
+            !broken(&with(
+                qwen,
+                image,
+                json!({"prefix_caching": true, "max_num_batched_tokens": 512})
+            ))
+            .contains(rule),
+            "{image}"
+        );
+    }
+}

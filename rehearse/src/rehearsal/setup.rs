@@ -218,10 +218,21 @@ pub(super) fn stage(
         if let Some(t) = pd_dsl::dims::checkpoint_model_type(m) {
             config["model_type"] = t.into();
         }
+        let mut text = serde_json::Map::new();
         if let Some(t) = pd_dsl::dims::text_model_type(m)
             && Some(t) != pd_dsl::dims::checkpoint_model_type(m)
         {
-            config["text_config"] = serde_json::json!({ "model_type": t });
+            text.insert("model_type".into(), t.into());
+        }
+        // The linear-attention dimensions vLLM sizes the Mamba state from.
+        if let Some(serde_json::Value::Object(gdn)) = pd_dsl::dims::config_of(m)
+            .and_then(|c| c.gdn())
+            .and_then(|d| serde_json::to_value(d).ok())
+        {
+            text.extend(gdn);
+        }
+        if !text.is_empty() {
+            config["text_config"] = text.into();
         }
         if let Some(a) = pd_dsl::dims::architecture(m) {
             config["architectures"] = serde_json::json!([a]);

@@ -599,3 +599,69 @@ fn vllm_refuses_the_v2_runner_on_qwen3_5_in_mamba_align_mode() {
     let (_, _, err) = run(VLLM, &argv(&qwen, on), &env("v0.25.1rc1", "1"));
     assert!(err.contains("cannot read PD_STANDIN_EXPECT"), "{err}");
 }
+
+/// The stand-in `vllm` refuses what vLLM 0.18.0 to 0.26.0 assert in Mamba
+/// 'align' mode: the attention block vllm-ascend raised to carry a request's
+/// Gated-DeltaNet state above `max_num_batched_tokens`
+/// (`MambaAlign::block_refusal`, as the rule `mamba_align_block_within_batch`).
+/// The model directory's `config.json` has Qwen3.5-397B's dimensions in its
+/// `text_config`; by hand: at TP2 the state is 32 x 128 x 128 x 4 = 2097152 B
+/// and the K page 256 x 1 x 2 = 512 B, a 4096-token block above the 2048 the
+/// argv types; at TP4 2048, which fits.
+#[test]
+fn vllm_refuses_a_mamba_align_block_above_the_batch() {
+    let dir = crate::tmpdir("qwen3_5_gdn_model");
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe",
+            "text_config": {"model_type": "qwen3_5_moe_text", "linear_num_key_heads": 16,
+            "linear_num_value_heads": 64, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+            "linear_conv_kernel_dim": 4, "mamba_ssm_dtype": "float32", "num_key_value_heads": 2,
+            "head_dim": 256}}"#,
+    )
+    .unwrap();
+    let model = dir.display().to_string();
+    let argv = |tp: u32, extra: &[&str]| {
+        let mut a = rank_argv(7100, 2, 0, 12321, tp, None);
+        a[1] = model.clone();
+        for x in a.iter_mut() {
+            if x == "--no-enable-prefix-caching" {
+                *x = "--enable-prefix-caching".to_owned();
+            }
+        }
+        a.extend(extra.iter().map(|x| (*x).to_owned()));
+        a
+    };
+    let env = |image: &str, tp: u32| {
+        vec![
+            ("PD_STANDIN_IMAGE", image.to_owned()),
+            (
+                "ASCEND_RT_VISIBLE_DEVICES",
+                (0..tp).map(|d| d.to_string()).collect::<Vec<_>>().join(","),
+            ),
+            ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
+        ]
+    };
+    let started = |err: &str| err.contains("cannot read PD_STANDIN_EXPECT");
+    for image in ["v0.18.0", "v0.23.0", "v0.26.0rc1"] {
+        let (code, _, err) = run(VLLM, &argv(2, &[]), &env(image, 2));
+        assert_eq!(code, Some(1), "{image}: {err}");
+        assert!(
+            err.contains("In Mamba cache align mode, block_size (4096) must be <= max_num_batched_tokens (2048)")
+                && err.contains("vllm/config/vllm.py:"),
+            "{image}: {err}"
+        );
+        let (_, _, err) = run(VLLM, &argv(4, &[]), &env(image, 4));
+        assert!(started(&err), "{image}: {err}");
+        let (code, _, err) = run(VLLM, &argv(4, &["--block-size", "4096"]), &env(image, 4));
+        assert_eq!(code, Some(1), "{image}: {err}");
+        let (_, _, err) = run(
+            VLLM,
+            &argv(2, &["--mamba-cache-mode", "all"]),
+            &env(image, 2),
+        );
+        assert!(started(&err), "{image}: {err}");
+    }
+    let (_, _, err) = run(VLLM, &argv(2, &[]), &env("v0.27.1rc1", 2));
+    assert!(started(&err), "{err}");
+}

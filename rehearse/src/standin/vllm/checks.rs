@@ -517,11 +517,49 @@ pub(super) fn mamba_align_refusal(plan: &Plan, image: &str) -> Result<(), Fail> 
     };
     let v2 = super::env_nonempty("VLLM_USE_V2_MODEL_RUNNER")
         .is_some_and(|x| pd_dsl::upstream::maybe_convert_bool(&x) == Some(true));
-    match a.v2_runner_refusal(arch, plan.prefix_caching, v2) {
-        Some(src) => fail(
+    if let Some(src) = a.v2_runner_refusal(arch, plan.prefix_caching, v2) {
+        return fail(
             1,
             format!(
                 "AssertionError: Model Runner V2 has not yet supported mamba_cache_mode='align'. ({src})"
+            ),
+        );
+    }
+    // The block vllm-ascend raised to carry a request's linear-attention
+    // state, against the batch budget (`MambaAlign::block_refusal`, the
+    // rule `mamba_align_block_within_batch`). vLLM's default budget depends
+    // on the NPU's memory, which the stand-in does not know: it takes the
+    // smallest, never looser than vLLM.
+    let (Some(d), Some(sizing)) = (
+        plan.gdn.as_ref(),
+        crate::facts::ascend_required(image)
+            .ok()
+            .and_then(|rel| rel.hybrid_attn_block.as_ref()),
+    ) else {
+        return Ok(());
+    };
+    if plan.mamba_align_unjudged {
+        return Ok(());
+    }
+    let num_spec = plan.speculative.as_ref().map_or(0, |(_, t)| *t);
+    let Some(b) =
+        pd_dsl::dims::gdn_attn_block(d, u64::from(plan.tp), num_spec, sizing.kernel_block_size)
+    else {
+        return Ok(());
+    };
+    let block = plan.block_size_typed.map_or(b.block, |t| t.max(b.block));
+    let mbt = plan.max_num_batched_tokens.unwrap_or_else(|| {
+        pd_dsl::tables::HARDWARE
+            .iter()
+            .map(|hw| pd_dsl::capacity::default_batching(hw).0)
+            .min()
+            .unwrap_or(0)
+    });
+    match a.block_refusal(arch, plan.prefix_caching, block, mbt) {
+        Some(src) => fail(
+            1,
+            format!(
+                "AssertionError: In Mamba cache align mode, block_size ({block}) must be <= max_num_batched_tokens ({mbt}). ({src})"
             ),
         ),
         None => Ok(()),

@@ -62,6 +62,13 @@ pub(super) struct Plan {
     /// `architectures[0]` of the model directory's `config.json`, as vLLM
     /// reads the checkpoint; `None` where it has none.
     pub(super) architecture: Option<String>,
+    /// The Gated-DeltaNet dimensions of that `config.json` (its
+    /// `text_config` where it nests one), where it has them all.
+    pub(super) gdn: Option<pd_dsl::dims::GdnDims>,
+    /// `--block-size` as typed.
+    pub(super) block_size_typed: Option<u64>,
+    /// A flag of `MambaAlign::UNJUDGED_FLAGS` is typed.
+    pub(super) mamba_align_unjudged: bool,
 }
 
 /// `AscendStoreConnector` as a MultiConnector's second child.
@@ -502,9 +509,20 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
     let max_num_batched_tokens = count("max-num-batched-tokens")?;
     let max_num_seqs = count("max-num-seqs")?;
     let architecture = args.model.as_deref().and_then(architecture_of);
+    let gdn = args.model.as_deref().and_then(gdn_of);
+    let mamba_align_unjudged = pd_dsl::upstream::MambaAlign::UNJUDGED_FLAGS
+        .iter()
+        .filter_map(|f| f.strip_prefix("--"))
+        .any(|name| match name.strip_prefix("no-") {
+            Some(on) => args.switches.get(on) == Some(&false),
+            None => args.values.contains_key(name) || args.switches.contains_key(name),
+        });
     Ok(Plan {
         prefix_caching: args.switches.get("enable-prefix-caching").copied(),
         architecture,
+        gdn,
+        block_size_typed: count("block-size")?,
+        mamba_align_unjudged,
         speculative,
         graph,
         capture_sizes,
@@ -548,6 +566,16 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
             })?,
         },
     })
+}
+
+/// The Gated-DeltaNet dimensions of `<model>/config.json` (its
+/// `text_config` where it nests one, as vLLM's `hf_text_config`), where the
+/// file has them all.
+fn gdn_of(model: &str) -> Option<pd_dsl::dims::GdnDims> {
+    let text = std::fs::read_to_string(std::path::Path::new(model).join("config.json")).ok()?;
+    let config: Json = serde_json::from_str(&text).ok()?;
+    let text_config = config.get("text_config").cloned().unwrap_or(config);
+    serde_json::from_value(text_config).ok()
 }
 
 /// `architectures[0]` of `<model>/config.json`, where the file is there and
