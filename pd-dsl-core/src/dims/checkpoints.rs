@@ -88,6 +88,9 @@ pub struct CheckpointConfig {
     pub derived_max_model_len: Option<LenByVllm>,
     /// DeepSeek-V4's per-layer compress ratios (the MTP layer's last).
     pub compress_ratios: Option<Vec<u64>>,
+    /// Layers per `layer_types` entry (`linear_attention`,
+    /// `full_attention`), where the config lists them.
+    pub layer_types: Option<BTreeMap<String, u64>>,
 }
 
 impl CheckpointConfig {

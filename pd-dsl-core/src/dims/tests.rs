@@ -335,3 +335,38 @@ fn no_copied_checkpoint_carries_a_dspark_block() {
     }
     assert!(copies >= 30, "only {copies} builds have a copy");
 }
+
+/// vLLM's hybrid classes (the generated `mamba_align.hybrid`, `IsHybrid`)
+/// and the copies agree: a build's architecture is hybrid exactly where its
+/// checkpoint lists `linear_attention` layers (Qwen3.5), on every pinned
+/// vLLM that has the classes.
+#[test]
+fn hybrid_classes_agree_with_the_copies_layer_types() {
+    let mut hybrid = 0;
+    let vllms = crate::tables::IMAGES
+        .iter()
+        .filter_map(|img| crate::upstream::vllm_of(img).ok());
+    for v in vllms {
+        let Some(a) = v.mamba_align.as_ref() else {
+            continue;
+        };
+        for m in MODELS {
+            let (Some(c), Some(arch)) = (config_of(m), architecture(m)) else {
+                continue;
+            };
+            let linear = c
+                .layer_types
+                .as_ref()
+                .is_some_and(|t| t.contains_key("linear_attention"));
+            assert_eq!(
+                a.is_hybrid(arch),
+                linear,
+                "vLLM {}: `{}` ({arch})",
+                v.version,
+                m.id
+            );
+            hybrid += usize::from(linear);
+        }
+    }
+    assert!(hybrid > 0, "no hybrid build checked");
+}

@@ -217,9 +217,12 @@ pub(crate) fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx
                     ),
                 );
             }
-        } else if bs != 128 && !m.linear_attention {
-            // Every other model but the hybrid linear-attention ones, which
-            // `refresh_block_size` leaves to their own sizing: 128 whenever
+        } else if bs != 128 && !is_hybrid(m, img) {
+            // Every other model but the hybrid ones (vLLM's
+            // `ModelConfig.is_hybrid`: the class implements `IsHybrid`, the
+            // generated `mamba_align.hybrid`, Qwen3.5 in the table), which
+            // `refresh_block_size` leaves to their own sizing (utils.py
+            // @v0.18.0 L1181, @v0.23.0 L1397, @v0.30.0rc2 L1454): 128 whenever
             // prefix caching or chunked prefill is on, and both are on
             // unless turned off (utils.py @v0.18.0 L1186-1189, @v0.23.0
             // L1404, @v0.30.0rc2 L1461).
@@ -241,4 +244,20 @@ pub(crate) fn check_role_limits(facts: &Facts<'_>, role: Role, serve: &Serve, cx
         }
     }
     super::speculative::check_draft(facts, role, serve, cx);
+}
+
+/// Whether the image's vLLM sizes the model as hybrid, by its architecture
+/// (`crate::dims::architecture`) among the generated `IsHybrid` classes. A
+/// build of no known architecture (DeepSeek-V3.1-Terminus, R1-0528,
+/// V3.2-Exp, GLM-4.7: families whose copied siblings are not hybrid) counts
+/// as not hybrid, as the table held before; a vLLM without the classes
+/// counts every model as hybrid, so that no block size is refused on a guess.
+fn is_hybrid(m: &tables::Model, img: &tables::Image) -> bool {
+    let Some(a) = crate::upstream::vllm_of(img)
+        .ok()
+        .and_then(|v| v.mamba_align.as_ref())
+    else {
+        return true;
+    };
+    crate::dims::architecture(m).is_some_and(|arch| a.is_hybrid(arch))
 }

@@ -34,7 +34,6 @@ pub static DEEPSEEK_V4_1_FLASH_W8A8: Model = Model {
     mtp: false,
     moe: true,
     hybrid_kv: true,
-    linear_attention: false,
     attention: Attention::V41Ced,
     multimodal: true,
     drafts: &[],

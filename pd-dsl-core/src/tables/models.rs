@@ -32,13 +32,6 @@ pub struct Model {
     /// Uses a hybrid KV cache (`MooncakeHybridConnector` or, from
     /// v0.22.1rc1, the V1 connector).
     pub hybrid_kv: bool,
-    /// Linear-attention (Gated DeltaNet, Mamba-state) layers beside full
-    /// attention: vLLM's `ModelConfig.is_hybrid`, which vllm-ascend's
-    /// `refresh_block_size` leaves to the model's own sizing (utils.py
-    /// @v0.18.0 L1181, @v0.23.0 L1397, @v0.30.0rc2 L1454). The Qwen3.5
-    /// family (transformers `Qwen3_5MoeConfig.layer_types`:
-    /// `linear_attention` in three layers of four).
-    pub linear_attention: bool,
     /// How the model attends (the rules for MLA-only settings and block
     /// sizes read it).
     pub attention: Attention,
@@ -165,7 +158,6 @@ pub(super) const DEEPSEEK_V3: Model = Model {
     mtp: true,
     moe: true,
     hybrid_kv: false,
-    linear_attention: false,
     attention: Attention::Mla,
     multimodal: false,
     drafts: &[],
@@ -193,7 +185,6 @@ pub(super) const DEEPSEEK_V3_2: Model = Model {
     mtp: true,
     moe: true,
     hybrid_kv: false,
-    linear_attention: false,
     attention: Attention::DsaSparse,
     multimodal: false,
     drafts: &[],
@@ -220,7 +211,6 @@ pub(super) const DEEPSEEK_V4: Model = Model {
     mtp: true,
     moe: true,
     hybrid_kv: true,
-    linear_attention: false,
     attention: Attention::V4Hybrid,
     multimodal: false,
     drafts: &[],
@@ -249,7 +239,6 @@ pub(super) const GLM_5_FAMILY: Model = Model {
     mtp: true,
     moe: true,
     hybrid_kv: false,
-    linear_attention: false,
     attention: Attention::DsaSparse,
     multimodal: false,
     drafts: &[],
@@ -316,7 +305,6 @@ pub(super) const KIMI_K2: Model = Model {
     mtp: false,
     moe: true,
     hybrid_kv: false,
-    linear_attention: false,
     attention: Attention::Mla,
     multimodal: true,
     drafts: &[],
@@ -343,7 +331,6 @@ pub(super) const QWEN3_235B: Model = Model {
     mtp: false,
     moe: true,
     hybrid_kv: false,
-    linear_attention: false,
     attention: Attention::Gqa,
     multimodal: false,
     drafts: &[],
@@ -373,7 +360,6 @@ pub static GLM_4_7_W8A8C8: Model = Model {
     mtp: false,
     moe: true,
     hybrid_kv: false,
-    linear_attention: false,
     attention: Attention::Gqa,
     multimodal: false,
     drafts: &[],
@@ -404,7 +390,6 @@ pub(super) const QWEN3_5_FAMILY: Model = Model {
     mtp: true,
     moe: true,
     hybrid_kv: false,
-    linear_attention: true,
     attention: Attention::Gqa,
     multimodal: true,
     drafts: &[],
@@ -487,7 +472,6 @@ pub(super) const MINIMAX_M2: Model = Model {
     mtp: false,
     moe: true,
     hybrid_kv: false,
-    linear_attention: false,
     attention: Attention::Gqa,
     multimodal: false,
     drafts: &[],

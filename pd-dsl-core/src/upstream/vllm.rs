@@ -203,12 +203,18 @@ impl MambaAlign {
         "--no-enable-chunked-prefill",
     ];
 
+    /// Whether vLLM sizes model class `architecture` as hybrid (attention
+    /// beside Mamba or linear-attention layers: `ModelConfig.is_hybrid`, the
+    /// class implementing `IsHybrid`).
+    pub fn is_hybrid(&self, architecture: &str) -> bool {
+        self.hybrid.iter().any(|c| c == architecture)
+    }
+
     /// Whether an engine of model class `architecture` with prefix caching
     /// on runs its Mamba cache in 'align' mode: a hybrid class without Mamba
     /// prefix caching.
     pub fn aligns(&self, architecture: &str) -> bool {
-        self.hybrid.iter().any(|c| c == architecture)
-            && !self.classes.iter().any(|c| c == architecture)
+        self.is_hybrid(architecture) && !self.classes.iter().any(|c| c == architecture)
     }
 
     /// `path:line` of the assert that refuses an engine of class
