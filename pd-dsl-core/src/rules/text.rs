@@ -120,8 +120,14 @@ pub(crate) fn is_env_name(s: &str) -> bool {
 /// (`--attention-config.indexer_kv_dtype`: vLLM's `FlexibleArgumentParser`
 /// merges `--json-arg.key value` into the JSON argument, vllm
 /// `vllm/utils/argparse_utils.py` @v0.23.0 L389-416; the keys are passed
-/// as written).
+/// as written), the last key optionally ending in one `+`, which appends
+/// to a list (`--compilation-config.custom_ops+ a,b`: the same function
+/// drops the `+` and splits the value at commas, at every pinned vLLM).
 pub(crate) fn is_flag(s: &str) -> bool {
+    let s = match s.strip_suffix('+') {
+        Some(rest) if rest.contains('.') => rest,
+        _ => s,
+    };
     let mut parts = s.split('.');
     let head = parts.next().unwrap_or_default();
     let kebab = head.strip_prefix("--").is_some_and(|rest| {
@@ -238,6 +244,35 @@ pub(crate) fn check_texts(spec: &LayoutSpec, cx: &mut Cx) {
                     "bench.request_rate",
                     format!("found {:?}, expected a positive number or `inf`: it is passed to `vllm bench serve --request-rate`", r.value),
                 );
+        }
+    }
+}
+
+#[cfg(test)]
+mod flag_tests {
+    use super::is_flag;
+
+    #[test]
+    fn flags_are_kebab_with_dotted_keys_and_a_list_append() {
+        for ok in [
+            "--max-num-seqs",
+            "--attention-config.indexer_kv_dtype",
+            "--compilation-config.pass_config.fuse_norm_quant",
+            "--compilation-config.custom_ops+",
+        ] {
+            assert!(is_flag(ok), "{ok}");
+        }
+        for bad in [
+            "--max_num_seqs",
+            "-max-num-seqs",
+            "--Max-num-seqs",
+            "--max-num-seqs+",
+            "--compilation-config.custom_ops++",
+            "--compilation-config.+",
+            "--compilation-config.a+.b",
+            "--compilation-config.",
+        ] {
+            assert!(!is_flag(bad), "{bad}");
         }
     }
 }

@@ -377,8 +377,28 @@ fn a_dataclass_option_takes_only_its_keys() {
         "{m:?}"
     );
     // The top-level key of a dotted path, as vLLM's `parse_args` nests it
-    // (a trailing `+`, a list, dropped; `flag_format` refuses `+` in a
-    // layout's flag names, so only the function is exercised here).
+    // (a trailing `+`, a list append, dropped): judged as that key.
+    let m = refusals(
+        "v0.30.0rc2",
+        "--profiler-config.no_such+",
+        Some(json!("a,b")),
+    );
+    assert!(
+        m.len() == 1 && m[0].contains("validation error for ProfilerConfig: `no_such`"),
+        "{m:?}"
+    );
+    let appended = with_flags(
+        "v0.30.0rc2",
+        json!([flag(
+            "--hf-overrides.architectures+",
+            Some(json!("Qwen3MoeForCausalLM"))
+        )]),
+    );
+    assert!(
+        !broken(&appended).contains(RULE) && !broken(&appended).contains("flag_format"),
+        "{:?}",
+        messages(&appended, "flag_format")
+    );
     assert_eq!(
         pd_dsl_core::upstream::JsonKeys::top_key("backend+"),
         "backend"
