@@ -238,3 +238,15 @@ pub const DEEPSEEK_V4_PRO: Architecture = Architecture {
         compress: &[(4, 30), (128, 31), (0, 0)],
     },
 };
+
+/// Kimi-K2-Instruct: the Kimi-K2 text decoder (`kimi_k2`, read with vLLM's
+/// `DeepseekV3Config`) with no vision tower and a 131072-token context
+/// (YaRN 32 x 4096; the generated checkpoint facts' copy of
+/// `moonshotai/Kimi-K2-Instruct` `config.json`, which the sized-dimensions
+/// test holds every field equal to).
+pub const KIMI_K2_INSTRUCT: Architecture = Architecture {
+    name: "Kimi-K2-Instruct",
+    source: "cfg-copy of config.json (aiconfigurator_core/model_configs/moonshotai--Kimi-K2-Instruct_config.json)",
+    max_model_len: 131072,
+    ..KIMI_K2
+};

@@ -43,6 +43,7 @@ dims! {
     "glm_5_1" => GLM_5, FORMAT_BF16;
     "glm_5_1_w4a8" => GLM_5, FORMAT_W4A8;
     "glm_5_1_w8a8" => GLM_5, FORMAT_W8A8;
+    "kimi_k2_instruct_w8a8" => KIMI_K2_INSTRUCT, FORMAT_W8A8;
     "kimi_k2_5_w4a8" => KIMI_K2, FORMAT_W4A8;
     "kimi_k2_6_w4a8" => KIMI_K2, FORMAT_W4A8;
     "kimi_k2_7_code_w4a8" => KIMI_K2, FORMAT_W4A8;
@@ -100,10 +101,6 @@ pub static UNSIZED: &[(&str, &str)] = &[
     (
         "qwen3_5_397b_a17b_w4a8_mtp",
         "as `qwen3_5_397b_a17b_w8a8_mtp`",
-    ),
-    (
-        "kimi_k2_instruct_w8a8",
-        "Kimi-K2-Instruct's int8 weight layout is not sourced (its dimensions and context are in the checkpoint copy)",
     ),
     ("qwen3_5_122b_a10b_w4a8", "as `qwen3_5_397b_a17b_w8a8_mtp`"),
 ];
