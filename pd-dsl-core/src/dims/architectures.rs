@@ -250,3 +250,18 @@ pub const KIMI_K2_INSTRUCT: Architecture = Architecture {
     max_model_len: 131072,
     ..KIMI_K2
 };
+
+/// Qwen3-VL-235B-A22B: the Qwen3-235B decoder (its `text_config`,
+/// `qwen3_vl_moe_text`: 94 MoE layers, GQA 64/4 heads of 128, 128 experts)
+/// with a 262144-token context (the generated checkpoint facts' copy of
+/// `Qwen/Qwen3-VL-235B-A22B-Instruct` `config.json`, which the
+/// sized-dimensions test holds every field equal to). As for Kimi-K2, the
+/// vision tower is not counted: 27 blocks of width 1152 (MLP 4304) and four
+/// 4608-wide mergers in the copy's `vision_config`, about 0.6B parameters,
+/// under 0.3% of the model.
+pub const QWEN3_VL_235B: Architecture = Architecture {
+    name: "Qwen3-VL-235B-A22B",
+    source: "cfg-copy of config.json text_config (aiconfigurator_core/model_configs/Qwen--Qwen3-VL-235B-A22B-Instruct_config.json)",
+    max_model_len: 262144,
+    ..QWEN3_235B
+};

@@ -50,6 +50,9 @@ dims! {
     "qwen3_235b_a22b" => QWEN3_235B, FORMAT_BF16;
     "qwen3_235b_a22b_w8a8" => QWEN3_235B, FORMAT_W8A8;
     "qwen3_235b_a22b_w8a8_quarot" => QWEN3_235B, FORMAT_W8A8;
+    "qwen3_vl_235b_a22b_instruct" => QWEN3_VL_235B, FORMAT_BF16;
+    "qwen3_vl_235b_a22b_instruct_w8a8_quarot" => QWEN3_VL_235B, FORMAT_W8A8;
+    "qwen3_vl_235b_a22b_instruct_w8a8_mxfp8" => QWEN3_VL_235B, FORMAT_W8A8_MXFP8;
     "minimax_m2_7_w8a8_quarot" => MINIMAX_M2, FORMAT_W8A8;
     "minimax_m2_7_w8a8c8_quarot" => MINIMAX_M2, FORMAT_W8A8C8;
     "minimax_m2_5_w8a8_quarot" => MINIMAX_M2_5, FORMAT_W8A8;
@@ -76,18 +79,6 @@ pub static UNSIZED: &[(&str, &str)] = &[
     (
         "qwen3_235b_a22b_w8a8_mxfp0",
         "the `mxfp0` weight format is not documented",
-    ),
-    (
-        "qwen3_vl_235b_a22b_instruct",
-        "the budget does not count Qwen3-VL-235B's vision tower (its decoder's dimensions are in the checkpoint copy)",
-    ),
-    (
-        "qwen3_vl_235b_a22b_instruct_w8a8_quarot",
-        "as `qwen3_vl_235b_a22b_instruct`",
-    ),
-    (
-        "qwen3_vl_235b_a22b_instruct_w8a8_mxfp8",
-        "as `qwen3_vl_235b_a22b_instruct`",
     ),
     (
         "glm_5_3_w8a8c8",
