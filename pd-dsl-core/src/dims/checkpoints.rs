@@ -71,6 +71,7 @@ pub struct CheckpointConfig {
     pub v_head_dim: Option<u64>,
     pub index_n_heads: Option<u64>,
     pub index_head_dim: Option<u64>,
+    pub index_topk: Option<u64>,
     pub o_lora_rank: Option<u64>,
     pub o_groups: Option<u64>,
     pub sliding_window: Option<u64>,

@@ -370,3 +370,50 @@ fn hybrid_classes_agree_with_the_copies_layer_types() {
     }
     assert!(hybrid > 0, "no hybrid build checked");
 }
+
+/// The model table's hand-typed kinds agree with each build's copy: the
+/// attention kind (MLA: `kv_lora_rank`; DSA: MLA with `index_topk`, the test
+/// vllm-ascend makes; DeepSeek-V4: `compress_ratios`; GQA otherwise),
+/// mixture of experts (routed experts), and a build marked `mtp` has an MTP
+/// layer in its checkpoint (`num_nextn_predict_layers` or
+/// `mtp_num_hidden_layers`).
+#[test]
+fn table_kinds_agree_with_the_copies() {
+    use crate::tables::Attention;
+    let mut checked = 0;
+    for m in MODELS {
+        let Some(c) = config_of(m) else {
+            continue;
+        };
+        checked += 1;
+        let kind = if c.compress_ratios.is_some() {
+            Attention::V4Hybrid
+        } else if c.kv_lora_rank.is_some() && c.index_topk.is_some() {
+            Attention::DsaSparse
+        } else if c.kv_lora_rank.is_some() {
+            Attention::Mla
+        } else {
+            Attention::Gqa
+        };
+        assert_eq!(m.attention, kind, "`{}` ({})", m.id, c.source);
+        assert_eq!(
+            m.moe,
+            c.routed_experts().is_some_and(|n| n > 0),
+            "`{}` MoE",
+            m.id
+        );
+        if m.mtp {
+            let layers = c
+                .num_nextn_predict_layers
+                .or(c.mtp_num_hidden_layers)
+                .unwrap_or(0);
+            assert!(
+                layers > 0,
+                "`{}` is marked MTP; its checkpoint has no MTP layer ({})",
+                m.id,
+                c.source
+            );
+        }
+    }
+    assert!(checked >= 30, "only {checked} builds have a copy");
+}
