@@ -92,21 +92,35 @@ def _possible_keys(vllm_src: Path) -> list[str]:
     raise CheckpointError(f"{KEYS_SOURCE}: no `possible_keys` list in `derive_max_model_len_and_key`")
 
 
+def _rope_rule(vllm_src: Path) -> tuple[list[str], bool]:
+    """How `_get_and_verify_max_len` scales the derived length by RoPE: the
+    types it leaves unscaled (the tuple of its `if rope_type not in (...)`:
+    su/longrope/llama3, with yarn and the deepseek variants from vLLM 0.30),
+    and whether YaRN starts from `original_max_position_embeddings` (vLLM up
+    to 0.29: `if rope_type == "yarn": derived = rp[original]`)."""
+    tree = ast.parse((vllm_src / RULE_SOURCE).read_text(encoding="utf-8"))
+    for fn in ast.walk(tree):
+        if not (isinstance(fn, ast.FunctionDef) and fn.name == "_get_and_verify_max_len"):
+            continue
+        unscaled = None
+        for node in ast.walk(fn):
+            if (
+                isinstance(node, ast.Compare)
+                and ast.unparse(node.left) == "rope_type"
+                and isinstance(node.ops[0], ast.NotIn)
+                and isinstance(node.comparators[0], ast.Tuple)
+            ):
+                unscaled = [ast.literal_eval(e) for e in node.comparators[0].elts]
+        body = ast.unparse(fn)
+        yarn_original = "if rope_type == 'yarn':" in body and "rp['original_max_position_embeddings']" in body
+        if unscaled is None:
+            break
+        return unscaled, yarn_original
+    raise CheckpointError(f"{RULE_SOURCE}: no `_get_and_verify_max_len` testing `rope_type not in (...)`")
+
+
 def _yarn_uses_original(vllm_src: Path) -> bool:
-    """Whether `_get_and_verify_max_len` scales YaRN's
-    `original_max_position_embeddings` by its factor (vLLM up to 0.29) or leaves
-    `max_position_embeddings` as it is (0.30: "YaRN variants leave
-    max_position_embeddings already scaled")."""
-    text = (vllm_src / RULE_SOURCE).read_text(encoding="utf-8")
-    tree = ast.parse(text)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == "_get_and_verify_max_len":
-            body = ast.unparse(node)
-            if "if rope_type == 'yarn':" in body and "rp['original_max_position_embeddings']" in body:
-                return True
-            if "'yarn'" in body:
-                return False
-    raise CheckpointError(f"{RULE_SOURCE}: no `_get_and_verify_max_len` reading the RoPE type")
+    return _rope_rule(vllm_src)[1]
 
 
 def _rope(text: dict) -> dict | None:
@@ -122,37 +136,35 @@ def _rope(text: dict) -> dict | None:
     }
 
 
-def derived_len(text: dict, keys: list[str], yarn_original: bool) -> int | None:
+def derived_len(text: dict, keys: list[str], unscaled: list[str], yarn_original: bool) -> int | None:
     """The length vLLM derives: the smallest of its keys present, times the
-    RoPE factor for the types that do not pre-scale (none for
-    su/longrope/llama3, and for YaRN on vLLM 0.30 on; up to 0.29, YaRN's
-    original length times its factor). None when no key is present."""
+    RoPE factor unless the type is one the vLLM leaves `unscaled`; YaRN, where
+    it is scaled, from `original_max_position_embeddings` when
+    `yarn_original` (vLLM up to 0.29). None when no key is present. (vLLM's
+    Gemma-3 exception does not apply to the table's models.)"""
     present = [text[k] for k in keys if text.get(k) is not None]
     if not present:
         return None
     n = min(present)
     rope = _rope(text)
-    if rope is None:
+    if rope is None or rope["type"] in unscaled:
         return int(n)
-    kind = rope["type"]
-    if kind in ("su", "longrope", "llama3", "deepseek_yarn", "deepseek_llama_scaling"):
-        return int(n)
-    if kind == "yarn":
-        if not yarn_original:
-            return int(n)
+    if rope["type"] == "yarn" and yarn_original:
         n = rope["original_max_position_embeddings"]
     factor = rope["factor"] if rope["factor"] is not None else 1.0
     return int(n * factor)
 
 
-def _derivations() -> list[tuple[str, list[str], bool]]:
-    """Per pinned vLLM: version, max-length keys, the YaRN rule."""
+def _derivations() -> list[tuple[str, list[str], list[str], bool]]:
+    """Per pinned vLLM: version, max-length keys, unscaled RoPE types, the
+    YaRN rule."""
     lock = corpus.load_lock()
     out = []
     for p in lock["packages"]:
         if p["name"] == "vllm":
             src = corpus.unpacked(p)
-            out.append((p["version"], _possible_keys(src), _yarn_uses_original(src)))
+            unscaled, yarn_original = _rope_rule(src)
+            out.append((p["version"], _possible_keys(src), unscaled, yarn_original))
     if not out:
         raise CheckpointError("upstream/corpus.lock.json pins no vllm to read the length derivation from")
     return out
@@ -179,8 +191,8 @@ def one(path: Path, rel: str, derivations) -> dict:
     entry.update({f: text.get(f) for f in FIELDS})
     entry["rope"] = _rope(text)
     lens = {}
-    for version, keys, yarn_original in derivations:
-        lens[version] = derived_len(text, keys, yarn_original)
+    for version, keys, unscaled, yarn_original in derivations:
+        lens[version] = derived_len(text, keys, unscaled, yarn_original)
     # One length when every pinned vLLM derives the same, else per version.
     entry["derived_max_model_len"] = next(iter(lens.values())) if len(set(lens.values())) == 1 else lens
     entry["compress_ratios"] = text.get("compress_ratios")

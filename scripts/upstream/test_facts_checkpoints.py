@@ -11,6 +11,8 @@ import facts_checkpoints as fc
 from facts_testlib import LOCK, src
 
 KEYS = ["max_position_embeddings", "n_positions", "max_seq_len", "seq_length"]
+OLD = ["su", "longrope", "llama3"]
+NEW = ["su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"]
 
 
 def _pinned(name: str) -> list[str]:
@@ -24,16 +26,20 @@ class Derivation(unittest.TestCase):
     `max_position_embeddings` unchanged."""
 
     def test_plain_and_scaled(self):
-        self.assertEqual(fc.derived_len({"max_position_embeddings": 40960}, KEYS, True), 40960)
-        self.assertEqual(fc.derived_len({"max_position_embeddings": 9000, "seq_length": 8192}, KEYS, True), 8192)
-        self.assertIsNone(fc.derived_len({"hidden_size": 1}, KEYS, True))
+        self.assertEqual(fc.derived_len({"max_position_embeddings": 40960}, KEYS, OLD, True), 40960)
+        self.assertEqual(fc.derived_len({"max_position_embeddings": 9000, "seq_length": 8192}, KEYS, OLD, True), 8192)
+        self.assertIsNone(fc.derived_len({"hidden_size": 1}, KEYS, OLD, True))
         linear = {"max_position_embeddings": 4096, "rope_scaling": {"type": "linear", "factor": 4.0}}
-        self.assertEqual(fc.derived_len(linear, KEYS, True), 16384)
-        self.assertEqual(fc.derived_len(linear, KEYS, False), 16384)
+        self.assertEqual(fc.derived_len(linear, KEYS, OLD, True), 16384)
+        self.assertEqual(fc.derived_len(linear, KEYS, NEW, False), 16384)
         llama3 = {"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}}
-        self.assertEqual(fc.derived_len(llama3, KEYS, True), 131072)
+        self.assertEqual(fc.derived_len(llama3, KEYS, OLD, True), 131072)
         default = {"max_position_embeddings": 262144, "rope_parameters": {"rope_type": "default", "rope_theta": 1e7}}
-        self.assertEqual(fc.derived_len(default, KEYS, True), 262144)
+        self.assertEqual(fc.derived_len(default, KEYS, OLD, True), 262144)
+        # deepseek_yarn is scaled by its factor before vLLM 0.30, not after.
+        ds = {"max_position_embeddings": 4096, "rope_scaling": {"type": "deepseek_yarn", "factor": 4.0}}
+        self.assertEqual(fc.derived_len(ds, KEYS, OLD, True), 16384)
+        self.assertEqual(fc.derived_len(ds, KEYS, NEW, False), 4096)
 
     def test_yarn_by_vllm(self):
         # A YaRN config whose scaled length is not its max_position_embeddings:
@@ -42,8 +48,8 @@ class Derivation(unittest.TestCase):
             "max_position_embeddings": 163840,
             "rope_scaling": {"type": "yarn", "factor": 16, "original_max_position_embeddings": 4096},
         }
-        self.assertEqual(fc.derived_len(yarn, KEYS, True), 65536)
-        self.assertEqual(fc.derived_len(yarn, KEYS, False), 163840)
+        self.assertEqual(fc.derived_len(yarn, KEYS, OLD, True), 65536)
+        self.assertEqual(fc.derived_len(yarn, KEYS, NEW, False), 163840)
 
     def test_each_pinned_vllm_rule_is_read(self):
         # vLLM 0.29.0 still scales YaRN's original length; 0.30.0 does not.
@@ -54,6 +60,7 @@ class Derivation(unittest.TestCase):
             with self.subTest(version=version):
                 root = src(version, "vllm")
                 self.assertEqual(fc._yarn_uses_original(root), uses_original)
+                self.assertEqual(fc._rope_rule(root)[0], NEW if version == "0.30.0" else OLD)
                 self.assertEqual(fc._possible_keys(root)[0], "max_position_embeddings")
                 self.assertIn("seq_length", fc._possible_keys(root))
 

@@ -17,8 +17,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-/// The pinned copy set (its `upstream/corpus.lock.json` entry).
-pub const CHECKPOINT_PACKAGE: &str = "aiconfigurator-core 0.12.0";
+/// The pinned package the copies come from, as `upstream/corpus.lock.json`
+/// names it (a test holds the two equal, so that a new pin moves the
+/// embedded table below with it).
+pub const CHECKPOINT_PACKAGE: (&str, &str) = ("aiconfigurator-core", "0.12.0");
 
 const FACTS: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -417,3 +417,28 @@ fn table_kinds_agree_with_the_copies() {
     }
     assert!(checked >= 30, "only {checked} builds have a copy");
 }
+
+/// The embedded checkpoint table is the one the lock pins.
+#[test]
+fn the_embedded_copies_are_the_pinned_ones() -> Result<(), String> {
+    let lock = concat!(env!("CARGO_MANIFEST_DIR"), "/../upstream/corpus.lock.json");
+    let text = std::fs::read_to_string(lock).map_err(|e| format!("{lock}: {e}"))?;
+    let lock: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{lock}: {e}"))?;
+    let (name, version) = CHECKPOINT_PACKAGE;
+    let pinned: Vec<&str> = lock["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["name"] == name)
+        .filter_map(|p| p["version"].as_str())
+        .collect();
+    assert_eq!(pinned, [version], "the lock pins {name} {pinned:?}");
+    let parsed: serde_json::Value = serde_json::from_str(checkpoints::facts_text())
+        .map_err(|e| format!("checkpoint facts are not JSON: {e}"))?;
+    assert_eq!(
+        (parsed["package"].as_str(), parsed["version"].as_str()),
+        (Some(name), Some(version))
+    );
+    Ok(())
+}
