@@ -164,6 +164,20 @@ pub(crate) fn section_render(quick: bool) -> Res<()> {
         );
     }
     println!("\nslowest seed layout renders in {}\n", us(worst));
+    // The checkpoint copies (`dims::CHECKPOINTS`) are parsed once per
+    // process, the first time a rule reads them: what the macro pays once
+    // per compiler process, next to one layout's check.
+    let mut parse = Vec::new();
+    for _ in 0..rounds {
+        let (t, r) = timed(pd_dsl::dims::load_checkpoints);
+        sink ^= r.map(|c| c.len()).unwrap_or(0);
+        parse.push(t);
+    }
+    println!(
+        "checkpoint copies parsed once per process in {} ({} copies)\n",
+        us(median(&parse)),
+        pd_dsl::dims::CHECKPOINTS.len()
+    );
     std::hint::black_box(sink);
     Ok(())
 }

@@ -131,6 +131,7 @@ fn every_named_checkpoint_is_copied() -> Result<(), String> {
     let parsed: serde_json::Value = serde_json::from_str(checkpoints::facts_text())
         .map_err(|e| format!("checkpoint facts are not JSON: {e}"))?;
     let n = parsed["configs"].as_object().map_or(0, |o| o.len());
+    assert_eq!(load_checkpoints()?.len(), n);
     assert_eq!(
         CHECKPOINTS.len(),
         n,
