@@ -871,3 +871,35 @@ fn mamba_align_block_fits_the_batch() {
         );
     }
 }
+
+/// The flags `mamba_align_block_within_batch` leaves to vLLM are spelled as
+/// the `vllm serve` of every image the rule judges spells them (the
+/// generated `serve_flags`): a misspelt name would never match a layout's
+/// flag and the rule would judge a case it means to leave alone.
+#[test]
+fn mamba_align_unjudged_flags_are_vllms_own() {
+    let mut judged = 0;
+    for img in &pd_dsl_core::tables::IMAGES {
+        let Ok(v) = pd_dsl_core::upstream::vllm_of(img) else {
+            continue;
+        };
+        if v.mamba_align
+            .as_ref()
+            .and_then(|a| a.block_within_batch.as_ref())
+            .is_none()
+        {
+            continue;
+        }
+        judged += 1;
+        for flag in pd_dsl_core::upstream::MambaAlign::UNJUDGED_FLAGS {
+            let found = v.lookup(flag);
+            assert!(
+                found.is_some_and(|(_, negated)| negated == flag.starts_with("--no-")),
+                "vLLM {} (image `{}`) has no `{flag}`",
+                v.version,
+                img.tag
+            );
+        }
+    }
+    assert!(judged >= 8, "only {judged} images judged");
+}
