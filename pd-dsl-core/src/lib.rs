@@ -12,6 +12,7 @@ pub mod estimate;
 pub mod layout;
 pub mod newer;
 pub mod placement;
+pub mod preflight;
 pub mod rules;
 pub mod site;
 pub mod spec;

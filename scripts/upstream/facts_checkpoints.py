@@ -19,11 +19,17 @@ the context length vLLM derives from it.
 
 from __future__ import annotations
 
-import ast
 import json
+import sys
 from pathlib import Path
 
 import corpus
+import facts_vllm_checkpoint
+
+# The reading of a config.json that generated preflight scripts run on each
+# node: imported from the template, not copied.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "pd-dsl" / "templates" / "py"))
+import checkpoint_config  # noqa: E402
 
 CONFIGS = "aiconfigurator_core/model_configs"
 
@@ -67,104 +73,24 @@ FIELDS = [
     "max_position_embeddings",
 ]
 
-# Where vLLM's max-length keys and RoPE rule are read (the derivation below
-# follows them; `_derivations` reads the key list from each pinned vLLM).
-KEYS_SOURCE = "vllm/transformers_utils/model_arch_config_convertor.py"
-RULE_SOURCE = "vllm/config/model.py"
+# Where vLLM's max-length keys and RoPE rule are read (`facts_vllm_checkpoint`
+# reads them from each pinned vLLM; the arithmetic is the preflight's).
+KEYS_SOURCE = facts_vllm_checkpoint.KEYS_SOURCE
+RULE_SOURCE = facts_vllm_checkpoint.RULE_SOURCE
 
 
 class CheckpointError(Exception):
     pass
 
 
-def _possible_keys(vllm_src: Path) -> list[str]:
-    """The `possible_keys` list of `derive_max_model_len_and_key`."""
-    tree = ast.parse((vllm_src / KEYS_SOURCE).read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == "derive_max_model_len_and_key":
-            for sub in ast.walk(node):
-                if (
-                    isinstance(sub, ast.Assign)
-                    and any(isinstance(t, ast.Name) and t.id == "possible_keys" for t in sub.targets)
-                    and isinstance(sub.value, ast.List)
-                ):
-                    return [ast.literal_eval(e) for e in sub.value.elts]
-    raise CheckpointError(f"{KEYS_SOURCE}: no `possible_keys` list in `derive_max_model_len_and_key`")
-
-
-def _rope_rule(vllm_src: Path) -> tuple[list[str], bool]:
-    """How `_get_and_verify_max_len` scales the derived length by RoPE: the
-    types it leaves unscaled (the tuple of its `if rope_type not in (...)`:
-    su/longrope/llama3, with yarn and the deepseek variants from vLLM 0.30),
-    and whether YaRN starts from `original_max_position_embeddings` (vLLM up
-    to 0.29: `if rope_type == "yarn": derived = rp[original]`)."""
-    tree = ast.parse((vllm_src / RULE_SOURCE).read_text(encoding="utf-8"))
-    for fn in ast.walk(tree):
-        if not (isinstance(fn, ast.FunctionDef) and fn.name == "_get_and_verify_max_len"):
-            continue
-        unscaled = None
-        for node in ast.walk(fn):
-            if (
-                isinstance(node, ast.Compare)
-                and ast.unparse(node.left) == "rope_type"
-                and isinstance(node.ops[0], ast.NotIn)
-                and isinstance(node.comparators[0], ast.Tuple)
-            ):
-                unscaled = [ast.literal_eval(e) for e in node.comparators[0].elts]
-        body = ast.unparse(fn)
-        yarn_original = "if rope_type == 'yarn':" in body and "rp['original_max_position_embeddings']" in body
-        if unscaled is None:
-            break
-        return unscaled, yarn_original
-    raise CheckpointError(f"{RULE_SOURCE}: no `_get_and_verify_max_len` testing `rope_type not in (...)`")
-
-
-def _yarn_uses_original(vllm_src: Path) -> bool:
-    return _rope_rule(vllm_src)[1]
-
-
-def _rope(text: dict) -> dict | None:
-    """The RoPE scaling as vLLM's `patch_rope_parameters` sees it: `type` is
-    read as `rope_type`; `rope_parameters` (Transformers v5) or `rope_scaling`."""
-    rp = text.get("rope_parameters") or text.get("rope_scaling")
-    if not rp:
-        return None
-    return {
-        "type": rp.get("rope_type", rp.get("type")),
-        "factor": rp.get("factor"),
-        "original_max_position_embeddings": rp.get("original_max_position_embeddings"),
-    }
-
-
-def derived_len(text: dict, keys: list[str], unscaled: list[str], yarn_original: bool) -> int | None:
-    """The length vLLM derives: the smallest of its keys present, times the
-    RoPE factor unless the type is one the vLLM leaves `unscaled`; YaRN, where
-    it is scaled, from `original_max_position_embeddings` when
-    `yarn_original` (vLLM up to 0.29). None when no key is present. (vLLM's
-    Gemma-3 exception does not apply to the table's models.)"""
-    present = [text[k] for k in keys if text.get(k) is not None]
-    if not present:
-        return None
-    n = min(present)
-    rope = _rope(text)
-    if rope is None or rope["type"] in unscaled:
-        return int(n)
-    if rope["type"] == "yarn" and yarn_original:
-        n = rope["original_max_position_embeddings"]
-    factor = rope["factor"] if rope["factor"] is not None else 1.0
-    return int(n * factor)
-
-
-def _derivations() -> list[tuple[str, list[str], list[str], bool]]:
-    """Per pinned vLLM: version, max-length keys, unscaled RoPE types, the
-    YaRN rule."""
+def _derivations() -> list[tuple[str, dict]]:
+    """Per pinned vLLM: version and its `checkpoint_reads` fact."""
     lock = corpus.load_lock()
     out = []
     for p in lock["packages"]:
         if p["name"] == "vllm":
             src = corpus.unpacked(p)
-            unscaled, yarn_original = _rope_rule(src)
-            out.append((p["version"], _possible_keys(src), unscaled, yarn_original))
+            out.append((p["version"], facts_vllm_checkpoint.checkpoint_reads(src)))
     if not out:
         raise CheckpointError("upstream/corpus.lock.json pins no vllm to read the length derivation from")
     return out
@@ -181,7 +107,7 @@ def _layer_counts(values) -> dict[str, int] | None:
 
 def one(path: Path, rel: str, derivations) -> dict:
     cfg = json.loads(path.read_text(encoding="utf-8"))
-    text = cfg.get("text_config") or cfg
+    text = checkpoint_config.text_config(cfg)
     entry = {
         "source": rel,
         "architectures": cfg.get("architectures"),
@@ -189,10 +115,10 @@ def one(path: Path, rel: str, derivations) -> dict:
         "text_model_type": text.get("model_type"),
     }
     entry.update({f: text.get(f) for f in FIELDS})
-    entry["rope"] = _rope(text)
+    entry["rope"] = checkpoint_config.rope(text)
     lens = {}
-    for version, keys, unscaled, yarn_original in derivations:
-        lens[version] = derived_len(text, keys, unscaled, yarn_original)
+    for version, reads in derivations:
+        lens[version] = checkpoint_config.derived_len(text, reads)
     # One length when every pinned vLLM derives the same, else per version.
     entry["derived_max_model_len"] = next(iter(lens.values())) if len(set(lens.values())) == 1 else lens
     entry["compress_ratios"] = text.get("compress_ratios")

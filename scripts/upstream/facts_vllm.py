@@ -63,6 +63,7 @@ from facts_vllm_config import (  # noqa: F401
     v2_model_runner,
     v2_speculative_methods,
 )
+from facts_vllm_checkpoint import checkpoint_reads
 from facts_vllm_eval import Group, Parser, Subparsers
 from facts_vllm_kwargs import KwargsRules
 from facts_vllm_source import ClassObj, FactsError, FuncObj, Resolver, Source, Unknown, describe
@@ -150,6 +151,7 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
         "aux_hidden_states": aux_hidden_states(Source(src, overrides)),
         "sequence_parallel_moe": sequence_parallel_moe(Source(src, overrides)),
         "mamba_align": mamba_align(Source(src, overrides)),
+        "checkpoint_reads": checkpoint_reads(src),
     }
 
 

@@ -44,7 +44,7 @@ ROOT = corpus.ROOT
 VERDICTS = ROOT / "upstream" / "startup-verdicts.json"
 DOC = ROOT / "upstream" / "startup-checks.md"
 RULES = ROOT / "pd-dsl-core" / "src" / "rules"  # each concern module declares its rules
-KINDS = ("rule", "derived", "passthrough", "unreachable", "open")
+KINDS = ("rule", "preflight", "derived", "passthrough", "unreachable", "open")
 
 
 def modules(package: str, tree: Path) -> list[str]:
@@ -156,7 +156,7 @@ def problems(inv: dict[str, dict], verdicts: dict[str, dict]) -> list[str]:
             out.append(f"{i}: a verdict for a check no release of the corpus has (stale)")
         if v.get("verdict") not in KINDS:
             out.append(f"{i}: verdict {v.get('verdict')!r}, expected one of {', '.join(KINDS)}")
-        if v.get("verdict") == "rule" and v.get("rule") not in rules:
+        if v.get("verdict") in ("rule", "preflight") and v.get("rule") not in rules:
             out.append(f"{i}: names rule {v.get('rule')!r}, which no module of pd-dsl-core/src/rules/ declares")
         if not str(v.get("why", "")).strip():
             out.append(f"{i}: no `why`")
@@ -194,6 +194,7 @@ def render(inv: dict[str, dict], verdicts: dict[str, dict]) -> str:
         "| verdict | checks | meaning |",
         "|---|---|---|",
         f"| rule | {counts['rule']} | a pd-dsl rule refuses every layout that would hit it, at compile time |",
+        f"| preflight | {counts['preflight']} | a pd-dsl rule refuses it at compile time where the model table sources what it reads; for builds with no source, the generated preflight judges the same condition on each node's `config.json` before the model loads |",
         f"| derived | {counts['derived']} | it reads only values pd-dsl derives, and they never violate it |",
         f"| passthrough | {counts['passthrough']} | reachable only through a `flags` entry or an `additional_config` key pd-dsl passes as written; upstream judges it at start |",
         f"| unreachable | {counts['unreachable']} | no layout can make it fire (another platform, a model or feature outside the tables, code after start-up) |",
@@ -201,7 +202,7 @@ def render(inv: dict[str, dict], verdicts: dict[str, dict]) -> str:
         f"| all | {len(inv)} | |",
         "",
     ]
-    order = {k: n for n, k in enumerate(("open", "rule", "derived", "passthrough", "unreachable"))}
+    order = {k: n for n, k in enumerate(("open", "rule", "preflight", "derived", "passthrough", "unreachable"))}
     rows = sorted(inv.items(), key=lambda kv: (order[verdicts[kv[0]]["verdict"]], kv[1]["package"], kv[1]["path"], kv[1]["function"], kv[0]))
     current = None
     for i, e in rows:
@@ -209,7 +210,7 @@ def render(inv: dict[str, dict], verdicts: dict[str, dict]) -> str:
         if v["verdict"] != current:
             current = v["verdict"]
             lines += ["", f"## {current}", "", "| id | where | releases | why |", "|---|---|---|---|"]
-        what = f"{v['rule']}: " if v["verdict"] == "rule" else ""
+        what = f"{v['rule']}: " if v["verdict"] in ("rule", "preflight") else ""
         why = (what + v["why"]).replace("|", "\\|").replace("\n", " ")
         where = f"{e['package']} `{e['path']}` `{e['function'] or '<module>'}`"
         lines.append(f"| `{i}` | {where} | {releases_text(e['releases'], every[e['package']])} | {why} |")
@@ -221,6 +222,7 @@ BEGIN = "<!-- startup-checks:begin (generated: scripts/upstream/startup_checks.p
 END = "<!-- startup-checks:end -->\n"
 MEANING = {
     "rule": "a pd-dsl rule refuses it at the token, at compile time (the table of `pd-dsl-macros/doc/layout.md`)",
+    "preflight": "it reads the checkpoint's `config.json` (derived context length, text `model_type`, routed experts): a pd-dsl rule refuses it at compile time wherever a pinned copy of the build's config or the model table gives the fact, and the generated preflight's `model_config` check judges the same condition on each node's own `config.json`, as the image's vLLM reads it (generated `checkpoint_reads`), before the model loads: for the builds no source covers (GLM-4.7, DeepSeek-V4.1) and for weights that are not the layout's",
     "derived": "it reads only what pd-dsl derives (ranks, addresses, connector JSON), which never violates it",
     "passthrough": "reachable only through a `flags` entry or an `additional_config` key pd-dsl passes as written (profiler, pooler, LoRA, structured outputs, sub-keys of vllm-ascend's optional features): the image judges what such a value means at start; what argparse refuses of a flag (its spelling, its value's shape, `type=` and `choices`, and a config-class option's JSON keys, which pydantic validates as its `type=`) is refused at compile time by `serve_flag_accepted` and by the rehearsal's stand-in `vllm`, from that vLLM's own argument table, both held to the parser vLLM builds from its source (`tests/tests/serve_flags_oracle.rs`)",
     "unreachable": "no layout can make it fire: another platform (CUDA, ROCm, flashinfer), a model outside the table (Qwen3-Omni, Nemotron-H), code that runs after start-up or from other entry points, or upstream's own invariants",

@@ -4,15 +4,29 @@ read by hand, and the generated table against copies read by hand."""
 from __future__ import annotations
 
 import json
+import tempfile
 import unittest
+from pathlib import Path
 
 import corpus
 import facts_checkpoints as fc
+import facts_vllm_checkpoint as fvc
+from facts_checkpoints import checkpoint_config as cc
 from facts_testlib import LOCK, src
 
 KEYS = ["max_position_embeddings", "n_positions", "max_seq_len", "seq_length"]
 OLD = ["su", "longrope", "llama3"]
 NEW = ["su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"]
+EXPERTS = ["num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts"]
+
+
+def _reads(unscaled: list[str], yarn_original: bool) -> dict:
+    return {"max_len_keys": KEYS, "unscaled_rope_types": unscaled, "yarn_from_original": yarn_original, "expert_keys": EXPERTS}
+
+
+def derived_len(text: dict, keys: list[str], unscaled: list[str], yarn_original: bool):
+    assert keys is KEYS
+    return cc.derived_len(text, _reads(unscaled, yarn_original))
 
 
 def _pinned(name: str) -> list[str]:
@@ -26,20 +40,20 @@ class Derivation(unittest.TestCase):
     `max_position_embeddings` unchanged."""
 
     def test_plain_and_scaled(self):
-        self.assertEqual(fc.derived_len({"max_position_embeddings": 40960}, KEYS, OLD, True), 40960)
-        self.assertEqual(fc.derived_len({"max_position_embeddings": 9000, "seq_length": 8192}, KEYS, OLD, True), 8192)
-        self.assertIsNone(fc.derived_len({"hidden_size": 1}, KEYS, OLD, True))
+        self.assertEqual(derived_len({"max_position_embeddings": 40960}, KEYS, OLD, True), 40960)
+        self.assertEqual(derived_len({"max_position_embeddings": 9000, "seq_length": 8192}, KEYS, OLD, True), 8192)
+        self.assertIsNone(derived_len({"hidden_size": 1}, KEYS, OLD, True))
         linear = {"max_position_embeddings": 4096, "rope_scaling": {"type": "linear", "factor": 4.0}}
-        self.assertEqual(fc.derived_len(linear, KEYS, OLD, True), 16384)
-        self.assertEqual(fc.derived_len(linear, KEYS, NEW, False), 16384)
+        self.assertEqual(derived_len(linear, KEYS, OLD, True), 16384)
+        self.assertEqual(derived_len(linear, KEYS, NEW, False), 16384)
         llama3 = {"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}}
-        self.assertEqual(fc.derived_len(llama3, KEYS, OLD, True), 131072)
+        self.assertEqual(derived_len(llama3, KEYS, OLD, True), 131072)
         default = {"max_position_embeddings": 262144, "rope_parameters": {"rope_type": "default", "rope_theta": 1e7}}
-        self.assertEqual(fc.derived_len(default, KEYS, OLD, True), 262144)
+        self.assertEqual(derived_len(default, KEYS, OLD, True), 262144)
         # deepseek_yarn is scaled by its factor before vLLM 0.30, not after.
         ds = {"max_position_embeddings": 4096, "rope_scaling": {"type": "deepseek_yarn", "factor": 4.0}}
-        self.assertEqual(fc.derived_len(ds, KEYS, OLD, True), 16384)
-        self.assertEqual(fc.derived_len(ds, KEYS, NEW, False), 4096)
+        self.assertEqual(derived_len(ds, KEYS, OLD, True), 16384)
+        self.assertEqual(derived_len(ds, KEYS, NEW, False), 4096)
 
     def test_yarn_by_vllm(self):
         # A YaRN config whose scaled length is not its max_position_embeddings:
@@ -48,8 +62,8 @@ class Derivation(unittest.TestCase):
             "max_position_embeddings": 163840,
             "rope_scaling": {"type": "yarn", "factor": 16, "original_max_position_embeddings": 4096},
         }
-        self.assertEqual(fc.derived_len(yarn, KEYS, OLD, True), 65536)
-        self.assertEqual(fc.derived_len(yarn, KEYS, NEW, False), 163840)
+        self.assertEqual(derived_len(yarn, KEYS, OLD, True), 65536)
+        self.assertEqual(derived_len(yarn, KEYS, NEW, False), 163840)
 
     def test_each_pinned_vllm_rule_is_read(self):
         # vLLM 0.29.0 still scales YaRN's original length; 0.30.0 does not.
@@ -59,10 +73,38 @@ class Derivation(unittest.TestCase):
                 continue
             with self.subTest(version=version):
                 root = src(version, "vllm")
-                self.assertEqual(fc._yarn_uses_original(root), uses_original)
-                self.assertEqual(fc._rope_rule(root)[0], NEW if version == "0.30.0" else OLD)
-                self.assertEqual(fc._possible_keys(root)[0], "max_position_embeddings")
-                self.assertIn("seq_length", fc._possible_keys(root))
+                reads = fvc.checkpoint_reads(root)
+                self.assertEqual(reads["yarn_from_original"], uses_original)
+                self.assertEqual(reads["unscaled_rope_types"], NEW if version == "0.30.0" else OLD)
+                self.assertEqual(reads["max_len_keys"][0], "max_position_embeddings")
+                self.assertIn("seq_length", reads["max_len_keys"])
+                self.assertEqual(reads["expert_keys"], EXPERTS)
+
+    def test_expert_count_as_get_num_experts(self):
+        # vllm/transformers_utils/model_arch_config_convertor.py
+        # `get_num_experts`, read by hand: the first key the config has wins
+        # (getattr_iter), even a null one; a list gives its first entry.
+        reads = _reads(OLD, True)
+        self.assertEqual(cc.num_experts({"n_routed_experts": 256}, reads), 256)
+        self.assertEqual(cc.num_experts({"num_experts": 512, "n_routed_experts": 8}, reads), 512)
+        self.assertEqual(cc.num_experts({"num_local_experts": [64, 64]}, reads), 64)
+        self.assertEqual(cc.num_experts({"num_experts": None, "n_routed_experts": 8}, reads), 0)
+        self.assertEqual(cc.num_experts({"hidden_size": 1}, reads), 0)
+
+    def test_a_changed_list_is_read_or_refused(self):
+        root = src("0.30.0", "vllm")
+        text = (root / fvc.KEYS_SOURCE).read_text(encoding="utf-8")
+        self.assertIn('"n_routed_experts",  # DeepSeek', text)
+        with tempfile.TemporaryDirectory() as tmp:
+            mutated = Path(tmp)
+            (mutated / fvc.KEYS_SOURCE).parent.mkdir(parents=True)
+            (mutated / fvc.RULE_SOURCE).parent.mkdir(parents=True, exist_ok=True)
+            (mutated / fvc.RULE_SOURCE).write_text((root / fvc.RULE_SOURCE).read_text(encoding="utf-8"), encoding="utf-8")
+            (mutated / fvc.KEYS_SOURCE).write_text(text.replace('"n_routed_experts",  # DeepSeek', '"n_experts",'), encoding="utf-8")
+            self.assertIn("n_experts", fvc.checkpoint_reads(mutated)["expert_keys"])
+            (mutated / fvc.KEYS_SOURCE).write_text(text.replace("num_expert_names = [", "names = ["), encoding="utf-8")
+            with self.assertRaises(fvc.CheckpointReadsError):
+                fvc.checkpoint_reads(mutated)
 
 
 class Copies(unittest.TestCase):

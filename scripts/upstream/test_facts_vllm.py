@@ -86,8 +86,20 @@ class WellFormed(unittest.TestCase):
                         "aux_hidden_states",
                         "sequence_parallel_moe",
                         "mamba_align",
+                        "checkpoint_reads",
                     ],
                 )
+                reads = f["checkpoint_reads"]
+                self.assertEqual(
+                    list(reads),
+                    ["max_len_keys", "unscaled_rope_types", "yarn_from_original", "expert_keys", "max_len_source", "experts_source"],
+                )
+                # Every path:line the preflight cites is a line of that sdist.
+                for where in reads["max_len_source"].split(", ") + [reads["experts_source"]]:
+                    path, line = where.split(" ")[0].rsplit(":", 1)
+                    self.assertTrue((corpus("vllm", v) / path).is_file(), where)
+                    self.assertGreater(int(line), 0)
+                self.assertNotIn("`", json.dumps(reads), "a shell word of the preflight carries it")
                 align = f["mamba_align"]
                 self.assertEqual(list(align), ["prefix_caching", "hybrid", "classes", "block_within_batch", "v2_runner", "source"])
                 for k in ("prefix_caching", "block_within_batch", "v2_runner", "source"):

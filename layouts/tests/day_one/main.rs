@@ -6,6 +6,7 @@
 //! against stand-in commands; nothing is started.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod model_config;
 mod nodes;
 mod preflight;
 mod proxies;

@@ -94,7 +94,7 @@ fn preflight_finds_mooncake_in_a_long_ldconfig_listing() {
 /// The unpacked source distribution `spec` (`NAME==VERSION`) of the upstream
 /// corpus (`scripts/upstream/corpus.py`, fetched and sha256-checked on first
 /// use); fails naming the command when it cannot be had.
-fn corpus_tree(spec: &str) -> PathBuf {
+pub(crate) fn corpus_tree(spec: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = Command::new("python3")
         .arg(root.join("scripts/upstream/corpus.py"))

@@ -2,7 +2,7 @@
 
 use super::settings::site_in;
 use crate::check::Cx;
-use crate::layout::Layout;
+use crate::layout::{Layout, Serve};
 use crate::rules::Rule;
 use crate::spec::{LayoutSpec, Role};
 use crate::{capacity, dims};
@@ -24,6 +24,20 @@ declare_rules! {
     BatchedTokensCoverModelLen = "batched_tokens_cover_model_len", Hard, "without chunked prefill `max_num_batched_tokens >= max_model_len`";
     /// The declared workload runs more requests at once than the role holds.
     WorkloadConcurrency = "workload_concurrency", Convention, "the declared workload's concurrency fits `max_num_seqs` x ranks and the KV cache";
+}
+
+/// The typed `max_model_len` vLLM holds to the length it derives from the
+/// checkpoint's config (vllm/config/model.py `_get_and_verify_max_len`):
+/// `None` when unset (vLLM takes the derived one), or when
+/// `--hf-overrides` may change the derived length or env
+/// `VLLM_ALLOW_LONG_MAX_MODEL_LEN` lets a longer one through. The rule
+/// `max_model_len_within_model` and the generated preflight
+/// (`crate::preflight`) ask this.
+pub(crate) fn judged_max_model_len(serve: &Serve) -> Option<u64> {
+    let overrides = serve.flags.iter().any(|(n, _)| n == "--hf-overrides");
+    serve
+        .max_model_len
+        .filter(|_| !overrides && !capacity::allows_long_max_model_len(serve))
 }
 
 /// The memory budget of each role (capacity.rs) and vLLM's scheduler
@@ -93,10 +107,9 @@ pub(crate) fn check_capacity(spec: &LayoutSpec, layout: &Layout, cx: &mut Cx) {
         // VLLM_ALLOW_LONG_MAX_MODEL_LEN (vllm/envs.py); `--hf-overrides`
         // can change the derived length, so it is not judged then.
         // A lower bound (`DerivedLen::AtLeast`) cannot refuse anything.
-        if let (Some(len), Some(max)) = (serve.max_model_len, derived.and_then(|d| d.exact()))
+        if let (Some(len), Some(max)) =
+            (judged_max_model_len(serve), derived.and_then(|d| d.exact()))
             && len > max
-            && !overrides
-            && !capacity::allows_long_max_model_len(serve)
         {
             cx.report(
                 Rule::MaxModelLenWithinModel,

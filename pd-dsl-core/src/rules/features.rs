@@ -80,23 +80,8 @@ pub(crate) fn check_mc2_hierarchy_experts(
     let Some((experts, experts_source)) = crate::dims::routed_experts(model.id) else {
         return;
     };
-    let config = &serve.additional_config;
-    let by_alias = limit
-        .aliases
-        .iter()
-        .find(|k| super::model::python_truthy(config.get(k.as_str())));
-    let key = match (config.get("mc2_comm_alg"), by_alias) {
-        (Some(Json::String(v)), _) if *v == limit.alg => "mc2_comm_alg",
-        (_, Some(alias)) => alias.as_str(),
-        _ => return,
-    };
-    let eplb = config.get("eplb_config");
-    let redundant = match eplb {
-        Some(e) if super::model::python_truthy(e.get(limit.redundant_when.as_str())) => e
-            .get("num_redundant_experts")
-            .and_then(Json::as_u64)
-            .unwrap_or(0),
-        _ => 0,
+    let Some((key, redundant)) = mc2_hierarchy(limit, serve) else {
+        return;
     };
     let total = experts.saturating_add(redundant);
     if total <= limit.max_experts {
@@ -122,6 +107,36 @@ pub(crate) fn check_mc2_hierarchy_experts(
             limit.source
         ),
     );
+}
+
+/// Whether a role runs hierarchy MC2 as `limit` (the image's
+/// `mc2_hierarchy_experts` fact) tests it: the key that turns it on
+/// (`mc2_comm_alg` or an alias), and the redundant experts counted with the
+/// model's (`eplb_config.num_redundant_experts` when the EPLB switch is on,
+/// else 0). The rule and the generated preflight (`crate::preflight`) ask
+/// this.
+pub(crate) fn mc2_hierarchy<'a>(
+    limit: &'a crate::upstream::Mc2HierarchyExperts,
+    serve: &Serve,
+) -> Option<(&'a str, u64)> {
+    let config = &serve.additional_config;
+    let by_alias = limit
+        .aliases
+        .iter()
+        .find(|k| super::model::python_truthy(config.get(k.as_str())));
+    let key = match (config.get("mc2_comm_alg"), by_alias) {
+        (Some(Json::String(v)), _) if *v == limit.alg => "mc2_comm_alg",
+        (_, Some(alias)) => alias.as_str(),
+        _ => return None,
+    };
+    let redundant = match config.get("eplb_config") {
+        Some(e) if super::model::python_truthy(e.get(limit.redundant_when.as_str())) => e
+            .get("num_redundant_experts")
+            .and_then(Json::as_u64)
+            .unwrap_or(0),
+        _ => 0,
+    };
+    Some((key, redundant))
 }
 
 /// `additional_config.finegrained_tp_config` against what the image's

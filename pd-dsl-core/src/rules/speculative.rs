@@ -8,7 +8,7 @@ use crate::layout::Serve;
 use crate::rules::{Rule, did_you_mean};
 use crate::site::{Site, Spanned};
 use crate::spec::{GraphMode, LayoutSpec, Role, SpeculativeSpec};
-use crate::tables::{self};
+use crate::tables::{self, Image};
 
 declare_rules! {
     /// Speculative method not known (`SpeculativeMethod` in vLLM's
@@ -124,6 +124,29 @@ declare_rules! {
     SpeculativeNeedsDraft = "speculative_needs_draft", Hard, "a speculative method that runs a draft model (eagle, eagle3, dflash, medusa, draft_model, mlp_speculator, custom_class) needs one the model table names";
 }
 
+/// The image's aux-hidden-states gate when it tests `method`: its vLLM, the
+/// gate (vLLM's list of model types) and vllm-ascend's exemption where it
+/// has one. The rule `speculative_aux_hidden_states` and the generated
+/// preflight (`crate::preflight`) ask this.
+pub(crate) fn aux_gate(
+    img: &Image,
+    method: &str,
+) -> Option<(
+    &'static crate::upstream::VllmRelease,
+    &'static crate::upstream::AuxHiddenStates,
+    Option<&'static crate::upstream::AuxHiddenStatesExemption>,
+)> {
+    let v = crate::upstream::vllm_of(img).ok()?;
+    let g = v.aux_hidden_states.as_ref()?;
+    if !g.methods.iter().any(|m| m == method) {
+        return None;
+    }
+    let exempt = img
+        .facts()
+        .and_then(|rel| rel.aux_hidden_states_exemption.as_ref());
+    Some((v, g, exempt))
+}
+
 pub(crate) fn check_method(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
     let Facts {
         spec, model, image, ..
@@ -207,21 +230,16 @@ pub(crate) fn check_method(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mu
         if let Some(img) = image
             && let Some(m) = model
             && let Some(model_type) = crate::dims::text_model_type(m)
-            && let Ok(v) = crate::upstream::vllm_of(img)
-            && let Some(g) = &v.aux_hidden_states
+            && let Some((v, g, exempt)) = aux_gate(img, &s.method)
             && g.refuses(&s.method, model_type)
+            && !exempt.is_some_and(|e| e.lets_through(&s.method, model_type))
         {
-            let exempt = img
-                .facts()
-                .and_then(|rel| rel.aux_hidden_states_exemption.as_ref());
-            if !exempt.is_some_and(|e| e.lets_through(&s.method, model_type)) {
-                cx.report(
-                    Rule::SpeculativeAuxHiddenStates,
-                    msite,
-                    format!("{scope}.speculative.method"),
-                    format!("found speculative method `{}` with `{}` (model type `{model_type}`) on image `{}`, expected a model whose model type contains one of {} or another method: vLLM {} refuses it at start (\"{} is only supported for [...] models\", {} `SpeculativeConfig._verify_args`)", s.method, m.id, img.tag, list(g.model_types.iter().map(String::as_str)), v.version, s.method, g.source),
-                );
-            }
+            cx.report(
+                Rule::SpeculativeAuxHiddenStates,
+                msite,
+                format!("{scope}.speculative.method"),
+                format!("found speculative method `{}` with `{}` (model type `{model_type}`) on image `{}`, expected a model whose model type contains one of {} or another method: vLLM {} refuses it at start (\"{} is only supported for [...] models\", {} `SpeculativeConfig._verify_args`)", s.method, m.id, img.tag, list(g.model_types.iter().map(String::as_str)), v.version, s.method, g.source),
+            );
         }
         if s.tokens == 0 || s.tokens > 15 {
             cx.report(

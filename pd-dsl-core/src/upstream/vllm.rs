@@ -164,6 +164,31 @@ pub struct VllmRelease {
     /// without it.
     #[serde(default)]
     pub mamba_align: Option<MambaAlign>,
+    /// How this vLLM reads a checkpoint's `config.json` where a start-up
+    /// check depends on it (generated preflight scripts apply it to each
+    /// node's weights; `templates/py/checkpoint_config.py` in `pd-dsl`).
+    pub checkpoint_reads: CheckpointReads,
+}
+
+/// What a vLLM reads of a checkpoint's `config.json` for the derived
+/// context length and the routed-expert count (scripts/upstream/
+/// facts_vllm_checkpoint.py reads each from the release's source).
+#[derive(Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub struct CheckpointReads {
+    /// `possible_keys` of `derive_max_model_len_and_key`: the smallest
+    /// present is the unscaled length.
+    pub max_len_keys: Vec<String>,
+    /// RoPE types `_get_and_verify_max_len` does not scale by their factor.
+    pub unscaled_rope_types: Vec<String>,
+    /// YaRN scales `original_max_position_embeddings` (vLLM up to 0.29),
+    /// not the key's length.
+    pub yarn_from_original: bool,
+    /// `num_expert_names` of `get_num_experts`, first present wins.
+    pub expert_keys: Vec<String>,
+    /// `path:line` of `_get_and_verify_max_len` and of the key list.
+    pub max_len_source: String,
+    /// `path:line` of the expert key list.
+    pub experts_source: String,
 }
 
 /// vLLM's Mamba cache 'align' mode: a hybrid model runs in it with prefix

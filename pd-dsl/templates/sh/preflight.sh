@@ -13,6 +13,7 @@ EXPECTED_NPUS={{ m.npus_per_node }}
 IMAGE_VERSION={{ m.image_version }}
 REQUIRED_PATHS=({{ m.required_host_paths|words }})
 MOONCAKE_DIRS={{ m.mooncake_dirs }}
+CHECKPOINT_CHECKS={{ m.checkpoint_checks }}
 
 die() { echo "preflight: error: $*" >&2; exit 2; }
 NODE_INDEX=${1:-${PD_NODE_INDEX:-}}
@@ -95,6 +96,8 @@ check_model_dir() {
         pass model_dir "$MODEL_PATH"
     fi
 }
+
+{% include "sh/model_config.sh" %}
 
 check_ports() {
     local busy

@@ -231,7 +231,26 @@ pub(super) fn stage(
         {
             text.extend(gdn);
         }
-        if !text.is_empty() {
+        // The length and experts the compiler judged with, where vLLM reads
+        // them (the text config when there is one): preflight's
+        // `model_config` reads them as the image's vLLM does.
+        let mut sized = serde_json::Map::new();
+        if let Some(n) = pd_dsl::dims::derived_len(m.id).and_then(|(d, _)| d.exact()) {
+            sized.insert("max_position_embeddings".into(), n.into());
+        }
+        if let Some((n, _)) = pd_dsl::dims::routed_experts(m.id) {
+            sized.insert("n_routed_experts".into(), n.into());
+        }
+        if text.is_empty() {
+            if let serde_json::Value::Object(top) = &mut config {
+                top.extend(sized);
+            }
+        } else {
+            // A nested config is where vLLM reads the model type too.
+            if let Some(t) = pd_dsl::dims::text_model_type(m) {
+                text.entry("model_type").or_insert_with(|| t.into());
+            }
+            text.extend(sized);
             config["text_config"] = text.into();
         }
         if let Some(a) = pd_dsl::dims::architecture(m) {

@@ -2,6 +2,7 @@
 //! the role template's `--kv-transfer-config`, Mooncake's library
 //! directories and each node's ports.
 
+use crate::render::RenderError;
 use crate::{Layout, Role};
 use pd_dsl_core::spec::{PoolBackend, PoolSpec};
 use pd_dsl_core::upstream;
@@ -179,4 +180,20 @@ pub(super) fn pool_model(layout: &Layout, pool: &PoolSpec) -> Result<super::Pool
             PoolBackend::Mooncake => vec![pd_dsl_core::check::pool::MOONCAKE_DERIVED],
         },
     })
+}
+
+/// The layout's checkpoint checks as one line of JSON for the preflight's
+/// `model_config` check (`pd_dsl_core::preflight`).
+pub(super) fn checkpoint_checks_json(layout: &Layout) -> Result<String, RenderError> {
+    let fail = |message: String| RenderError::Layout {
+        layout: layout.name().to_owned(),
+        message,
+    };
+    let checks = pd_dsl_core::preflight::checkpoint_checks(layout).ok_or_else(|| {
+        fail(format!(
+            "image `{}` has no generated vLLM facts, so the preflight cannot say how its vLLM reads config.json",
+            layout.image.tag
+        ))
+    })?;
+    serde_json::to_string(&checks).map_err(|e| fail(format!("checkpoint checks: {e}")))
 }

@@ -13,7 +13,9 @@ use super::RenderError;
 use super::docs::model::{DocsView, docs_view};
 use super::view::{self, LayoutView, NodeView};
 use crate::{EnvValue, Layout, Role};
-use derive::{KvTemplate, kv_template, mooncake_dirs, pool_model, port_list};
+use derive::{
+    KvTemplate, checkpoint_checks_json, kv_template, mooncake_dirs, pool_model, port_list,
+};
 
 pub use derive::node_ports;
 pub use parts::{
@@ -178,6 +180,9 @@ pub struct LayoutModel {
     pub preflight_checks: Vec<&'static str>,
     /// Mooncake library directories the role env puts on `LD_LIBRARY_PATH`, `:`-joined.
     pub mooncake_dirs: String,
+    /// What the node's `config.json` must say (`pd_dsl_core::preflight`),
+    /// as JSON for the preflight's `model_config` check.
+    pub checkpoint_checks: String,
     /// The port `verify.sh` and `bench.sh` talk to on node 0.
     pub entry_port: u32,
     /// What listens on [`LayoutModel::entry_port`].
@@ -337,6 +342,7 @@ impl LayoutModel {
             "npu_links",
             "host_paths",
             "model_dir",
+            "model_config",
             "ports",
         ];
         if layout.is_pd() {
@@ -398,6 +404,7 @@ impl LayoutModel {
             docker,
             preflight_checks,
             mooncake_dirs: mooncake_dirs(layout),
+            checkpoint_checks: checkpoint_checks_json(layout)?,
             entry_port,
             entry_what,
             verify_body,

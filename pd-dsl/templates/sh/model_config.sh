@@ -1,0 +1,87 @@
+# The weights' own config.json against what the layout's settings ask of it,
+# as the image's vLLM reads it (the compiler judged the same from the model
+# table where it could; only this file says what is on this node).
+check_model_config() {
+    local out
+    if out=$(python3 - "$MODEL_PATH/config.json" "$CHECKPOINT_CHECKS" 2>&1 <<'PY'
+{% include "py/checkpoint_config.py" %}
+
+import json
+import sys
+
+
+def judge(path, checks):
+    """(problems, facts read): what vLLM would refuse at start, and what
+    was read for the pass line."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            cfg = json.load(f)
+    except (OSError, ValueError) as e:
+        return ["cannot read it: " + (e.strerror or str(e) if isinstance(e, OSError) else str(e))], []
+    if not isinstance(cfg, dict):
+        return ["not a JSON object"], []
+    text = text_config(cfg)
+    reads = checks["reads"]
+    vllm = "vLLM " + checks["vllm"]
+    problems = []
+    seen = []
+    model_type = text.get("model_type")
+    if not isinstance(model_type, str):
+        model_type = ""
+    seen.append("model_type " + (model_type or "(none)"))
+    want = checks["model_type"]
+    if want is not None and model_type != want:
+        problems.append(
+            "the text model_type is '" + model_type + "', the layout's model " + checks["model"]
+            + " has '" + want + "': these weights are another model's, and the layout was checked against " + want
+        )
+    derived = derived_len(text, reads)
+    seen.append("derived max_model_len " + (str(derived) if derived is not None else "(no length key)"))
+    experts = None
+    for role in checks["roles"]:
+        name = role["role"]
+        length = role["max_model_len"]
+        if length is not None and derived is not None and length > derived:
+            problems.append(
+                name + " max_model_len " + str(length) + " is above the " + str(derived) + " " + vllm
+                + " derives from this config.json (its length keys with RoPE scaling): it refuses to start"
+                + " unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (" + reads["max_len_source"] + ")"
+            )
+        gate = role["aux_hidden_states"]
+        if gate is not None:
+            listed = any(t in model_type for t in gate["model_types"])
+            exempt = gate["exempt_contains"] is not None and gate["exempt_contains"] in model_type.lower()
+            if not listed and not exempt:
+                problems.append(
+                    name + " speculative method " + gate["method"] + " needs a model type containing one of "
+                    + ", ".join(gate["model_types"]) + "; '" + model_type + "' has none, so " + vllm
+                    + " refuses to start (" + gate["source"] + " SpeculativeConfig._verify_args)"
+                )
+        mc2 = role["mc2_hierarchy"]
+        if mc2 is not None:
+            experts = num_experts(text, reads)
+            total = experts + mc2["redundant"]
+            if total > mc2["max_experts"]:
+                problems.append(
+                    name + " runs hierarchy MC2 (" + mc2["key"] + ") on " + str(total) + " experts ("
+                    + str(experts) + " routed in config.json + " + str(mc2["redundant"]) + " redundant), above its "
+                    + str(mc2["max_experts"]) + ": vllm-ascend refuses to start (" + mc2["source"] + "; experts as "
+                    + reads["experts_source"] + " reads them)"
+                )
+    if experts is not None:
+        seen.append(str(experts) + " routed experts")
+    return problems, seen
+
+
+problems, seen = judge(sys.argv[1], json.loads(sys.argv[2]))
+if problems:
+    print("; ".join(problems))
+    sys.exit(1)
+print(", ".join(seen))
+PY
+    ); then
+        pass model_config "$out"
+    else
+        fail model_config "$MODEL_PATH/config.json: ${out//$'\n'/ }"
+    fi
+}
