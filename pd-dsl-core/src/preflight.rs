@@ -15,7 +15,9 @@
 //! aux-hidden-states gate (`speculative_aux_hidden_states`), which role runs
 //! hierarchy MC2 and with how many redundant experts
 //! (`mc2_hierarchy_experts`), plus how the image's vLLM reads the file
-//! (generated `checkpoint_reads`). The conditions come from the same
+//! (generated `checkpoint_reads`). Next to the config, the ModelSlim
+//! description `--quantization ascend` needs (generated
+//! `modelslim_description`). The conditions come from the same
 //! functions the rules call; the reading of the file is
 //! `pd-dsl/templates/py/checkpoint_config.py`, the one the generator of the
 //! copies' facts runs too.
@@ -37,6 +39,10 @@ pub struct CheckpointChecks {
     pub vllm: &'static str,
     /// How that vLLM reads the file.
     pub reads: &'static CheckpointReads,
+    /// The ModelSlim description the layout's `--quantization` needs next
+    /// to the config (the image's `modelslim_description` fact), when the
+    /// build is quantized that way.
+    pub quantization: Option<&'static crate::upstream::ModelslimDescription>,
     /// Per role, what its settings ask of the file.
     pub roles: Vec<RoleCheckpointChecks>,
 }
@@ -128,6 +134,9 @@ pub fn checkpoint_checks(layout: &Layout) -> Option<CheckpointChecks> {
         model_type: crate::dims::text_model_type(layout.model),
         vllm: layout.image.vllm(),
         reads: &v.checkpoint_reads,
+        quantization: rel
+            .and_then(|r| r.modelslim_description.as_ref())
+            .filter(|d| layout.model.quantization == Some(d.method.as_str())),
         roles,
     })
 }

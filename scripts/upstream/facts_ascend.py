@@ -32,6 +32,7 @@ from facts_ascend_features import (  # noqa: F401
     hybrid_attn_block,
     kvpp,
     mc2_hierarchy_experts,
+    modelslim_description,
     parser_choices_widened,
     sp_graph_alignment,
     sp_moe,
@@ -97,6 +98,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "env_migration": env_migration(src),
         "parser_choices_widened": parser_choices_widened(pkg),
         "hybrid_attn_block": hybrid_attn_block(pkg),
+        "modelslim_description": modelslim_description(pkg),
     }
 
 

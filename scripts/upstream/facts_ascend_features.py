@@ -1096,3 +1096,63 @@ def hybrid_attn_block(pkg: Package) -> dict | None:
             if kernel is not None and line is not None and seen == set(_HYBRID_BLOCK) and block_assignments == 1:
                 return {"kernel_block_size": kernel, "source": f"{rel}:{line}"}
     return None
+
+
+def modelslim_description(pkg: Package) -> dict | None:
+    """The file `--quantization <method>` (ModelSlim weights) needs in the
+    model directory: `ModelSlimConfig.maybe_update_config`
+    (vllm_ascend/quantization/[configs/]modelslim_config.py) looks up
+    `MODELSLIM_CONFIG_FILENAME` with `get_model_file` and raises ValueError
+    when it is not there. `method`: what `get_name` returns
+    (`ASCEND_QUANTIZATION_METHOD` of vllm_ascend/utils.py); `file`: the
+    file name; `source`: `path:line` of that `raise`. None where any of
+    these is not read so."""
+    method = None
+    for rel, mod in pkg.modules.items():
+        if rel.endswith("vllm_ascend/utils.py"):
+            for n in mod.tree.body:
+                if (
+                    isinstance(n, ast.Assign)
+                    and [ast.unparse(t) for t in n.targets] == ["ASCEND_QUANTIZATION_METHOD"]
+                    and isinstance(n.value, ast.Constant)
+                ):
+                    method = n.value.value
+    for rel, mod in pkg.modules.items():
+        # The package's own config (the 310P one is another device's).
+        if rel not in ("vllm_ascend/quantization/modelslim_config.py", "vllm_ascend/quantization/configs/modelslim_config.py"):
+            continue
+        name = None
+        for n in mod.tree.body:
+            if (
+                isinstance(n, ast.Assign)
+                and [ast.unparse(t) for t in n.targets] == ["MODELSLIM_CONFIG_FILENAME"]
+                and isinstance(n.value, ast.Constant)
+                and isinstance(n.value.value, str)
+            ):
+                name = n.value.value
+        fn = next(
+            (n for n in ast.walk(mod.tree) if isinstance(n, ast.FunctionDef) and n.name == "maybe_update_config"),
+            None,
+        )
+        if name is None or fn is None or method is None:
+            return None
+        looks_up = any(
+            isinstance(c, ast.Call)
+            and ast.unparse(c.func) == "get_model_file"
+            and any(ast.unparse(a) == "MODELSLIM_CONFIG_FILENAME" for a in c.args)
+            for c in ast.walk(fn)
+        )
+        # The raise after the lookup: the last top-level statement of the
+        # function body raising ValueError.
+        last = fn.body[-1]
+        raises = (
+            isinstance(last, ast.Raise)
+            and isinstance(last.exc, ast.Call)
+            and ast.unparse(last.exc.func) == "ValueError"
+            # Reached: no unconditional return before it.
+            and not any(isinstance(st, ast.Return) for st in fn.body[:-1])
+        )
+        if looks_up and raises:
+            return {"method": method, "file": name, "source": f"{rel}:{last.lineno}"}
+        return None
+    return None

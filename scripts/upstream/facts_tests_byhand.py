@@ -419,6 +419,37 @@ class ByHand(unittest.TestCase):
             self.assertIn(old, text)
             self.assertIsNone(facts_ascend.hybrid_attn_block(FakePackage(rel, text.replace(old, new, 1))), new)
 
+    def test_modelslim_description(self):
+        # vllm_ascend/quantization/modelslim_config.py, read by hand: @0.18.0 L48
+        # `MODELSLIM_CONFIG_FILENAME = "quant_model_description.json"`, `maybe_update_config` L582
+        # looks it up with `get_model_file(model_name, MODELSLIM_CONFIG_FILENAME, ...)` and ends
+        # with `raise ValueError(...)` at L625 ("ModelSlim Quantization Config Not Found");
+        # vllm_ascend/utils.py L48 `ASCEND_QUANTIZATION_METHOD = "ascend"`. @0.30.0rc2 the module
+        # is quantization/configs/modelslim_config.py, the raise at L928. The 310P copy
+        # (_310p/quantization/modelslim_config.py) is another device's and not read.
+        self.assertEqual(
+            table("0.18.0")["modelslim_description"],
+            {"method": "ascend", "file": "quant_model_description.json", "source": "vllm_ascend/quantization/modelslim_config.py:625"},
+        )
+        rel = "vllm_ascend/quantization/configs/modelslim_config.py"
+        self.assertEqual(table("0.30.0rc2")["modelslim_description"]["source"], f"{rel}:928")
+        text = (src("0.30.0rc2") / rel).read_text()
+        utils = {"vllm_ascend/utils.py": 'ASCEND_QUANTIZATION_METHOD = "ascend"\n'}
+        got = facts_ascend.modelslim_description(FakePackage(rel, text, utils))
+        self.assertEqual(got["file"], "quant_model_description.json")
+        # Mutants: another file name is read; no lookup of it, or no raise after it, is None.
+        got = facts_ascend.modelslim_description(
+            FakePackage(rel, text.replace('MODELSLIM_CONFIG_FILENAME = "quant_model_description.json"', 'MODELSLIM_CONFIG_FILENAME = "quant.json"'), utils)
+        )
+        self.assertEqual(got["file"], "quant.json")
+        self.assertIsNone(facts_ascend.modelslim_description(FakePackage(rel, text)), "no ASCEND_QUANTIZATION_METHOD")
+        for old, new in [
+            ("config_path = get_model_file(model_name, MODELSLIM_CONFIG_FILENAME, revision=revision)", "config_path = None"),
+            ("        raise ValueError(\n            \"\\n\"", "        return None\n        raise ValueError(\n            \"\\n\""),
+        ]:
+            self.assertIn(old, text)
+            self.assertIsNone(facts_ascend.modelslim_description(FakePackage(rel, text.replace(old, new, 1), utils)), new)
+
     def test_env_migration(self):
         # docs/source/user_guide/configuration/additional_config.md, read by hand: "### Quick
         # Reference" then `| Environment Variable | Config Key | Type Conversion |`, ten rows at

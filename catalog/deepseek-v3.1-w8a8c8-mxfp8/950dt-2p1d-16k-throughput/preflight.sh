@@ -15,7 +15,7 @@ IMAGE_REF=quay.io/ascend/vllm-ascend:v0.23.0-a5
 IMAGE_VERSION=0.23.0
 REQUIRED_PATHS=(/lib/route.conf /etc/hccl_rootinfo.json /etc/hixlep)
 MOONCAKE_DIRS=''
-CHECKPOINT_CHECKS='{"model":"DeepSeek-V3.1-w8a8c8-mxfp8","model_type":"deepseek_v3","vllm":"0.23.0","reads":{"max_len_keys":["max_position_embeddings","n_positions","max_seq_len","seq_length","model_max_length","max_target_positions","max_sequence_length","max_seq_length","seq_len"],"unscaled_rope_types":["su","longrope","llama3"],"yarn_from_original":true,"expert_keys":["num_experts","moe_num_experts","n_routed_experts","num_local_experts"],"max_len_source":"vllm/config/model.py:2112 _get_and_verify_max_len, vllm/transformers_utils/model_arch_config_convertor.py:312","experts_source":"vllm/transformers_utils/model_arch_config_convertor.py:147 get_num_experts"},"roles":[{"role":"prefill","max_model_len":36864,"aux_hidden_states":null,"mc2_hierarchy":null},{"role":"decode","max_model_len":36864,"aux_hidden_states":null,"mc2_hierarchy":null}]}'
+CHECKPOINT_CHECKS='{"model":"DeepSeek-V3.1-w8a8c8-mxfp8","model_type":"deepseek_v3","vllm":"0.23.0","reads":{"max_len_keys":["max_position_embeddings","n_positions","max_seq_len","seq_length","model_max_length","max_target_positions","max_sequence_length","max_seq_length","seq_len"],"unscaled_rope_types":["su","longrope","llama3"],"yarn_from_original":true,"expert_keys":["num_experts","moe_num_experts","n_routed_experts","num_local_experts"],"max_len_source":"vllm/config/model.py:2112 _get_and_verify_max_len, vllm/transformers_utils/model_arch_config_convertor.py:312","experts_source":"vllm/transformers_utils/model_arch_config_convertor.py:147 get_num_experts"},"quantization":{"method":"ascend","file":"quant_model_description.json","source":"vllm_ascend/quantization/modelslim_config.py:815"},"roles":[{"role":"prefill","max_model_len":36864,"aux_hidden_states":null,"mc2_hierarchy":null},{"role":"decode","max_model_len":36864,"aux_hidden_states":null,"mc2_hierarchy":null}]}'
 
 die() { echo "preflight: error: $*" >&2; exit 2; }
 NODE_INDEX=${1:-${PD_NODE_INDEX:-}}
@@ -194,6 +194,7 @@ def num_experts(text, reads):
     return 0
 
 import json
+import os
 import sys
 
 
@@ -257,6 +258,17 @@ def judge(path, checks):
                 )
     if experts is not None:
         seen.append(str(experts) + " routed experts")
+    quant = checks["quantization"]
+    if quant is not None:
+        description = os.path.join(os.path.dirname(path), quant["file"])
+        if os.path.isfile(description):
+            seen.append(quant["file"])
+        else:
+            problems.append(
+                "no " + quant["file"] + " next to it: the layout passes --quantization " + quant["method"]
+                + " (the model table's " + checks["model"] + " is ModelSlim-quantized), and vllm-ascend refuses"
+                + " to start without it (" + quant["source"] + "); these weights are not that build"
+            )
     return problems, seen
 
 

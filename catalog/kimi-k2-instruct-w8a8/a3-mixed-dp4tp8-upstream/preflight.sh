@@ -14,7 +14,7 @@ IMAGE_REF=quay.io/ascend/vllm-ascend:v0.19.1rc1-a3
 IMAGE_VERSION=0.19.1rc1
 REQUIRED_PATHS=(/etc/hccn.conf)
 MOONCAKE_DIRS=''
-CHECKPOINT_CHECKS='{"model":"Kimi-K2-Instruct-W8A8","model_type":"kimi_k2","vllm":"0.19.1","reads":{"max_len_keys":["max_position_embeddings","n_positions","max_seq_len","seq_length","model_max_length","max_target_positions","max_sequence_length","max_seq_length","seq_len"],"unscaled_rope_types":["su","longrope","llama3"],"yarn_from_original":true,"expert_keys":["num_experts","moe_num_experts","n_routed_experts","num_local_experts"],"max_len_source":"vllm/config/model.py:2045 _get_and_verify_max_len, vllm/transformers_utils/model_arch_config_convertor.py:253","experts_source":"vllm/transformers_utils/model_arch_config_convertor.py:110 get_num_experts"},"roles":[{"role":"mixed","max_model_len":8192,"aux_hidden_states":null,"mc2_hierarchy":null}]}'
+CHECKPOINT_CHECKS='{"model":"Kimi-K2-Instruct-W8A8","model_type":"kimi_k2","vllm":"0.19.1","reads":{"max_len_keys":["max_position_embeddings","n_positions","max_seq_len","seq_length","model_max_length","max_target_positions","max_sequence_length","max_seq_length","seq_len"],"unscaled_rope_types":["su","longrope","llama3"],"yarn_from_original":true,"expert_keys":["num_experts","moe_num_experts","n_routed_experts","num_local_experts"],"max_len_source":"vllm/config/model.py:2045 _get_and_verify_max_len, vllm/transformers_utils/model_arch_config_convertor.py:253","experts_source":"vllm/transformers_utils/model_arch_config_convertor.py:110 get_num_experts"},"quantization":{"method":"ascend","file":"quant_model_description.json","source":"vllm_ascend/quantization/modelslim_config.py:648"},"roles":[{"role":"mixed","max_model_len":8192,"aux_hidden_states":null,"mc2_hierarchy":null}]}'
 
 die() { echo "preflight: error: $*" >&2; exit 2; }
 NODE_INDEX=${1:-${PD_NODE_INDEX:-}}
@@ -187,6 +187,7 @@ def num_experts(text, reads):
     return 0
 
 import json
+import os
 import sys
 
 
@@ -250,6 +251,17 @@ def judge(path, checks):
                 )
     if experts is not None:
         seen.append(str(experts) + " routed experts")
+    quant = checks["quantization"]
+    if quant is not None:
+        description = os.path.join(os.path.dirname(path), quant["file"])
+        if os.path.isfile(description):
+            seen.append(quant["file"])
+        else:
+            problems.append(
+                "no " + quant["file"] + " next to it: the layout passes --quantization " + quant["method"]
+                + " (the model table's " + checks["model"] + " is ModelSlim-quantized), and vllm-ascend refuses"
+                + " to start without it (" + quant["source"] + "); these weights are not that build"
+            )
     return problems, seen
 
 

@@ -39,11 +39,21 @@ fn spec_of(name: &str) -> serde_json::Value {
     serde_json::to_value(&layout.spec).unwrap()
 }
 
+/// The ModelSlim description file every image's vllm-ascend reads.
+const DESCRIPTION: &str = "quant_model_description.json";
+
 /// Runs only `model_config` of `dir`'s preflight on weights whose
-/// `config.json` is `config`.
+/// `config.json` is `config`, with a ModelSlim description next to it.
 fn model_config(dir: &Path, config: &str) -> (i32, String) {
+    model_config_files(dir, &[("config.json", config), (DESCRIPTION, "{}")])
+}
+
+/// Runs only `model_config` of `dir`'s preflight on weights holding `files`.
+fn model_config_files(dir: &Path, files: &[(&str, &str)]) -> (i32, String) {
     let weights = tempfile::tempdir().unwrap();
-    std::fs::write(weights.path().join("config.json"), config).unwrap();
+    for (name, text) in files {
+        std::fs::write(weights.path().join(name), text).unwrap();
+    }
     let skip = skip_all_but(dir, &["model_config"]);
     run(
         dir,

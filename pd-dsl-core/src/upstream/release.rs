@@ -100,6 +100,10 @@ pub struct Release {
     /// The expert limit of hierarchy MC2; `None` before it.
     #[serde(default)]
     pub mc2_hierarchy_experts: Option<Mc2HierarchyExperts>,
+    /// The file `--quantization ascend` needs in the weights directory;
+    /// `None` where it is not read so.
+    #[serde(default)]
+    pub modelslim_description: Option<ModelslimDescription>,
     /// How the release decides sequence-parallel MoE where `enable_sp()`
     /// returns vLLM's `use_sequence_parallel_moe`; `None` before it.
     #[serde(default)]
@@ -278,6 +282,21 @@ pub struct Mc2HierarchyExperts {
     /// The `eplb_config` switch under which redundant experts count.
     pub redundant_when: String,
     /// `path:line` of the raising `if`.
+    pub source: String,
+}
+
+/// The ModelSlim description file (`ModelSlimConfig.maybe_update_config`,
+/// vllm_ascend/quantization/[configs/]modelslim_config.py): with
+/// `--quantization <method>` the weights directory must hold `file`, else
+/// vllm-ascend raises ValueError ("ModelSlim Quantization Config Not Found")
+/// at start.
+#[derive(Debug, Deserialize, Serialize)]
+pub struct ModelslimDescription {
+    /// The `--quantization` value (`ascend`).
+    pub method: String,
+    /// `quant_model_description.json`.
+    pub file: String,
+    /// `path:line` of the `raise`.
     pub source: String,
 }
 

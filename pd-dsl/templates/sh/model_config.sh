@@ -7,6 +7,7 @@ check_model_config() {
 {% include "py/checkpoint_config.py" %}
 
 import json
+import os
 import sys
 
 
@@ -70,6 +71,17 @@ def judge(path, checks):
                 )
     if experts is not None:
         seen.append(str(experts) + " routed experts")
+    quant = checks["quantization"]
+    if quant is not None:
+        description = os.path.join(os.path.dirname(path), quant["file"])
+        if os.path.isfile(description):
+            seen.append(quant["file"])
+        else:
+            problems.append(
+                "no " + quant["file"] + " next to it: the layout passes --quantization " + quant["method"]
+                + " (the model table's " + checks["model"] + " is ModelSlim-quantized), and vllm-ascend refuses"
+                + " to start without it (" + quant["source"] + "); these weights are not that build"
+            )
     return problems, seen
 
 

@@ -257,6 +257,21 @@ pub(super) fn stage(
             config["architectures"] = serde_json::json!([a]);
         }
         write_file(&model.join("config.json"), &format!("{config:#}\n"), false)?;
+        // A ModelSlim build ships its description next to the config; the
+        // layout's `--quantization` needs it (the image's generated
+        // `modelslim_description`).
+        if let Some(d) = layout
+            .image
+            .facts()
+            .and_then(|rel| rel.modelslim_description.as_ref())
+            .filter(|d| m.quantization == Some(d.method.as_str()))
+        {
+            write_file(
+                &model.join(&d.file),
+                "{\"note\": \"pd-rehearse stand-in ModelSlim description\"}\n",
+                false,
+            )?;
+        }
     }
     let expect = root.join("expect.json");
     let exp_text = serde_json::to_string_pretty(&expectation(layout)).map_err(|e| e.to_string())?;

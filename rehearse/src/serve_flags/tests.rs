@@ -22,7 +22,9 @@ const TABLE: &str = r#"{
         {"name": "served-model-name", "kind": "many", "aliases": [], "negatable": false, "source": "t"},
         {"name": "tensor-parallel-size", "kind": "value", "aliases": ["-tp"], "negatable": false, "source": "t"}
       ],
-      "speculative_methods": [{"name": "mtp", "needs_model": false, "source": "t"}]
+      "speculative_methods": [{"name": "mtp", "needs_model": false, "source": "t"}],
+      "checkpoint_reads": {"max_len_keys": ["max_position_embeddings"], "unscaled_rope_types": [],
+        "yarn_from_original": false, "expert_keys": ["num_experts"], "max_len_source": "t", "experts_source": "t"}
     }"#;
 
 fn table() -> Flags {

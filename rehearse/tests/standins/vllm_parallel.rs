@@ -557,6 +557,8 @@ fn vllm_refuses_the_v2_runner_on_qwen3_5_in_mamba_align_mode() {
             format!("{{\"architectures\": [\"{arch}\"]}}"),
         )
         .unwrap();
+        // A ModelSlim build (the argv passes `--quantization ascend`).
+        std::fs::write(d.join("quant_model_description.json"), "{}").unwrap();
         d.display().to_string()
     };
     let qwen = model_dir("Qwen3_5MoeForConditionalGeneration");
@@ -620,6 +622,7 @@ fn vllm_refuses_a_mamba_align_block_above_the_batch() {
             "head_dim": 256}}"#,
     )
     .unwrap();
+    std::fs::write(dir.join("quant_model_description.json"), "{}").unwrap();
     let model = dir.display().to_string();
     let argv = |tp: u32, extra: &[&str]| {
         let mut a = rank_argv(7100, 2, 0, 12321, tp, None);
@@ -663,5 +666,58 @@ fn vllm_refuses_a_mamba_align_block_above_the_batch() {
         assert!(started(&err), "{image}: {err}");
     }
     let (_, _, err) = run(VLLM, &argv(2, &[]), &env("v0.27.1rc1", 2));
+    assert!(started(&err), "{err}");
+}
+
+/// The stand-in `vllm` refuses `--quantization ascend` on weights without
+/// the ModelSlim description, as every image's vllm-ascend does
+/// (`ModelSlimConfig.maybe_update_config`, the generated
+/// `modelslim_description`); with the file, or without the flag, it goes on.
+#[test]
+fn vllm_refuses_modelslim_quantization_without_its_description() {
+    let dir = crate::tmpdir("modelslim_model");
+    std::fs::write(dir.join("config.json"), r#"{"model_type": "deepseek_v3"}"#).unwrap();
+    let model = dir.display().to_string();
+    // `rank_argv` passes `--quantization ascend`; `plain` drops it.
+    let argv = |quantized: bool| {
+        let mut a = rank_argv(7100, 2, 0, 12321, 4, None);
+        a[1] = model.clone();
+        if !quantized {
+            let at = a.iter().position(|x| x == "--quantization").unwrap();
+            a.drain(at..at + 2);
+        }
+        a
+    };
+    let env = |image: &str| {
+        vec![
+            ("PD_STANDIN_IMAGE", image.to_owned()),
+            ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3".to_owned()),
+            ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
+        ]
+    };
+    let started = |err: &str| err.contains("cannot read PD_STANDIN_EXPECT");
+    for (image, source) in [
+        (
+            "v0.18.0",
+            "vllm_ascend/quantization/modelslim_config.py:625",
+        ),
+        (
+            "v0.30.0rc2",
+            "vllm_ascend/quantization/configs/modelslim_config.py:928",
+        ),
+    ] {
+        let (code, _, err) = run(VLLM, &argv(true), &env(image));
+        assert_eq!(code, Some(1), "{image}: {err}");
+        assert!(
+            err.contains("ModelSlim Quantization Config Not Found")
+                && err.contains("('quant_model_description.json')")
+                && err.contains(source),
+            "{image}: {err}"
+        );
+        let (_, _, err) = run(VLLM, &argv(false), &env(image));
+        assert!(started(&err), "{image}: {err}");
+    }
+    std::fs::write(dir.join("quant_model_description.json"), "{}").unwrap();
+    let (_, _, err) = run(VLLM, &argv(true), &env("v0.30.0rc2"));
     assert!(started(&err), "{err}");
 }

@@ -566,6 +566,37 @@ pub(super) fn mamba_align_refusal(plan: &Plan, image: &str) -> Result<(), Fail> 
     }
 }
 
+/// vllm-ascend's refusal of ModelSlim quantization on weights without its
+/// description file (`ModelSlimConfig.maybe_update_config`, the image's
+/// generated `modelslim_description`), in its words: the preflight's
+/// `model_config` check catches it first on a node.
+pub(super) fn modelslim_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
+    let (Some(q), Some(model)) = (plan.quantization.as_deref(), plan.model.as_deref()) else {
+        return Ok(());
+    };
+    let Some(d) = crate::facts::ascend_required(image)
+        .ok()
+        .and_then(|rel| rel.modelslim_description.as_ref())
+        .filter(|d| d.method == q)
+    else {
+        return Ok(());
+    };
+    // A weights directory that is not there fails otherwise (vLLM reads its
+    // config.json first; preflight's `model_dir` names it): the stand-in
+    // judges the description where the directory exists.
+    let dir = std::path::Path::new(model);
+    if !dir.is_dir() || dir.join(&d.file).is_file() {
+        return Ok(());
+    }
+    fail(
+        1,
+        format!(
+            "ValueError: ERROR: ModelSlim Quantization Config Not Found: you have enabled '--quantization {q}' (ModelSlim quantization), but the model '{model}' does not contain the required quantization config file ('{}'). ({})",
+            d.file, d.source
+        ),
+    )
+}
+
 /// vLLM's assert on the largest capture size kept when typed sizes are all
 /// above a typed `max_num_batched_tokens` and a cudagraph mode is on, which
 /// vllm-ascend's second sizing pass trips (`Release::settled_capture_sizes`,

@@ -67,6 +67,10 @@ pub(super) struct Plan {
     pub(super) gdn: Option<pd_dsl::dims::GdnDims>,
     /// `--block-size` as typed.
     pub(super) block_size_typed: Option<u64>,
+    /// `--quantization` as typed.
+    pub(super) quantization: Option<String>,
+    /// The model argument (the weights directory a layout passes).
+    pub(super) model: Option<String>,
     /// A flag of `MambaAlign::UNJUDGED_FLAGS` is typed.
     pub(super) mamba_align_unjudged: bool,
 }
@@ -522,6 +526,8 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         architecture,
         gdn,
         block_size_typed: count("block-size")?,
+        quantization: args.value("quantization").map(str::to_string),
+        model: args.model.clone(),
         mamba_align_unjudged,
         speculative,
         graph,
