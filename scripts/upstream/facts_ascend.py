@@ -30,6 +30,7 @@ from facts_ascend_features import (  # noqa: F401
     engram_tp,
     eplb_runner,
     hybrid_attn_block,
+    kv_store_align,
     kvpp,
     mc2_hierarchy_experts,
     modelslim_description,
@@ -99,6 +100,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "parser_choices_widened": parser_choices_widened(pkg),
         "hybrid_attn_block": hybrid_attn_block(pkg),
         "modelslim_description": modelslim_description(pkg),
+        "kv_store_align": kv_store_align(pkg),
     }
 
 

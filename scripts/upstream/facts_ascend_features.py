@@ -1156,3 +1156,69 @@ def modelslim_description(pkg: Package) -> dict | None:
             return {"method": method, "file": name, "source": f"{rel}:{last.lineno}"}
         return None
     return None
+
+
+def kv_store_align(pkg: Package) -> dict | None:
+    """vllm-ascend's patch of vLLM's `HybridAttentionMambaModelConfig.
+    verify_and_update_config` (vllm_ascend/patch/platform/patch_mamba_config.py)
+    puts a hybrid model's Mamba cache in 'align' mode when the engine runs a
+    KV store: `_using_kv_store` (the KV connector `connector`, or a
+    MultiConnector child of it) and not `--disable-hybrid-kv-cache-manager`
+    (`using_kv_store_with_hybrid = not ...disable_hybrid_kv_cache_manager and
+    _using_kv_store(...)`), then `if using_kv_store_with_hybrid [and not
+    is_extract_hidden_states]: if cache_config.mamba_cache_mode == "none":
+    cache_config.mamba_cache_mode = "align"`. `exempt_methods`: the
+    speculative methods that skip it (`getattr(spec_config, "method", None)
+    == "..."` in the `is_extract_hidden_states` test). `source`: `path:line`
+    of the assignment. None without it."""
+    for rel, mod in pkg.modules.items():
+        if not rel.endswith("patch/platform/patch_mamba_config.py"):
+            continue
+        connector = None
+        for fn in mod.tree.body:
+            if isinstance(fn, ast.FunctionDef) and fn.name == "_using_kv_store":
+                for c in ast.walk(fn):
+                    if (
+                        isinstance(c, ast.Compare)
+                        and ast.unparse(c.left) == "vllm_config.kv_transfer_config.kv_connector"
+                        and isinstance(c.comparators[0], ast.Constant)
+                        and c.comparators[0].value != "MultiConnector"
+                    ):
+                        connector = c.comparators[0].value
+        fn = next(
+            (n for n in ast.walk(mod.tree) if isinstance(n, ast.FunctionDef) and n.name == "verify_and_update_config"),
+            None,
+        )
+        if connector is None or fn is None:
+            return None
+        text = ast.unparse(fn)
+        if "using_kv_store_with_hybrid = not vllm_config.scheduler_config.disable_hybrid_kv_cache_manager and _using_kv_store(vllm_config)" not in text:
+            return None
+        exempt: list[str] = []
+        for a in ast.walk(fn):
+            if isinstance(a, ast.Assign) and [ast.unparse(t) for t in a.targets] == ["is_extract_hidden_states"]:
+                for c in ast.walk(a.value):
+                    if (
+                        isinstance(c, ast.Compare)
+                        and ast.unparse(c.left) == "getattr(spec_config, 'method', None)"
+                        and isinstance(c.ops[0], ast.Eq)
+                        and isinstance(c.comparators[0], ast.Constant)
+                    ):
+                        exempt.append(c.comparators[0].value)
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.If):
+                continue
+            test = ast.unparse(node.test)
+            want = "using_kv_store_with_hybrid and (not is_extract_hidden_states)" if exempt else "using_kv_store_with_hybrid"
+            if test != want:
+                continue
+            for inner in node.body:
+                if (
+                    isinstance(inner, ast.If)
+                    and ast.unparse(inner.test) == "cache_config.mamba_cache_mode == 'none'"
+                    and len(inner.body) == 1
+                    and ast.unparse(inner.body[0]) == "cache_config.mamba_cache_mode = 'align'"
+                ):
+                    return {"connector": connector, "exempt_methods": exempt, "source": f"{rel}:{inner.body[0].lineno}"}
+        return None
+    return None

@@ -450,6 +450,39 @@ class ByHand(unittest.TestCase):
             self.assertIn(old, text)
             self.assertIsNone(facts_ascend.modelslim_description(FakePackage(rel, text.replace(old, new, 1), utils)), new)
 
+    def test_kv_store_align(self):
+        # vllm_ascend/patch/platform/patch_mamba_config.py, read by hand: @0.21.0rc1 `_using_kv_store`
+        # tests `kv_connector == "AscendStoreConnector"` (or a MultiConnector child of it), L42
+        # `using_kv_store_with_hybrid = not ...disable_hybrid_kv_cache_manager and _using_kv_store(...)`,
+        # L125 `if using_kv_store_with_hybrid:` L126-127 `if cache_config.mamba_cache_mode == "none":
+        # cache_config.mamba_cache_mode = "align"`; @0.22.1rc1 L136 `and not is_extract_hidden_states`
+        # (L134 `getattr(spec_config, "method", None) == "extract_hidden_states"`), L138 the
+        # assignment; @0.30.0rc2 L168; none @0.20.2rc1.
+        rel = "vllm_ascend/patch/platform/patch_mamba_config.py"
+        self.assertIsNone(table("0.20.2rc1")["kv_store_align"])
+        self.assertEqual(
+            table("0.21.0rc1")["kv_store_align"],
+            {"connector": "AscendStoreConnector", "exempt_methods": [], "source": f"{rel}:127"},
+        )
+        self.assertEqual(
+            table("0.22.1rc1")["kv_store_align"],
+            {"connector": "AscendStoreConnector", "exempt_methods": ["extract_hidden_states"], "source": f"{rel}:138"},
+        )
+        self.assertEqual(table("0.30.0rc2")["kv_store_align"]["source"], f"{rel}:168")
+        text = (src("0.26.0rc1") / rel).read_text()
+        self.assertIsNotNone(facts_ascend.kv_store_align(FakePackage(rel, text)))
+        # Mutants: another connector is read; a mode other than 'align', a switch it does not
+        # test, or no assignment under the `if`, is None.
+        got = facts_ascend.kv_store_align(FakePackage(rel, text.replace('== "AscendStoreConnector"', '== "OtherStore"', 1)))
+        self.assertEqual(got["connector"], "OtherStore")
+        for old, new in [
+            ('cache_config.mamba_cache_mode = "align"', 'cache_config.mamba_cache_mode = "all"'),
+            ("not vllm_config.scheduler_config.disable_hybrid_kv_cache_manager and", "True and"),
+            ('if cache_config.mamba_cache_mode == "none":', 'if cache_config.mamba_cache_mode == "other":'),
+        ]:
+            self.assertIn(old, text)
+            self.assertIsNone(facts_ascend.kv_store_align(FakePackage(rel, text.replace(old, new, 1))), new)
+
     def test_env_migration(self):
         # docs/source/user_guide/configuration/additional_config.md, read by hand: "### Quick
         # Reference" then `| Environment Variable | Config Key | Type Conversion |`, ten rows at

@@ -356,22 +356,74 @@ pub(crate) fn check_mamba_align_v2_runner(
     let (Some(a), Some(arch)) = (&v.mamba_align, crate::dims::architecture(m)) else {
         return;
     };
+    let forced = store_forced(facts, serve);
     let Some(assert) = a.v2_runner_refusal(
         arch,
         serve.prefix_caching,
+        forced.is_some(),
         super::features::v2_runner_on(serve),
     ) else {
         return;
     };
+    let (with, cause, turn_off) = align_cause(a, serve, forced);
     cx.report(
         Rule::MambaAlignV2Runner,
         env_site(facts.spec, role, "VLLM_USE_V2_MODEL_RUNNER"),
         format!("{role}.env.VLLM_USE_V2_MODEL_RUNNER"),
         format!(
-            "found env `VLLM_USE_V2_MODEL_RUNNER` on with `prefix_caching: true` on a {role} engine of `{}` ({arch}, hybrid linear attention) on image `{}`, expected one of them off: prefix caching puts its Mamba cache in 'align' mode ({}), where vLLM {} asserts the V2 runner off at start (\"Model Runner V2 has not yet supported mamba_cache_mode='align'\", {} `validate_block_size`)",
-            m.id, img.tag, a.prefix_caching, v.version, assert
+            "found env `VLLM_USE_V2_MODEL_RUNNER` on with {with} on a {role} engine of `{}` ({arch}, hybrid linear attention) on image `{}`, expected the V2 runner off or {turn_off}: {cause}, where vLLM {} asserts the V2 runner off at start (\"Model Runner V2 has not yet supported mamba_cache_mode='align'\", {} `validate_block_size`)",
+            m.id, img.tag, v.version, assert
         ),
     );
+}
+
+/// The image's KV-store 'align' switch when it applies to a role: the
+/// layout runs a KV pool (`AscendStoreConnector` under vLLM's
+/// MultiConnector), and neither `--disable-hybrid-kv-cache-manager` nor an
+/// exempt speculative method turns it off (`KvStoreAlign::forces`).
+fn store_forced(
+    facts: &Facts<'_>,
+    serve: &Serve,
+) -> Option<&'static crate::upstream::KvStoreAlign> {
+    let k = facts.image?.facts()?.kv_store_align.as_ref()?;
+    let pool = facts
+        .spec
+        .connector
+        .as_ref()
+        .is_some_and(|c| c.pool.is_some());
+    let disabled = serve
+        .flags
+        .iter()
+        .any(|(n, _)| n == "--disable-hybrid-kv-cache-manager");
+    let method = serve.speculative.as_ref().map(|s| s.method.as_str());
+    (pool && k.forces(method, disabled)).then_some(k)
+}
+
+/// What puts a role's Mamba cache in 'align' mode, for messages: the
+/// setting (`with`), the cause with its source, and what turns it off.
+fn align_cause(
+    a: &crate::upstream::MambaAlign,
+    serve: &Serve,
+    forced: Option<&crate::upstream::KvStoreAlign>,
+) -> (String, String, &'static str) {
+    match forced {
+        Some(k) if serve.prefix_caching != Some(true) => (
+            format!("the layout's KV pool (`{}`)", k.connector),
+            format!(
+                "vllm-ascend puts a hybrid model's Mamba cache in 'align' mode when a KV store runs ({})",
+                k.source
+            ),
+            "no KV pool",
+        ),
+        _ => (
+            "`prefix_caching: true`".to_owned(),
+            format!(
+                "prefix caching puts its Mamba cache in 'align' mode ({})",
+                a.prefix_caching
+            ),
+            "prefix caching off",
+        ),
+    }
 }
 
 /// The attention block of a hybrid model in Mamba 'align' mode against
@@ -414,28 +466,36 @@ pub(crate) fn check_mamba_align_block_within_batch(
     let block = serve.block_size.map_or(b.block, |typed| typed.max(b.block));
     let (default_mbt, _) = crate::capacity::default_batching(hw);
     let mbt = serve.max_num_batched_tokens.unwrap_or(default_mbt);
-    // Prefix caching typed on (hybrid models default it off) puts the
-    // Mamba cache in 'align' mode.
-    let Some(assert) = a.block_refusal(arch, serve.prefix_caching, block, mbt) else {
+    // Prefix caching typed on (hybrid models default it off), or the
+    // layout's KV pool, puts the Mamba cache in 'align' mode.
+    let forced = store_forced(facts, serve);
+    let Some(assert) = a.block_refusal(arch, serve.prefix_caching, forced.is_some(), block, mbt)
+    else {
         return;
     };
+    let (with, cause, turn_off) = align_cause(a, serve, forced);
     let mbt_site =
         super::settings::site_in(facts.spec, role, |s| s.max_num_batched_tokens.as_ref());
-    let site = if mbt_site == Site::NONE {
-        super::settings::site_in(facts.spec, role, |s| s.prefix_caching.as_ref())
-    } else {
-        mbt_site
+    let site = match (mbt_site, forced) {
+        (s, _) if s != Site::NONE => s,
+        // Unset batch: at what puts the cache in 'align' mode.
+        (_, Some(_)) if serve.prefix_caching != Some(true) => facts
+            .spec
+            .connector
+            .as_ref()
+            .and_then(|c| c.pool.as_ref())
+            .map_or(Site::NONE, |p| p.backend.site),
+        _ => super::settings::site_in(facts.spec, role, |s| s.prefix_caching.as_ref()),
     };
     cx.report(
         Rule::MambaAlignBlockWithinBatch,
         site,
         format!("{role}.max_num_batched_tokens"),
         format!(
-            "found `max_num_batched_tokens` {mbt}{} on a {role} engine of `{}` ({arch}, hybrid linear attention) at TP{tp} with `prefix_caching: true` on image `{}`, expected at least {block}: prefix caching puts its Mamba cache in 'align' mode ({}), vllm-ascend {} raises the attention block to {} tokens so that one block carries a request's linear-attention state ({} B per rank = {} x {} B per token; {}), and vLLM {} asserts \"In Mamba cache align mode, block_size ({block}) must be <= max_num_batched_tokens ({mbt})\" at start ({} `validate_block_size`); raise `max_num_batched_tokens` or turn prefix caching off",
+            "found `max_num_batched_tokens` {mbt}{} on a {role} engine of `{}` ({arch}, hybrid linear attention) at TP{tp} with {with} on image `{}`, expected at least {block}: {cause}, vllm-ascend {} raises the attention block to {} tokens so that one block carries a request's linear-attention state ({} B per rank = {} x {} B per token; {}), and vLLM {} asserts \"In Mamba cache align mode, block_size ({block}) must be <= max_num_batched_tokens ({mbt})\" at start ({} `validate_block_size`); raise `max_num_batched_tokens` or run with {turn_off}",
             if serve.max_num_batched_tokens.is_some() { "" } else { " (vLLM's default: unset)" },
             m.id,
             img.tag,
-            a.prefix_caching,
             rel.version,
             b.block,
             b.state_page,

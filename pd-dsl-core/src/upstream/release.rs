@@ -104,6 +104,10 @@ pub struct Release {
     /// `None` where it is not read so.
     #[serde(default)]
     pub modelslim_description: Option<ModelslimDescription>,
+    /// A KV store puts a hybrid model's Mamba cache in 'align' mode;
+    /// `None` before it.
+    #[serde(default)]
+    pub kv_store_align: Option<KvStoreAlign>,
     /// How the release decides sequence-parallel MoE where `enable_sp()`
     /// returns vLLM's `use_sequence_parallel_moe`; `None` before it.
     #[serde(default)]
@@ -283,6 +287,34 @@ pub struct Mc2HierarchyExperts {
     pub redundant_when: String,
     /// `path:line` of the raising `if`.
     pub source: String,
+}
+
+/// vllm-ascend's patch of `HybridAttentionMambaModelConfig.
+/// verify_and_update_config` (vllm_ascend/patch/platform/
+/// patch_mamba_config.py, v0.21.0rc1 on): an engine whose KV connector is
+/// `connector` (or a MultiConnector child of it, as a layout's KV pool
+/// runs), without `--disable-hybrid-kv-cache-manager` and a speculative
+/// method of `exempt_methods`, runs a hybrid model's Mamba cache in 'align'
+/// mode where it would be 'none' (prefix caching off).
+#[derive(Debug, Deserialize)]
+pub struct KvStoreAlign {
+    /// `AscendStoreConnector`.
+    pub connector: String,
+    /// Speculative methods that leave the mode as vLLM set it
+    /// (`extract_hidden_states` from v0.22.1rc1).
+    pub exempt_methods: Vec<String>,
+    /// `path:line` of `cache_config.mamba_cache_mode = "align"`.
+    pub source: String,
+}
+
+impl KvStoreAlign {
+    /// Whether an engine with a KV store, speculative `method` and the
+    /// hybrid KV cache manager as typed has its Mamba cache forced into
+    /// 'align' mode.
+    pub fn forces(&self, method: Option<&str>, hybrid_manager_disabled: bool) -> bool {
+        !hybrid_manager_disabled
+            && !method.is_some_and(|m| self.exempt_methods.iter().any(|e| e == m))
+    }
 }
 
 /// The ModelSlim description file (`ModelSlimConfig.maybe_update_config`,

@@ -243,36 +243,57 @@ impl MambaAlign {
     }
 
     /// `path:line` of the assert that refuses an engine of class
-    /// `architecture` with `prefix_caching` as typed and the V2 runner on
-    /// (`v2_runner`), where it does (vLLM 0.22.1 to 0.24.0): the rule
-    /// `mamba_align_v2_runner` and the rehearsal's stand-in `vllm` ask this.
-    /// Hybrid models default prefix caching off (`is_prefix_caching_supported`),
-    /// so only a typed `true` turns it on.
+    /// `architecture` in 'align' mode ([`MambaAlign::in_align`]) with the
+    /// V2 runner on (`v2_runner`), where it does (vLLM 0.22.1 to 0.24.0):
+    /// the rule `mamba_align_v2_runner` and the rehearsal's stand-in `vllm`
+    /// ask this.
     pub fn v2_runner_refusal(
         &self,
         architecture: &str,
         prefix_caching: Option<bool>,
+        store_forced: bool,
         v2_runner: bool,
     ) -> Option<&str> {
         let src = self.v2_runner.as_deref()?;
-        (v2_runner && prefix_caching == Some(true) && self.aligns(architecture)).then_some(src)
+        (v2_runner && self.in_align(architecture, prefix_caching, store_forced)).then_some(src)
+    }
+
+    /// Whether an engine of class `architecture` runs its Mamba cache in
+    /// 'align' mode: prefix caching typed on for a hybrid class without
+    /// Mamba prefix caching (vLLM's `MambaModelConfig`), or, with prefix
+    /// caching off, a KV store forcing it (`store_forced`: vllm-ascend's
+    /// `KvStoreAlign::forces` for an engine whose layout runs a KV pool).
+    /// Hybrid models default prefix caching off
+    /// (`is_prefix_caching_supported`), so only a typed `true` turns it on.
+    pub fn in_align(
+        &self,
+        architecture: &str,
+        prefix_caching: Option<bool>,
+        store_forced: bool,
+    ) -> bool {
+        if prefix_caching == Some(true) {
+            self.aligns(architecture)
+        } else {
+            store_forced && self.is_hybrid(architecture)
+        }
     }
 
     /// `path:line` of the assert that refuses an engine of class
-    /// `architecture` with `prefix_caching` as typed whose attention
-    /// `block` exceeds `max_num_batched_tokens` (`block_within_batch`, vLLM
-    /// 0.18.0 to 0.26.0): the rule `mamba_align_block_within_batch` and the
-    /// rehearsal's stand-in `vllm` ask this.
+    /// `architecture` in 'align' mode ([`MambaAlign::in_align`]) whose
+    /// attention `block` exceeds `max_num_batched_tokens`
+    /// (`block_within_batch`, vLLM 0.18.0 to 0.26.0): the rule
+    /// `mamba_align_block_within_batch` and the rehearsal's stand-in `vllm`
+    /// ask this.
     pub fn block_refusal(
         &self,
         architecture: &str,
         prefix_caching: Option<bool>,
+        store_forced: bool,
         block: u64,
         max_num_batched_tokens: u64,
     ) -> Option<&str> {
         let src = self.block_within_batch.as_deref()?;
-        (prefix_caching == Some(true)
-            && self.aligns(architecture)
+        (self.in_align(architecture, prefix_caching, store_forced)
             && block > max_num_batched_tokens)
             .then_some(src)
     }

@@ -903,3 +903,70 @@ fn mamba_align_unjudged_flags_are_vllms_own() {
     }
     assert!(judged >= 8, "only {judged} images judged");
 }
+
+/// A KV pool puts Qwen3.5's Mamba cache in 'align' mode with prefix caching
+/// off: from v0.21.0rc1 vllm-ascend sets it when an `AscendStoreConnector`
+/// runs (generated `kv_store_align`; patch_mamba_config.py @0.21.0rc1 L127,
+/// @0.22.1rc1 L138), unless `--disable-hybrid-kv-cache-manager` or, from
+/// v0.22.1rc1, speculative method `extract_hidden_states`. So a 1024-token
+/// decode batch at TP4 (block 2048) with a pool is refused on v0.21.0rc1 to
+/// v0.26.0rc1, and the V2 runner with a pool on v0.21.0rc1 to v0.24.0rc1;
+/// not without the pool, not on v0.20.2rc1 (no such switch), not on
+/// v0.27.1rc1 (no such assert).
+#[test]
+fn a_kv_pool_puts_the_mamba_cache_in_align_mode() {
+    let rule = "mamba_align_block_within_batch";
+    let qwen = "qwen3_5_397b_a17b_w8a8_mtp";
+    let pooled = |image: &str, decode: Value| {
+        let mut v = with_role(pd(qwen, image), "decode", decode);
+        v["connector"]["pool"] = json!({
+            "backend": "memcache",
+            "ports": {"meta_service_port": 5000, "config_store_port": 6000},
+            "config": {"meta": {}, "local": {}}
+        });
+        v
+    };
+    let small = json!({"max_num_batched_tokens": 1024});
+    for (image, line) in [("v0.21.0rc1", 127), ("v0.23.0", 138), ("v0.26.0rc1", 138)] {
+        let m = messages(&pooled(image, small.clone()), rule);
+        assert!(
+            m.len() == 1
+                && m[0].contains("with the layout's KV pool (`AscendStoreConnector`)")
+                && m[0].contains(&format!("'align' mode when a KV store runs (vllm_ascend/patch/platform/patch_mamba_config.py:{line})"))
+                && m[0].contains("expected at least 2048")
+                && m[0].contains("or run with no KV pool"),
+            "{image}: {m:?}"
+        );
+        assert!(
+            !broken(&with_role(pd(qwen, image), "decode", small.clone())).contains(rule),
+            "{image}: no pool"
+        );
+        let disabled = json!({
+            "max_num_batched_tokens": 1024,
+            "flags": [{"name": "--disable-hybrid-kv-cache-manager"}]
+        });
+        assert!(
+            !broken(&pooled(image, disabled)).contains(rule),
+            "{image}: disabled"
+        );
+        assert!(
+            !broken(&pooled(image, json!({"max_num_batched_tokens": 2048}))).contains(rule),
+            "{image}: fits"
+        );
+    }
+    for image in ["v0.20.2rc1", "v0.27.1rc1"] {
+        assert!(
+            !broken(&pooled(image, small.clone())).contains(rule),
+            "{image}"
+        );
+    }
+    let v2 = json!({"max_num_batched_tokens": 4096, "env": [{"name": "VLLM_USE_V2_MODEL_RUNNER", "value": "1"}]});
+    for image in ["v0.21.0rc1", "v0.24.0rc1"] {
+        let m = messages(&pooled(image, v2.clone()), "mamba_align_v2_runner");
+        assert!(
+            m.len() == 1 && m[0].contains("expected the V2 runner off or no KV pool"),
+            "{image}: {m:?}"
+        );
+    }
+    assert!(!broken(&pooled("v0.25.1rc1", v2)).contains("mamba_align_v2_runner"));
+}

@@ -526,3 +526,78 @@ fn vllm_refuses_a_kv_cache_dtype_the_patched_field_lacks() {
         "{err}"
     );
 }
+
+/// A KV pool puts a hybrid model's Mamba cache in 'align' mode with prefix
+/// caching off (vllm-ascend's `KvStoreAlign`, from v0.21.0rc1): the stand-in
+/// then refuses a Qwen3.5 decode batch below the 2048-token attention block
+/// at TP4, as vLLM 0.23.0's `validate_block_size` does, and starts with
+/// `--disable-hybrid-kv-cache-manager`, which turns the switch off.
+#[test]
+fn a_kv_pool_puts_the_stand_ins_mamba_cache_in_align_mode() {
+    let dir = tmpdir("pool_qwen3_5");
+    let model = dir.join("model");
+    std::fs::create_dir_all(&model).unwrap();
+    std::fs::write(
+        model.join("config.json"),
+        r#"{"architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe",
+            "text_config": {"model_type": "qwen3_5_moe_text", "linear_num_key_heads": 16,
+            "linear_num_value_heads": 64, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+            "linear_conv_kernel_dim": 4, "mamba_ssm_dtype": "float32", "num_key_value_heads": 2,
+            "head_dim": 256}}"#,
+    )
+    .unwrap();
+    std::fs::write(model.join("quant_model_description.json"), "{}").unwrap();
+    let (kv_p, api, meta) = (free_span(1), free_port(), free_port());
+    let pd: Json = serde_json::from_str(&kv_config(
+        "MooncakeConnectorV1",
+        "kv_producer",
+        kv_p,
+        "0",
+        (1, 4),
+        (1, 4),
+    ))
+    .unwrap();
+    let multi = json!({
+        "kv_connector": "MultiConnector", "kv_role": "kv_producer",
+        "kv_connector_extra_config": {"connectors": [pd, {
+            "kv_connector": "AscendStoreConnector", "kv_role": "kv_producer",
+            "kv_connector_extra_config": {"backend": "memcache"},
+        }]},
+    })
+    .to_string();
+    let argv = |extra: &[&str]| {
+        let mut a = rank_argv(api, 1, 0, free_port(), 4, Some(multi.clone()));
+        a[1] = model.display().to_string();
+        let at = a
+            .iter()
+            .position(|x| x == "--max_num_batched_tokens")
+            .unwrap();
+        a[at + 1] = "1024".to_owned();
+        a.extend(extra.iter().map(|x| (*x).to_owned()));
+        a
+    };
+    let conf = dir.join("mmc-local.conf");
+    std::fs::write(
+        &conf,
+        format!("ock.mmc.meta_service_url = tcp://127.0.0.1:{meta}\nock.mmc.local_service.config_store_url = tcp://127.0.0.1:1\n"),
+    )
+    .unwrap();
+    let _listener = TcpListener::bind(("127.0.0.1", meta)).unwrap();
+    let env = vec![
+        ("MMC_LOCAL_CONFIG_PATH", conf.to_string_lossy().into_owned()),
+        ("PD_STANDIN_IMAGE", "v0.23.0".to_owned()),
+        ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3".to_owned()),
+        ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
+    ];
+    let env: Vec<(&str, String)> = env.into_iter().collect();
+    let (code, _, err) = run(VLLM, &argv(&[]), &env);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(
+            "In Mamba cache align mode, block_size (2048) must be <= max_num_batched_tokens (1024)"
+        ),
+        "{err}"
+    );
+    let (_, _, err) = run(VLLM, &argv(&["--disable-hybrid-kv-cache-manager"]), &env);
+    assert!(err.contains("cannot read PD_STANDIN_EXPECT"), "{err}");
+}

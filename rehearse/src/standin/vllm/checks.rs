@@ -517,7 +517,19 @@ pub(super) fn mamba_align_refusal(plan: &Plan, image: &str) -> Result<(), Fail> 
     };
     let v2 = super::env_nonempty("VLLM_USE_V2_MODEL_RUNNER")
         .is_some_and(|x| pd_dsl::upstream::maybe_convert_bool(&x) == Some(true));
-    if let Some(src) = a.v2_runner_refusal(arch, plan.prefix_caching, v2) {
+    // A KV store (the layout's pool, vllm-ascend's AscendStoreConnector
+    // under the MultiConnector) forces 'align' mode (`KvStoreAlign`).
+    let forced = plan.pool.is_some()
+        && crate::facts::ascend_required(image)
+            .ok()
+            .and_then(|rel| rel.kv_store_align.as_ref())
+            .is_some_and(|k| {
+                k.forces(
+                    plan.speculative.as_ref().map(|(m, _)| m.as_str()),
+                    plan.hybrid_manager_disabled,
+                )
+            });
+    if let Some(src) = a.v2_runner_refusal(arch, plan.prefix_caching, forced, v2) {
         return fail(
             1,
             format!(
@@ -555,7 +567,7 @@ pub(super) fn mamba_align_refusal(plan: &Plan, image: &str) -> Result<(), Fail> 
             .min()
             .unwrap_or(0)
     });
-    match a.block_refusal(arch, plan.prefix_caching, block, mbt) {
+    match a.block_refusal(arch, plan.prefix_caching, forced, block, mbt) {
         Some(src) => fail(
             1,
             format!(

@@ -69,6 +69,8 @@ pub(super) struct Plan {
     pub(super) block_size_typed: Option<u64>,
     /// `--quantization` as typed.
     pub(super) quantization: Option<String>,
+    /// `--disable-hybrid-kv-cache-manager`.
+    pub(super) hybrid_manager_disabled: bool,
     /// The model argument (the weights directory a layout passes).
     pub(super) model: Option<String>,
     /// A flag of `MambaAlign::UNJUDGED_FLAGS` is typed.
@@ -527,6 +529,7 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         gdn,
         block_size_typed: count("block-size")?,
         quantization: args.value("quantization").map(str::to_string),
+        hybrid_manager_disabled: args.switch("disable-hybrid-kv-cache-manager"),
         model: args.model.clone(),
         mamba_align_unjudged,
         speculative,
