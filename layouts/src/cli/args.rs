@@ -407,6 +407,8 @@ pub(super) enum FaultArg {
     PortInUse,
     /// The model directory does not exist.
     MissingModel,
+    /// The model directory holds another model's weights (its config.json).
+    WrongWeights,
     /// One node's npu-smi reports the wrong NPU count.
     WrongNpuCount,
     /// A non-master DP rank cannot reach its DP master's RPC port.
@@ -442,6 +444,7 @@ impl From<FaultArg> for Fault {
         match f {
             FaultArg::PortInUse => Fault::PortInUse,
             FaultArg::MissingModel => Fault::MissingModel,
+            FaultArg::WrongWeights => Fault::WrongWeights,
             FaultArg::WrongNpuCount => Fault::WrongNpuCount,
             FaultArg::UnreachableMaster => Fault::UnreachableMaster,
             FaultArg::ProxyMissesRank => Fault::ProxyMissesRank,

@@ -50,6 +50,33 @@ fn a_missing_model_fails_every_preflight() {
     );
 }
 
+/// Another model's weights in the model directory: every node's preflight
+/// reads its `config.json` as the image's vLLM does and stops before any
+/// model loads, naming what the layout was checked with.
+#[test]
+fn another_models_weights_fail_every_preflight() {
+    let run = rehearse(&[PD, "--fault", "wrong-weights"]);
+    assert_fails(
+        &run,
+        &[
+            "node 0 (127.0.0.1, prefill ranks 0-1): run.sh exited with code 1",
+            "node 3 (127.0.0.4, decode ranks 16-31): run.sh exited with code 1",
+            "preflight: FAIL model_config:",
+            "the text model_type is 'pd_rehearse_other_model', the layout's model DeepSeek-V3.1-w8a8-mtp-QuaRot has 'deepseek_v3'",
+        ],
+    );
+    // GLM-4.7's build names no model type: its typed length is judged.
+    let run = rehearse(&[
+        "glm-4.7-w8a8c8/a3-1p1d-upstream",
+        "--fault",
+        "wrong-weights",
+    ]);
+    assert_fails(
+        &run,
+        &["prefill max_model_len 8192 is above the 1024 vLLM 0.30.0 derives"],
+    );
+}
+
 #[test]
 fn a_wrong_npu_count_fails_that_nodes_preflight() {
     let run = rehearse(&[PD, "--fault", "wrong-npu-count"]);

@@ -230,6 +230,10 @@ fn every_fault_injects_with_a_real_proxy() {
         let needles: Vec<String> = match fault {
             Fault::PortInUse => vec![format!("preflight: FAIL ports: already in use: {held}")],
             Fault::MissingModel => vec!["preflight: FAIL model_dir: weights directory".into()],
+            Fault::WrongWeights => vec![
+                "preflight: FAIL model_config:".into(),
+                "the text model_type is 'pd_rehearse_other_model'".into(),
+            ],
             Fault::WrongNpuCount => vec![format!(
                 "preflight: FAIL npu_count: npu-smi info -l reports {npus} NPUs"
             )],

@@ -9,6 +9,11 @@ use pd_dsl::Layout;
 use std::collections::BTreeMap;
 use std::net::TcpListener;
 
+/// The model type and context the `wrong-weights` fault writes.
+pub(super) const WRONG_MODEL_TYPE: &str = "pd_rehearse_other_model";
+/// Below any length a layout types.
+pub(super) const WRONG_MAX_LEN: u64 = 1024;
+
 /// Where a fault lands, and what the rehearsal holds for it.
 #[derive(Debug, Default)]
 pub(super) struct Injection {
@@ -20,6 +25,8 @@ pub(super) struct Injection {
     pub(super) note: Option<String>,
     /// Model dir is not created.
     pub(super) no_model: bool,
+    /// The model dir's `config.json` is another model's.
+    pub(super) wrong_weights: bool,
     /// DP master timeout for the stand-ins.
     pub(super) master_timeout: u32,
 }
@@ -35,6 +42,24 @@ pub(super) fn inject(layout: &Layout, fault: Option<Fault>) -> Result<Injection,
         Some(Fault::MissingModel) => {
             inj.no_model = true;
             inj.note = Some("the model directory (PD_MODEL_PATH) does not exist".into());
+        }
+        Some(Fault::WrongWeights) => {
+            // Judged by preflight's `model_config`: the text model type the
+            // layout was checked with, and its typed lengths.
+            let checks = pd_dsl::preflight::checkpoint_checks(layout);
+            let judged = checks.as_ref().is_some_and(|c| {
+                c.model_type.is_some() || c.roles.iter().any(|r| r.max_model_len.is_some())
+            });
+            if !judged {
+                return Err(format!(
+                    "fault wrong-weights does not apply to {}: its model has no known model type and no role types `max_model_len`",
+                    layout.name()
+                ));
+            }
+            inj.wrong_weights = true;
+            inj.note = Some(format!(
+                "the model directory holds another model's weights: config.json names model type `{WRONG_MODEL_TYPE}` and a {WRONG_MAX_LEN}-token context"
+            ));
         }
         Some(Fault::WrongNpuCount) => {
             let i = nodes.len().saturating_sub(1);

@@ -93,6 +93,7 @@
 //! | `--kill NODE:RANK` | once the deployment is up, SIGKILL to that rank's `vllm` (pid from its `.pid` file) | `launch_online_dp.py` (or `run.sh` for mixed) fails fast; the node's `run.sh` must exit non-zero within 20 s |
 //! | `port-in-use` | before start, the rehearsal binds the first API port of the last node that has one, on that node's address | that node's preflight `ports` check |
 //! | `missing-model` | `PD_MODEL_PATH` points at a directory that does not exist | every node's preflight `model_dir` check |
+//! | `wrong-weights` | the model directory's `config.json` is another model's: text model type `pd_rehearse_other_model`, a 1024-token context (layouts whose model type or `max_model_len` preflight judges) | every node's preflight `model_config` check, before any model loads |
 //! | `wrong-npu-count` | the last node's `npu-smi` reports half the hardware's NPUs (`PD_STANDIN_NPUS`) | that node's preflight `npu_count` (and `npu_links`) checks |
 //! | `proxy-misses-rank` | the proxy shim drops the last `--decoder-hosts`/`--decoder-ports` entry, then runs the stand-in or the real proxy (`--proxy-script`) with the rest (PD layouts; with `--k8s-env` on the proxy Deployment) | the coverage check: that rank got no request, and it is missing from the running proxy's lists |
 //! | `missing-proxy-script` | node 0's `PD_PROXY_SCRIPT` names a file that does not exist (PD layouts; refused with `--k8s-env`) | node 0's preflight `proxy_script` check, before any model loads |

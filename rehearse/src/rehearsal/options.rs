@@ -13,6 +13,8 @@ pub enum Fault {
     PortInUse,
     /// The model directory does not exist.
     MissingModel,
+    /// The model directory holds another model's weights.
+    WrongWeights,
     /// One node reports the wrong number of NPUs.
     WrongNpuCount,
     /// A non-master DP rank cannot reach its DP master.
@@ -27,9 +29,10 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in documentation order.
-    pub const ALL: [Fault; 7] = [
+    pub const ALL: [Fault; 8] = [
         Fault::PortInUse,
         Fault::MissingModel,
+        Fault::WrongWeights,
         Fault::WrongNpuCount,
         Fault::UnreachableMaster,
         Fault::ProxyMissesRank,
@@ -42,6 +45,7 @@ impl Fault {
         match self {
             Fault::PortInUse => "port-in-use",
             Fault::MissingModel => "missing-model",
+            Fault::WrongWeights => "wrong-weights",
             Fault::WrongNpuCount => "wrong-npu-count",
             Fault::UnreachableMaster => "unreachable-master",
             Fault::ProxyMissesRank => "proxy-misses-rank",

@@ -241,6 +241,19 @@ pub(super) fn stage(
         if let Some((n, _)) = pd_dsl::dims::routed_experts(m.id) {
             sized.insert("n_routed_experts".into(), n.into());
         }
+        if inj.wrong_weights {
+            // Another model's weights (`--fault wrong-weights`).
+            sized.insert(
+                "max_position_embeddings".into(),
+                super::inject::WRONG_MAX_LEN.into(),
+            );
+            let other = serde_json::Value::from(super::inject::WRONG_MODEL_TYPE);
+            if text.is_empty() {
+                config["model_type"] = other;
+            } else {
+                text.insert("model_type".into(), other);
+            }
+        }
         if text.is_empty() {
             if let serde_json::Value::Object(top) = &mut config {
                 top.extend(sized);
