@@ -100,7 +100,7 @@ pub(crate) fn check_mc2_hierarchy_experts(
         config_site(facts.spec, role, key),
         format!("{}.additional_config.{key}", role.as_str()),
         format!(
-            "found hierarchy MC2 (`{key}`) on a {role} engine with {total} experts ({experts} routed of `{}`, {experts_source}{with}), expected at most {}: vllm-ascend {} refuses more at start ({} `_validate_mc2_comm_alg`); use another `mc2_comm_alg` or fewer redundant experts",
+            "found hierarchy MC2 (`{key}`) on a {role} engine with {total} experts ({experts} routed experts of `{}` [{experts_source}]{with}), expected at most {}: vllm-ascend {} refuses more at start ({} `_validate_mc2_comm_alg`); use another `mc2_comm_alg` or fewer redundant experts",
             model.id,
             limit.max_experts,
             rel.version,

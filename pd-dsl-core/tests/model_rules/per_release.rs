@@ -595,7 +595,7 @@ fn hierarchy_mc2_takes_at_most_512_experts() {
         let m = messages(&l, "mc2_hierarchy_experts");
         assert!(
             m.len() == 1
-                && m[0].contains("513 experts (384 routed of `kimi_k2_5_w4a8`, ")
+                && m[0].contains("513 experts (384 routed experts of `kimi_k2_5_w4a8` [")
                 && m[0].contains(" + 129 redundant:")
                 && m[0].contains(&format!("vllm_ascend/ascend_config.py:{line}")),
             "{image}: {m:?}"
@@ -647,7 +647,7 @@ fn hierarchy_mc2_takes_at_most_512_experts() {
     let m = messages(&qwen(1), "mc2_hierarchy_experts");
     assert!(
         m.len() == 1
-            && m[0].contains("513 experts (512 routed of `qwen3_5_397b_a17b_w8a8_mtp`, aiconfigurator_core/model_configs/Qwen--Qwen3.5-397B-A17B_config.json + 1 redundant"),
+            && m[0].contains("513 experts (512 routed experts of `qwen3_5_397b_a17b_w8a8_mtp` [aiconfigurator_core/model_configs/Qwen--Qwen3.5-397B-A17B_config.json] + 1 redundant"),
         "{m:?}"
     );
     assert!(!broken(&qwen(0)).contains("mc2_hierarchy_experts"));
