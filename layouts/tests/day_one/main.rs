@@ -20,12 +20,18 @@ const PD: &str = "deepseek-v3.1-w8a8-mtp-quarot/a3-2p1d";
 const A950: &str = "deepseek-v3.1-w8a8c8-mxfp8/950dt-2p1d";
 
 fn render(name: &str) -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
     let layout = layouts::catalog()
         .unwrap()
         .iter()
         .find(|l| l.name() == name)
         .unwrap();
+    render_layout(layout)
+}
+
+/// Writes `layout`'s rendered directory into a temp dir, modes as `catalog`
+/// writes them; returns the temp dir and the layout's directory in it.
+fn render_layout(layout: &pd_dsl::Layout) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
     for a in pd_dsl::render::render_layout(layout).unwrap() {
         let path = tmp.path().join(&a.path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -33,7 +39,7 @@ fn render(name: &str) -> (tempfile::TempDir, PathBuf) {
         let mode = if a.executable { 0o755 } else { 0o644 };
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
     }
-    let dir = tmp.path().join(name);
+    let dir = tmp.path().join(layout.name());
     (tmp, dir)
 }
 

@@ -6,7 +6,6 @@
 
 use crate::preflight::skip_all_but;
 use crate::{render, run};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 const GLM: &str = "glm-4.7-w8a8c8/a3-1p1d-upstream";
@@ -18,16 +17,7 @@ fn render_spec(spec: &serde_json::Value) -> (tempfile::TempDir, PathBuf) {
     let text = serde_json::to_string(spec).unwrap();
     let layout = pd_dsl::load::from_json("changed.json", &text)
         .unwrap_or_else(|e| panic!("the changed layout does not load: {e}"));
-    let tmp = tempfile::tempdir().unwrap();
-    for a in pd_dsl::render::render_layout(&layout).unwrap() {
-        let path = tmp.path().join(&a.path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &a.contents).unwrap();
-        let mode = if a.executable { 0o755 } else { 0o644 };
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-    let dir = tmp.path().join(layout.name());
-    (tmp, dir)
+    crate::render_layout(&layout)
 }
 
 fn spec_of(name: &str) -> serde_json::Value {
@@ -218,18 +208,8 @@ fn every_catalog_layout_passes_model_config_on_the_real_config_of_its_build() {
         };
         let text = std::fs::read_to_string(wheel.join(&copy.source))
             .unwrap_or_else(|e| panic!("{}: {e}", copy.source));
-        let tmp = tempfile::tempdir().unwrap();
-        let mut rendered = None;
-        for a in pd_dsl::render::render_layout(layout).unwrap() {
-            if a.path.ends_with("preflight.sh") {
-                let p = tmp.path().join("preflight.sh");
-                std::fs::write(&p, &a.contents).unwrap();
-                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-                rendered = Some(p);
-            }
-        }
-        let dir = rendered.unwrap();
-        let dir = dir.parent().unwrap();
+        let (_tmp, dir) = crate::render_layout(layout);
+        let dir = dir.as_path();
         let (code, out) = model_config(dir, &text);
         assert_eq!(code, 0, "{} on {}: {out}", layout.name(), copy.source);
         judged += 1;

@@ -22,6 +22,26 @@ const PROXY: &str = env!("CARGO_BIN_EXE_pd-proxy");
 const NPU_SMI: &str = env!("CARGO_BIN_EXE_npu-smi");
 const HCCN: &str = env!("CARGO_BIN_EXE_hccn_tool");
 
+/// Writes a Qwen3.5-397B ModelSlim build's weights directory at `dir`: its
+/// `config.json` with what vLLM sizes the Mamba state from (the
+/// architecture, the model types, the Gated-DeltaNet dimensions in
+/// `text_config`: 64 value heads of 128 x 128 key dims in float32, 2 KV
+/// heads of 256) and the ModelSlim description `--quantization ascend`
+/// needs.
+fn qwen3_5_weights(dir: &std::path::Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe",
+            "text_config": {"model_type": "qwen3_5_moe_text", "linear_num_key_heads": 16,
+            "linear_num_value_heads": 64, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+            "linear_conv_kernel_dim": 4, "mamba_ssm_dtype": "float32", "num_key_value_heads": 2,
+            "head_dim": 256}}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("quant_model_description.json"), "{}").unwrap();
+}
+
 /// Kills and reaps its child on drop.
 struct Guard(Child);
 

@@ -365,6 +365,19 @@ fn mixed_native_dp_over_two_nodes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A producer's `--kv-transfer-config` for a KV pool: vLLM's MultiConnector
+/// over the PD connector `pd` and `second` (with `role`) on memcache.
+fn pool_chain(pd: &Json, second: &str, role: &str) -> String {
+    json!({
+        "kv_connector": "MultiConnector", "kv_role": "kv_producer",
+        "kv_connector_extra_config": {"connectors": [pd, {
+            "kv_connector": second, "kv_role": role,
+            "kv_connector_extra_config": {"backend": "memcache"},
+        }]},
+    })
+    .to_string()
+}
+
 /// A KV pool: the engine's `MultiConnector` chains the PD connector and
 /// `AscendStoreConnector`; the stand-in starts only when the memcache
 /// client's config (`MMC_LOCAL_CONFIG_PATH`) exists and names a MetaService
@@ -382,16 +395,7 @@ fn a_kv_pool_needs_its_config_and_a_live_meta_service() {
         (1, 1),
     ))
     .unwrap();
-    let multi = |second: &str, role: &str| {
-        json!({
-            "kv_connector": "MultiConnector", "kv_role": "kv_producer",
-            "kv_connector_extra_config": {"connectors": [pd.clone(), {
-                "kv_connector": second, "kv_role": role,
-                "kv_connector_extra_config": {"backend": "memcache"},
-            }]},
-        })
-        .to_string()
-    };
+    let multi = |second: &str, role: &str| pool_chain(&pd, second, role);
     let argv = |kv: String| rank_argv(api, 1, 0, free_port(), 1, Some(kv));
     let conf = dir.join("mmc-local.conf");
     let env = |path: &Path| vec![("MMC_LOCAL_CONFIG_PATH", path.to_string_lossy().into_owned())];
@@ -536,17 +540,7 @@ fn vllm_refuses_a_kv_cache_dtype_the_patched_field_lacks() {
 fn a_kv_pool_puts_the_stand_ins_mamba_cache_in_align_mode() {
     let dir = tmpdir("pool_qwen3_5");
     let model = dir.join("model");
-    std::fs::create_dir_all(&model).unwrap();
-    std::fs::write(
-        model.join("config.json"),
-        r#"{"architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe",
-            "text_config": {"model_type": "qwen3_5_moe_text", "linear_num_key_heads": 16,
-            "linear_num_value_heads": 64, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
-            "linear_conv_kernel_dim": 4, "mamba_ssm_dtype": "float32", "num_key_value_heads": 2,
-            "head_dim": 256}}"#,
-    )
-    .unwrap();
-    std::fs::write(model.join("quant_model_description.json"), "{}").unwrap();
+    crate::qwen3_5_weights(&model);
     let (kv_p, api, meta) = (free_span(1), free_port(), free_port());
     let pd: Json = serde_json::from_str(&kv_config(
         "MooncakeConnectorV1",
@@ -557,14 +551,7 @@ fn a_kv_pool_puts_the_stand_ins_mamba_cache_in_align_mode() {
         (1, 4),
     ))
     .unwrap();
-    let multi = json!({
-        "kv_connector": "MultiConnector", "kv_role": "kv_producer",
-        "kv_connector_extra_config": {"connectors": [pd, {
-            "kv_connector": "AscendStoreConnector", "kv_role": "kv_producer",
-            "kv_connector_extra_config": {"backend": "memcache"},
-        }]},
-    })
-    .to_string();
+    let multi = pool_chain(&pd, "AscendStoreConnector", "kv_producer");
     let argv = |extra: &[&str]| {
         let mut a = rank_argv(api, 1, 0, free_port(), 4, Some(multi.clone()));
         a[1] = model.display().to_string();

@@ -613,16 +613,7 @@ fn vllm_refuses_the_v2_runner_on_qwen3_5_in_mamba_align_mode() {
 #[test]
 fn vllm_refuses_a_mamba_align_block_above_the_batch() {
     let dir = crate::tmpdir("qwen3_5_gdn_model");
-    std::fs::write(
-        dir.join("config.json"),
-        r#"{"architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe",
-            "text_config": {"model_type": "qwen3_5_moe_text", "linear_num_key_heads": 16,
-            "linear_num_value_heads": 64, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
-            "linear_conv_kernel_dim": 4, "mamba_ssm_dtype": "float32", "num_key_value_heads": 2,
-            "head_dim": 256}}"#,
-    )
-    .unwrap();
-    std::fs::write(dir.join("quant_model_description.json"), "{}").unwrap();
+    crate::qwen3_5_weights(&dir);
     let model = dir.display().to_string();
     let argv = |tp: u32, extra: &[&str]| {
         let mut a = rank_argv(7100, 2, 0, 12321, tp, None);
