@@ -99,9 +99,19 @@ pub struct CheckpointConfig {
 impl CheckpointConfig {
     /// Routed experts, under whichever name the config uses.
     pub fn routed_experts(&self) -> Option<u64> {
-        self.n_routed_experts
-            .or(self.num_experts)
-            .or(self.num_local_experts)
+        self.experts_field().map(|(_, n)| n)
+    }
+
+    /// The key the config holds its routed experts under, and the count
+    /// (`n_routed_experts`, `num_experts` or `num_local_experts`).
+    pub fn experts_field(&self) -> Option<(&'static str, u64)> {
+        [
+            ("n_routed_experts", self.n_routed_experts),
+            ("num_experts", self.num_experts),
+            ("num_local_experts", self.num_local_experts),
+        ]
+        .into_iter()
+        .find_map(|(k, n)| Some((k, n?)))
     }
 
     /// The derived length when every pinned vLLM derives the same.
@@ -288,6 +298,22 @@ pub fn routed_experts(model_id: &str) -> Option<(u64, &'static str)> {
     }
     let c = config_of(tables::model(model_id)?)?;
     Some((c.routed_experts()?, c.source.as_str()))
+}
+
+/// The key a build's `config.json` holds its routed experts under: its
+/// copy's, else that of a copy with the same text model type (every copy of
+/// a model type names them alike: `deepseek_v3` `n_routed_experts`,
+/// `qwen3_5_moe_text` `num_experts`); `None` when no copy says.
+pub fn experts_key(model: &Model) -> Option<&'static str> {
+    if let Some((k, _)) = config_of(model).and_then(CheckpointConfig::experts_field) {
+        return Some(k);
+    }
+    let t = text_model_type(model)?;
+    CHECKPOINTS
+        .values()
+        .filter(|c| c.text_model_type.as_deref() == Some(t))
+        .find_map(CheckpointConfig::experts_field)
+        .map(|(k, _)| k)
 }
 
 #[cfg(test)]

@@ -443,3 +443,25 @@ fn the_embedded_copies_are_the_pinned_ones() -> Result<(), String> {
     );
     Ok(())
 }
+
+/// [`experts_key`] may take a build's key from another copy of its model
+/// type only because every copy of one text model type names its routed
+/// experts alike; and every table build with routed experts gets a key.
+#[test]
+fn copies_of_one_model_type_name_their_experts_alike() {
+    let mut keys: std::collections::BTreeMap<&str, (&str, &str)> = Default::default();
+    for c in CHECKPOINTS.values() {
+        let (Some(t), Some((k, _))) = (c.text_model_type.as_deref(), c.experts_field()) else {
+            continue;
+        };
+        if let Some((seen, at)) = keys.insert(t, (k, &c.source)) {
+            assert_eq!(seen, k, "{t}: {at} names `{seen}`, {} `{k}`", c.source);
+        }
+    }
+    assert!(keys.len() > 5, "{keys:?}");
+    for m in MODELS {
+        if routed_experts(m.id).is_some_and(|(n, _)| n > 0) {
+            assert!(experts_key(m).is_some(), "`{}` has no experts key", m.id);
+        }
+    }
+}

@@ -211,64 +211,7 @@ pub(super) fn stage(
     }
     if !inj.no_model {
         fs::create_dir_all(&model).map_err(|e| e.to_string())?;
-        // The checkpoint's config as the model table knows it: what the
-        // stand-in `vllm` reads, as vLLM does.
-        let m = layout.model;
-        let mut config = serde_json::json!({ "note": "pd-rehearse stand-in weights" });
-        if let Some(t) = pd_dsl::dims::checkpoint_model_type(m) {
-            config["model_type"] = t.into();
-        }
-        let mut text = serde_json::Map::new();
-        if let Some(t) = pd_dsl::dims::text_model_type(m)
-            && Some(t) != pd_dsl::dims::checkpoint_model_type(m)
-        {
-            text.insert("model_type".into(), t.into());
-        }
-        // The linear-attention dimensions vLLM sizes the Mamba state from.
-        if let Some(serde_json::Value::Object(gdn)) = pd_dsl::dims::config_of(m)
-            .and_then(|c| c.gdn())
-            .and_then(|d| serde_json::to_value(d).ok())
-        {
-            text.extend(gdn);
-        }
-        // The length and experts the compiler judged with, where vLLM reads
-        // them (the text config when there is one): preflight's
-        // `model_config` reads them as the image's vLLM does.
-        let mut sized = serde_json::Map::new();
-        if let Some(n) = pd_dsl::dims::derived_len(m.id).and_then(|(d, _)| d.exact()) {
-            sized.insert("max_position_embeddings".into(), n.into());
-        }
-        if let Some((n, _)) = pd_dsl::dims::routed_experts(m.id) {
-            sized.insert("n_routed_experts".into(), n.into());
-        }
-        if inj.wrong_weights {
-            // Another model's weights (`--fault wrong-weights`).
-            sized.insert(
-                "max_position_embeddings".into(),
-                super::inject::WRONG_MAX_LEN.into(),
-            );
-            let other = serde_json::Value::from(super::inject::WRONG_MODEL_TYPE);
-            if text.is_empty() {
-                config["model_type"] = other;
-            } else {
-                text.insert("model_type".into(), other);
-            }
-        }
-        if text.is_empty() {
-            if let serde_json::Value::Object(top) = &mut config {
-                top.extend(sized);
-            }
-        } else {
-            // A nested config is where vLLM reads the model type too.
-            if let Some(t) = pd_dsl::dims::text_model_type(m) {
-                text.entry("model_type").or_insert_with(|| t.into());
-            }
-            text.extend(sized);
-            config["text_config"] = text.into();
-        }
-        if let Some(a) = pd_dsl::dims::architecture(m) {
-            config["architectures"] = serde_json::json!([a]);
-        }
+        let config = stand_in_config(layout, inj.wrong_weights);
         write_file(&model.join("config.json"), &format!("{config:#}\n"), false)?;
         // A ModelSlim build ships its description next to the config; the
         // layout's `--quantization` needs it (the image's generated
@@ -277,7 +220,7 @@ pub(super) fn stage(
             .image
             .facts()
             .and_then(|rel| rel.modelslim_description.as_ref())
-            .filter(|d| m.quantization == Some(d.method.as_str()))
+            .filter(|d| layout.model.quantization == Some(d.method.as_str()))
         {
             write_file(
                 &model.join(&d.file),
@@ -334,6 +277,79 @@ pub(super) fn stage(
         wait_s,
         hosts_env,
     })
+}
+
+/// The stand-in weights' `config.json`: the checkpoint's config as the model
+/// table knows it, what the stand-in `vllm` and preflight's `model_config`
+/// read, as vLLM does; with `wrong_weights`, another model's.
+fn stand_in_config(layout: &Layout, wrong_weights: bool) -> serde_json::Value {
+    let m = layout.model;
+    let mut config = serde_json::json!({ "note": "pd-rehearse stand-in weights" });
+    if let Some(t) = pd_dsl::dims::checkpoint_model_type(m) {
+        config["model_type"] = t.into();
+    }
+    let mut text = serde_json::Map::new();
+    if let Some(t) = pd_dsl::dims::text_model_type(m)
+        && Some(t) != pd_dsl::dims::checkpoint_model_type(m)
+    {
+        text.insert("model_type".into(), t.into());
+    }
+    // The linear-attention dimensions vLLM sizes the Mamba state from.
+    if let Some(serde_json::Value::Object(gdn)) = pd_dsl::dims::config_of(m)
+        .and_then(|c| c.gdn())
+        .and_then(|d| serde_json::to_value(d).ok())
+    {
+        text.extend(gdn);
+    }
+    // The length and experts the compiler judged with, where vLLM reads
+    // them (the text config when there is one): preflight's
+    // `model_config` reads them as the image's vLLM does.
+    let mut sized = serde_json::Map::new();
+    if let Some(n) = pd_dsl::dims::derived_len(m.id).and_then(|(d, _)| d.exact()) {
+        sized.insert("max_position_embeddings".into(), n.into());
+    }
+    // Under the key the checkpoint holds them (Qwen3.5: `num_experts`),
+    // else the first the image's vLLM reads.
+    if let Some((n, _)) = pd_dsl::dims::routed_experts(m.id) {
+        let key = pd_dsl::dims::experts_key(m)
+            .map(str::to_owned)
+            .or_else(|| {
+                pd_dsl::upstream::vllm_of(layout.image)
+                    .ok()
+                    .and_then(|v| v.checkpoint_reads.expert_keys.first().cloned())
+            })
+            .unwrap_or_else(|| "n_routed_experts".to_owned());
+        sized.insert(key, n.into());
+    }
+    if wrong_weights {
+        // Another model's weights (`--fault wrong-weights`).
+        sized.insert(
+            "max_position_embeddings".into(),
+            super::inject::WRONG_MAX_LEN.into(),
+        );
+        let other = serde_json::Value::from(super::inject::WRONG_MODEL_TYPE);
+        if text.is_empty() {
+            config["model_type"] = other;
+        } else {
+            text.insert("model_type".into(), other);
+        }
+    }
+    if text.is_empty() {
+        if let serde_json::Value::Object(top) = &mut config {
+            top.extend(sized);
+        }
+    } else {
+        // A nested config is where vLLM reads the model type too.
+        if let Some(t) = pd_dsl::dims::text_model_type(m) {
+            text.entry("model_type").or_insert_with(|| t.into());
+        }
+        text.extend(sized);
+        config["text_config"] = text.into();
+    }
+    if let Some(a) = pd_dsl::dims::architecture(m) {
+        config["architectures"] = serde_json::json!([a]);
+    }
+    config
 }
 
 /// Says what is rehearsed, where, and how this machine stands in for the
@@ -418,5 +434,76 @@ pub(super) fn announce(
     );
     if let Some(n) = &inj.note {
         let _ = writeln!(out, "fault {}: {n}", opts.fault.map_or("", Fault::name));
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn qwen3_5() -> Layout {
+        let spec = pd_dsl::layout! {
+            name: "rehearsal/a3-1p1d-qwen3-5",
+            model: qwen3_5_397b_a17b_w8a8_mtp,
+            hardware: a3,
+            image: "v0.23.0",
+            topology: <prefill 1 x dp2tp8; decode 1 x dp4tp4;>,
+            connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36200 } },
+            ports: { api: 7100, dp_rpc: 12321 },
+            proxy: { port: 1999 },
+            provenance: { recorded: "2026-12-06" },
+            serve: { expert_parallel: true, max_model_len: 32768 },
+        };
+        pd_dsl::check(&spec).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn deepseek() -> Layout {
+        let spec = pd_dsl::layout! {
+            name: "rehearsal/a3-1p1d-v3-1",
+            model: deepseek_v3_1_terminus_w4a8_mtp_quarot,
+            hardware: a3,
+            image: "v0.21.0rc1",
+            topology: <prefill 1 x dp2tp8; decode 1 x dp16tp1;>,
+            serve: { expert_parallel: true },
+            connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36300 } },
+            ports: { api: 7100, dp_rpc: 12321 },
+            proxy: { port: 1999 },
+            provenance: { recorded: "2026-12-06" },
+        };
+        pd_dsl::check(&spec).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The stand-in weights hold the experts under the key the real
+    /// checkpoint does: Qwen3.5's `num_experts` (512) in its text config,
+    /// DeepSeek's `n_routed_experts` (256) at the top level.
+    #[test]
+    fn stand_in_weights_name_the_experts_as_the_checkpoint_does() {
+        let q = stand_in_config(&qwen3_5(), false);
+        let text = &q["text_config"];
+        assert_eq!(text["num_experts"], 512, "{q:#}");
+        assert!(text.get("n_routed_experts").is_none(), "{q:#}");
+        assert!(q.get("num_experts").is_none(), "{q:#}");
+        assert_eq!(text["model_type"], "qwen3_5_moe_text", "{q:#}");
+        let d = stand_in_config(&deepseek(), false);
+        assert_eq!(d["n_routed_experts"], 256, "{d:#}");
+        assert!(d.get("num_experts").is_none(), "{d:#}");
+        assert!(d.get("text_config").is_none(), "{d:#}");
+    }
+
+    /// `--fault wrong-weights` changes the model type where vLLM reads it
+    /// and cuts the context, and keeps the rest.
+    #[test]
+    fn wrong_weights_are_another_models() {
+        let q = stand_in_config(&qwen3_5(), true);
+        let text = &q["text_config"];
+        assert_eq!(text["model_type"], super::super::inject::WRONG_MODEL_TYPE);
+        assert_eq!(
+            text["max_position_embeddings"],
+            super::super::inject::WRONG_MAX_LEN
+        );
+        assert_eq!(text["num_experts"], 512);
+        let d = stand_in_config(&deepseek(), true);
+        assert_eq!(d["model_type"], super::super::inject::WRONG_MODEL_TYPE);
     }
 }
