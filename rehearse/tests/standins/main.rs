@@ -42,6 +42,28 @@ fn qwen3_5_weights(dir: &std::path::Path) {
     std::fs::write(dir.join("quant_model_description.json"), "{}").unwrap();
 }
 
+/// A DeepSeek-V3 ModelSlim build's weights directory, written once per test
+/// process: the `config.json` vLLM reads first and the description
+/// `--quantization ascend` needs.
+fn dsv3_weights() -> String {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir()
+            .join(format!("pd-standins-{}", std::process::id()))
+            .join("dsv3");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("config.json"),
+            r#"{"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3"}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.join("quant_model_description.json"), "{}").unwrap();
+        dir
+    })
+    .display()
+    .to_string()
+}
+
 /// Kills and reaps its child on drop.
 struct Guard(Child);
 
@@ -202,7 +224,8 @@ fn kv_config(
 /// The argv of one external-DP rank, shaped like the generated templates
 /// (no `--data-parallel-rank` at DP 1, which vLLM refuses).
 fn rank_argv(port: u16, dp: u32, rank: u32, rpc: u16, tp: u32, kv: Option<String>) -> Vec<String> {
-    let mut a = s(&["serve", "/models/dsv3", "--host", "0.0.0.0"]);
+    let weights = dsv3_weights();
+    let mut a = s(&["serve", &weights, "--host", "0.0.0.0"]);
     a.extend(s(&[
         "--port",
         &port.to_string(),

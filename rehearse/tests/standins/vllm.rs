@@ -297,10 +297,11 @@ fn bind_clashes_are_real() {
 #[test]
 fn mixed_native_dp_over_two_nodes() {
     let (api, rpc) = (free_port(), free_port());
+    let weights = crate::dsv3_weights();
     let common = |extra: &[&str]| {
         let mut a = s(&[
             "serve",
-            "/models/dsv3",
+            &weights,
             "--host",
             "0.0.0.0",
             "--data-parallel-size",

@@ -712,3 +712,56 @@ fn vllm_refuses_modelslim_quantization_without_its_description() {
     let (_, _, err) = run(VLLM, &argv(true), &env("v0.30.0rc2"));
     assert!(started(&err), "{err}");
 }
+
+/// vLLM reads the model's `config.json` before anything else of its config:
+/// the stand-in refuses a model path without one ("Invalid repository ID or
+/// local directory", whatever else the argv asks) and a `config.json` that is
+/// not a JSON object, and goes on with a readable one.
+#[test]
+fn vllm_refuses_a_model_without_a_readable_config() {
+    let dir = crate::tmpdir("model_config_read");
+    let model = dir.join("weights");
+    let argv = |quantized: bool| {
+        let mut a = rank_argv(7100, 2, 0, 12321, 4, None);
+        a[1] = model.display().to_string();
+        if !quantized {
+            let at = a.iter().position(|x| x == "--quantization").unwrap();
+            a.drain(at..at + 2);
+        }
+        a
+    };
+    let env = vec![
+        ("PD_STANDIN_IMAGE", "v0.23.0".to_owned()),
+        ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3".to_owned()),
+        ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
+    ];
+    let refused = |err: &str| {
+        err.contains(&format!(
+            "Invalid repository ID or local directory specified: '{}'",
+            model.display()
+        )) && err.contains("vllm/transformers_utils/config.py get_config")
+    };
+    // No directory, then a directory without config.json.
+    for quantized in [true, false] {
+        let (code, _, err) = run(VLLM, &argv(quantized), &env);
+        assert_eq!(code, Some(1), "{err}");
+        assert!(refused(&err), "{err}");
+    }
+    std::fs::create_dir_all(&model).unwrap();
+    let (code, _, err) = run(VLLM, &argv(false), &env);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(refused(&err), "{err}");
+    for broken in ["{\"model_type\": ", "[1, 2]"] {
+        std::fs::write(model.join("config.json"), broken).unwrap();
+        let (code, _, err) = run(VLLM, &argv(false), &env);
+        assert_eq!(code, Some(1), "{broken}: {err}");
+        assert!(err.contains("is not a valid JSON file"), "{broken}: {err}");
+    }
+    std::fs::write(
+        model.join("config.json"),
+        r#"{"model_type": "deepseek_v3"}"#,
+    )
+    .unwrap();
+    let (_, _, err) = run(VLLM, &argv(false), &env);
+    assert!(err.contains("cannot read PD_STANDIN_EXPECT"), "{err}");
+}

@@ -593,11 +593,8 @@ pub(super) fn modelslim_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
     else {
         return Ok(());
     };
-    // A weights directory that is not there fails otherwise (vLLM reads its
-    // config.json first; preflight's `model_dir` names it): the stand-in
-    // judges the description where the directory exists.
-    let dir = std::path::Path::new(model);
-    if !dir.is_dir() || dir.join(&d.file).is_file() {
+    // The directory and its config.json are there (`model_refusal` ran).
+    if std::path::Path::new(model).join(&d.file).is_file() {
         return Ok(());
     }
     fail(
@@ -607,6 +604,49 @@ pub(super) fn modelslim_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
             d.file, d.source
         ),
     )
+}
+
+/// vLLM reads the model's `config.json` before anything else of the
+/// engine's config (vllm/transformers_utils/config.py `get_config`: no
+/// `config.json` or `params.json` under the model's path is "Invalid
+/// repository ID or local directory specified"; a file that is not JSON
+/// fails in transformers' parser). The stand-in has no Hugging Face hub, and
+/// the generated scripts always pass a local directory (preflight's
+/// `model_dir`), so a model that is not one is refused the same way.
+pub(super) fn model_refusal(plan: &Plan) -> Result<(), Fail> {
+    let Some(model) = plan.model.as_deref() else {
+        return fail(
+            2,
+            "vllm serve: error: the model (the positional `model_tag`) is missing",
+        );
+    };
+    let dir = std::path::Path::new(model);
+    let config = dir.join("config.json");
+    if !config.is_file() && !dir.join("params.json").is_file() {
+        return fail(
+            1,
+            format!(
+                "ValueError: Invalid repository ID or local directory specified: '{model}'. Please verify the following requirements: 1. Provide a valid Hugging Face repository ID. 2. Specify a local directory that contains a recognized configuration file. - For Hugging Face models: ensure the presence of a 'config.json'. (vllm/transformers_utils/config.py get_config; this stand-in has no Hugging Face hub)"
+            ),
+        );
+    }
+    if config.is_file() {
+        let text = std::fs::read_to_string(&config)
+            .or_else(|e| fail(1, format!("OSError: {}: {e}", config.display())))?;
+        if !matches!(
+            serde_json::from_str::<serde_json::Value>(&text),
+            Ok(serde_json::Value::Object(_))
+        ) {
+            return fail(
+                1,
+                format!(
+                    "OSError: It looks like the config file at '{}' is not a valid JSON file.",
+                    config.display()
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// vLLM's assert on the largest capture size kept when typed sizes are all

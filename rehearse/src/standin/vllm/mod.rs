@@ -14,7 +14,7 @@ use crate::serve_flags;
 use bench::bench;
 use checks::{
     batch_refusal, check_cann, check_expectation, check_pool, decode_step_refusal, devices,
-    drafting_refusal, join, mamba_align_refusal, modelslim_refusal, pcp_refusals,
+    drafting_refusal, join, mamba_align_refusal, model_refusal, modelslim_refusal, pcp_refusals,
     sp_alignment_refusal, sp_assert_refusal, tp_aligned_refusal, v2_speculative_refusal,
 };
 use pd_dsl::ConnectorKind;
@@ -104,6 +104,8 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
         );
     }
     let plan = plan(&args)?;
+    // The model's config.json is read first.
+    model_refusal(&plan)?;
     pcp_refusals(&plan, &image)?;
     // The platform's quantization config loads its description first.
     modelslim_refusal(&plan, &image)?;
