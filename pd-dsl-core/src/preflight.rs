@@ -31,10 +31,9 @@ use serde::Serialize;
 pub struct CheckpointChecks {
     /// The build's weights name (for messages).
     pub model: &'static str,
-    /// The text `model_type` the compiler judged the layout with (the copy
-    /// of the build's config, else the family's), `None` when unknown: the
-    /// node's weights must have it.
-    pub model_type: Option<&'static str>,
+    /// The `model_type` the compiler judged the layout with, `None` when
+    /// unknown: the node's weights must have it.
+    pub model_type: Option<ExpectedModelType>,
     /// The image's vLLM version.
     pub vllm: &'static str,
     /// How that vLLM reads the file.
@@ -45,6 +44,19 @@ pub struct CheckpointChecks {
     pub quantization: Option<&'static crate::upstream::ModelslimDescription>,
     /// Per role, what its settings ask of the file.
     pub roles: Vec<RoleCheckpointChecks>,
+}
+
+/// The model type a node's weights must have.
+#[derive(Debug, Serialize)]
+pub struct ExpectedModelType {
+    /// The type.
+    pub name: &'static str,
+    /// The copy of the build's config it comes from (its path): the text
+    /// config's type must be it. `None`: the model table types it from
+    /// vllm-ascend's source for the family, where it may name the text or
+    /// the top-level type, so either level of the file may have it
+    /// (`dims::tests` holds each such type to a copy of the family).
+    pub copy: Option<&'static str>,
 }
 
 /// What one role's settings ask of the checkpoint's config.
@@ -89,6 +101,19 @@ pub struct Mc2Limit {
     pub source: &'static str,
 }
 
+/// The aux-hidden-states gate `method` meets on `img`, for the preflight.
+fn aux_gate(img: &crate::tables::Image, method: &str) -> Option<AuxGate> {
+    let (_, gate, exempt) = crate::rules::speculative::aux_gate(img, method)?;
+    Some(AuxGate {
+        method: method.to_owned(),
+        model_types: &gate.model_types,
+        exempt_contains: exempt
+            .filter(|e| e.methods.iter().any(|m| m == method))
+            .map(|e| e.model_type_contains.as_str()),
+        source: &gate.source,
+    })
+}
+
 /// The checkpoint checks of a checked layout; `None` when the image's vLLM
 /// has no facts (every image of the table has them).
 pub fn checkpoint_checks(layout: &Layout) -> Option<CheckpointChecks> {
@@ -98,18 +123,10 @@ pub fn checkpoint_checks(layout: &Layout) -> Option<CheckpointChecks> {
         .serve
         .iter()
         .map(|(role, serve)| {
-            let aux_hidden_states = serve.speculative.as_ref().and_then(|s| {
-                let (_, gate, exempt) =
-                    crate::rules::speculative::aux_gate(layout.image, &s.method)?;
-                Some(AuxGate {
-                    method: s.method.clone(),
-                    model_types: &gate.model_types,
-                    exempt_contains: exempt
-                        .filter(|e| e.methods.contains(&s.method))
-                        .map(|e| e.model_type_contains.as_str()),
-                    source: &gate.source,
-                })
-            });
+            let aux_hidden_states = serve
+                .speculative
+                .as_ref()
+                .and_then(|s| aux_gate(layout.image, &s.method));
             let mc2_hierarchy =
                 rel.and_then(|r| r.mc2_hierarchy_experts.as_ref())
                     .and_then(|limit| {
@@ -131,7 +148,12 @@ pub fn checkpoint_checks(layout: &Layout) -> Option<CheckpointChecks> {
         .collect();
     Some(CheckpointChecks {
         model: layout.model.weights,
-        model_type: crate::dims::text_model_type(layout.model),
+        model_type: crate::dims::text_model_type(layout.model).map(|name| ExpectedModelType {
+            name,
+            copy: crate::dims::config_of(layout.model)
+                .filter(|c| c.text_model_type.is_some())
+                .map(|c| c.source.as_str()),
+        }),
         vllm: layout.image.vllm(),
         reads: &v.checkpoint_reads,
         quantization: rel
@@ -139,4 +161,189 @@ pub fn checkpoint_checks(layout: &Layout) -> Option<CheckpointChecks> {
             .filter(|d| layout.model.quantization == Some(d.method.as_str())),
         roles,
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::tables::IMAGES;
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    /// Runs the preflight's own Python (the two files its template includes
+    /// verbatim) on each `(config.json, checks)` and returns each judge's
+    /// problems.
+    fn judge_all(cases: &[(serde_json::Value, serde_json::Value)]) -> Vec<Vec<String>> {
+        let py = concat!(env!("CARGO_MANIFEST_DIR"), "/../pd-dsl/templates/py/");
+        let mut program = String::new();
+        for f in ["checkpoint_config.py", "model_config_judge.py"] {
+            program += &std::fs::read_to_string(format!("{py}{f}")).unwrap();
+            program += "\n";
+        }
+        program += "print(json.dumps([judge_config(c, k, '/nonexistent')[0] for c, k in json.load(sys.stdin)]))\n";
+        let mut child = Command::new("python3")
+            .args(["-c", &program])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python3");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(serde_json::to_string(cases).unwrap().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "the judge failed");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// Every model type the corpus knows (the copies' text and top-level
+    /// types, the table's), and near misses of the gate's and exemption's
+    /// substring and case tests.
+    fn model_types() -> Vec<String> {
+        let mut t: std::collections::BTreeSet<String> = crate::dims::CHECKPOINTS
+            .values()
+            .flat_map(|c| [c.model_type.clone(), c.text_model_type.clone()])
+            .flatten()
+            .chain(
+                crate::tables::MODELS
+                    .iter()
+                    .filter_map(|m| m.model_type.map(str::to_owned)),
+            )
+            .collect();
+        for extra in [
+            "",
+            "MiniMax-M2",
+            "MINIMAX",
+            "minimax",
+            "mini_max",
+            "Llama",
+            "llama4_text",
+            "qwen",
+            "Qwen3",
+            "glm",
+            "gpt_oss",
+            "deepseek",
+            "mimo_v2",
+        ] {
+            t.insert(extra.to_owned());
+        }
+        t.into_iter().collect()
+    }
+
+    fn checks(img: &'static crate::tables::Image, role: serde_json::Value) -> serde_json::Value {
+        let v = crate::upstream::vllm_of(img).unwrap();
+        serde_json::json!({
+            "model": "m", "model_type": null, "vllm": v.version, "reads": &v.checkpoint_reads,
+            "quantization": null, "roles": [role],
+        })
+    }
+
+    /// The preflight's aux-hidden-states test and the rule
+    /// `speculative_aux_hidden_states` give the same verdict for every image,
+    /// gated method and model type.
+    #[test]
+    fn the_preflight_judges_the_aux_gate_as_the_rule_does() {
+        let mut cases = Vec::new();
+        let mut want = Vec::new();
+        for img in IMAGES.iter() {
+            let Some(g) = crate::upstream::vllm_of(img)
+                .ok()
+                .and_then(|v| v.aux_hidden_states.as_ref())
+            else {
+                continue;
+            };
+            for method in &g.methods {
+                let gate = aux_gate(img, method).unwrap();
+                let role = serde_json::json!({
+                    "role": "decode", "max_model_len": null, "aux_hidden_states": gate, "mc2_hierarchy": null,
+                });
+                for t in model_types() {
+                    cases.push((
+                        serde_json::json!({ "model_type": t }),
+                        checks(img, role.clone()),
+                    ));
+                    want.push((
+                        img.tag,
+                        method,
+                        t.clone(),
+                        crate::rules::speculative::aux_refused(img, method, &t),
+                    ));
+                }
+            }
+        }
+        let got = judge_all(&cases);
+        let (mut refused, mut passed) = (0, 0);
+        for ((tag, method, t, rule), problems) in want.iter().zip(&got) {
+            let judged = problems.iter().any(|p| p.contains("speculative method"));
+            assert_eq!(
+                judged, *rule,
+                "{tag} {method} on model type {t:?}: preflight {problems:?}, rule {rule}"
+            );
+            if *rule { refused += 1 } else { passed += 1 }
+        }
+        assert!(
+            refused > 20 && passed > 20,
+            "{refused} refused, {passed} passed"
+        );
+    }
+
+    /// The preflight's hierarchy MC2 test and the rule `mc2_hierarchy_experts`
+    /// give the same verdict at and around every image's limit, with and
+    /// without redundant experts, under each key vLLM reads the experts from.
+    #[test]
+    fn the_preflight_judges_hierarchy_mc2_as_the_rule_does() {
+        let mut cases = Vec::new();
+        let mut want = Vec::new();
+        for img in IMAGES.iter() {
+            let (Some(limit), Ok(v)) = (
+                img.facts().and_then(|r| r.mc2_hierarchy_experts.as_ref()),
+                crate::upstream::vllm_of(img),
+            ) else {
+                continue;
+            };
+            for redundant in [0, 32] {
+                let role = serde_json::json!({
+                    "role": "decode", "max_model_len": null, "aux_hidden_states": null,
+                    "mc2_hierarchy": Mc2Limit {
+                        key: "mc2_comm_alg".into(), max_experts: limit.max_experts, redundant, source: &limit.source,
+                    },
+                });
+                let at = limit.max_experts - redundant;
+                for experts in [at - 1, at, at + 1] {
+                    for key in &v.checkpoint_reads.expert_keys {
+                        cases.push((
+                            serde_json::json!({ "model_type": "x", key.as_str(): experts }),
+                            checks(img, role.clone()),
+                        ));
+                        want.push((
+                            img.tag,
+                            key.clone(),
+                            experts,
+                            redundant,
+                            limit.exceeds(experts, redundant),
+                        ));
+                    }
+                }
+            }
+        }
+        let got = judge_all(&cases);
+        let mut refused = 0;
+        for ((tag, key, experts, redundant, rule), problems) in want.iter().zip(&got) {
+            let judged = problems.iter().any(|p| p.contains("hierarchy MC2"));
+            assert_eq!(
+                judged, *rule,
+                "{tag} {key}={experts} + {redundant}: preflight {problems:?}, rule {rule}"
+            );
+            refused += usize::from(*rule);
+        }
+        assert!(
+            refused > 10 && refused < want.len(),
+            "{refused} of {}",
+            want.len()
+        );
+    }
 }

@@ -15,7 +15,7 @@ IMAGE_REF=quay.io/ascend/vllm-ascend:v0.30.0rc2-a3
 IMAGE_VERSION=0.30.0rc2
 REQUIRED_PATHS=(/etc/hccn.conf)
 MOONCAKE_DIRS=''
-CHECKPOINT_CHECKS='{"model":"GLM-5.2-w4a8c8","model_type":"glm_moe_dsa","vllm":"0.30.0","reads":{"max_len_keys":["max_position_embeddings","n_positions","max_seq_len","seq_length","model_max_length","max_target_positions","max_sequence_length","max_seq_length","seq_len"],"unscaled_rope_types":["su","longrope","llama3","yarn","deepseek_yarn","deepseek_llama_scaling"],"yarn_from_original":false,"expert_keys":["num_experts","moe_num_experts","n_routed_experts","num_local_experts"],"max_len_source":"vllm/config/model.py:2393 _get_and_verify_max_len, vllm/transformers_utils/model_arch_config_convertor.py:394","experts_source":"vllm/transformers_utils/model_arch_config_convertor.py:188 get_num_experts"},"quantization":{"method":"ascend","file":"quant_model_description.json","source":"vllm_ascend/quantization/configs/modelslim_config.py:928"},"roles":[{"role":"prefill","max_model_len":1024000,"aux_hidden_states":null,"mc2_hierarchy":null},{"role":"decode","max_model_len":1024000,"aux_hidden_states":null,"mc2_hierarchy":null}]}'
+CHECKPOINT_CHECKS='{"model":"GLM-5.2-w4a8c8","model_type":{"name":"glm_moe_dsa","copy":"aiconfigurator_core/model_configs/zai-org--GLM-5.2_config.json"},"vllm":"0.30.0","reads":{"max_len_keys":["max_position_embeddings","n_positions","max_seq_len","seq_length","model_max_length","max_target_positions","max_sequence_length","max_seq_length","seq_len"],"unscaled_rope_types":["su","longrope","llama3","yarn","deepseek_yarn","deepseek_llama_scaling"],"yarn_from_original":false,"expert_keys":["num_experts","moe_num_experts","n_routed_experts","num_local_experts"],"max_len_source":"vllm/config/model.py:2393 _get_and_verify_max_len, vllm/transformers_utils/model_arch_config_convertor.py:394","experts_source":"vllm/transformers_utils/model_arch_config_convertor.py:188 get_num_experts"},"quantization":{"method":"ascend","file":"quant_model_description.json","source":"vllm_ascend/quantization/configs/modelslim_config.py:928"},"roles":[{"role":"prefill","max_model_len":1024000,"aux_hidden_states":null,"mc2_hierarchy":null},{"role":"decode","max_model_len":1024000,"aux_hidden_states":null,"mc2_hierarchy":null}]}'
 
 die() { echo "preflight: error: $*" >&2; exit 2; }
 NODE_INDEX=${1:-${PD_NODE_INDEX:-}}
@@ -189,6 +189,13 @@ def num_experts(text, reads):
             return value or 0
     return 0
 
+# preflight's `model_config`: a node's config.json against the checks the
+# compiler serialized for its layout (pd_dsl_core::preflight). Included
+# verbatim after checkpoint_config.py by templates/sh/model_config.sh; the
+# aux-hidden-states gate and hierarchy MC2's limit below are the rules'
+# own decisions restated, and pd_dsl_core's preflight tests hold them to the
+# Rust (`AuxHiddenStates::refuses` with the exemption, `Mc2HierarchyExperts::
+# exceeds`) over every model type and limit the corpus has.
 import json
 import os
 import sys
@@ -204,6 +211,11 @@ def judge(path, checks):
         return ["cannot read it: " + (e.strerror or str(e) if isinstance(e, OSError) else str(e))], []
     if not isinstance(cfg, dict):
         return ["not a JSON object"], []
+    return judge_config(cfg, checks, os.path.dirname(path))
+
+
+def judge_config(cfg, checks, weights_dir):
+    """judge() of a parsed config.json in the directory weights_dir."""
     text = text_config(cfg)
     reads = checks["reads"]
     vllm = "vLLM " + checks["vllm"]
@@ -214,10 +226,15 @@ def judge(path, checks):
         model_type = ""
     seen.append("model_type " + (model_type or "(none)"))
     want = checks["model_type"]
-    if want is not None and model_type != want:
+    top = cfg.get("model_type") if isinstance(cfg.get("model_type"), str) else ""
+    if want is not None and model_type != want["name"] and (want["copy"] is not None or top != want["name"]):
         problems.append(
-            "the text model_type is '" + model_type + "', the layout's model " + checks["model"]
-            + " has '" + want + "': these weights are another model's, and the layout was checked against " + want
+            "the text model_type is '" + model_type + "'"
+            + (", the top-level '" + top + "'" if top and top != model_type else "")
+            + ", the layout's model " + checks["model"] + " has '" + want["name"] + "' ("
+            + ("its text model_type in the copy " + want["copy"] if want["copy"] is not None
+               else "the model table's type for the family, at either level of config.json")
+            + "): these weights are another model's, and the layout was checked against " + want["name"]
         )
     derived = derived_len(text, reads)
     seen.append("derived max_model_len " + (str(derived) if derived is not None else "(no length key)"))
@@ -256,7 +273,7 @@ def judge(path, checks):
         seen.append(str(experts) + " routed experts")
     quant = checks["quantization"]
     if quant is not None:
-        description = os.path.join(os.path.dirname(path), quant["file"])
+        description = os.path.join(weights_dir, quant["file"])
         if os.path.isfile(description):
             seen.append(quant["file"])
         else:
@@ -266,7 +283,6 @@ def judge(path, checks):
                 + " to start without it (" + quant["source"] + "); these weights are not that build"
             )
     return problems, seen
-
 
 problems, seen = judge(sys.argv[1], json.loads(sys.argv[2]))
 if problems:

@@ -120,6 +120,47 @@ fn the_weights_of_another_model_fail_where_the_table_knows_the_model_type() {
     );
 }
 
+/// A build without a copy of its config (DeepSeek-R1-0528) is held to the
+/// model table's type for its family, which names the text or the top-level
+/// type: either level of the file may have it. A build with a copy
+/// (Qwen3.5) is held to its copy's text type exactly, and the message says
+/// where each expected type comes from.
+#[test]
+fn the_model_type_is_judged_where_its_source_puts_it() {
+    let (_tmp, dir) = render("deepseek-r1-0528-w8a8/a3-2p1d-upstream");
+    for ok in [
+        r#"{"model_type": "deepseek_v3", "max_position_embeddings": 163840}"#,
+        r#"{"model_type": "deepseek_v3", "text_config": {"model_type": "deepseek_v3_text", "max_position_embeddings": 163840}}"#,
+    ] {
+        let (code, out) = model_config(&dir, ok);
+        assert_eq!(code, 0, "{ok}: {out}");
+    }
+    let (code, out) = model_config(
+        &dir,
+        r#"{"model_type": "kimi_k2", "text_config": {"model_type": "deepseek_v2"}}"#,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("the text model_type is 'deepseek_v2', the top-level 'kimi_k2', the layout's model DeepSeek-R1-0528-W8A8 has 'deepseek_v3' (the model table's type for the family, at either level of config.json)"),
+        "{out}"
+    );
+    let (_tmp, dir) = render("qwen3.5-397b-a17b-w4a8-mtp/a3-1p1d-upstream");
+    let (code, out) = model_config(
+        &dir,
+        r#"{"model_type": "qwen3_5_moe", "text_config": {"model_type": "qwen3_5_moe"}}"#,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("has 'qwen3_5_moe_text' (its text model_type in the copy aiconfigurator_core/model_configs/"),
+        "{out}"
+    );
+    let (code, out) = model_config(
+        &dir,
+        r#"{"model_type": "qwen3_5_moe", "text_config": {"model_type": "qwen3_5_moe_text"}}"#,
+    );
+    assert_eq!(code, 0, "{out}");
+}
+
 #[test]
 fn hierarchy_mc2_counts_the_experts_the_weights_have() {
     // vllm-ascend refuses hierarchy MC2 on more than 512 experts, the

@@ -312,6 +312,37 @@ fn typed_model_types_agree_with_the_copies() {
     }
 }
 
+/// A build without a copy has its typed model type judged on the node's
+/// weights (preflight's `model_config`, at either level of the config, as
+/// the typed field may name either): it must be a type the copies of its
+/// architecture have, so the check cannot refuse the right weights for a
+/// misspelt type.
+#[test]
+fn typed_model_types_of_builds_without_a_copy_are_their_siblings() {
+    let mut judged = 0;
+    for m in MODELS {
+        let (Some(typed), None, Some(d)) = (m.model_type, config_of(m), dims_for(m.id)) else {
+            continue;
+        };
+        let siblings: Vec<_> = MODELS
+            .iter()
+            .filter(|o| dims_for(o.id).is_some_and(|od| std::ptr::eq(od.arch, d.arch)))
+            .filter_map(|o| config_of(o))
+            .collect();
+        assert!(
+            siblings
+                .iter()
+                .any(|c| c.text_model_type.as_deref() == Some(typed)
+                    || c.model_type.as_deref() == Some(typed)),
+            "`{}`: typed `{typed}`, no copy of its architecture {} has it",
+            m.id,
+            d.arch.name
+        );
+        judged += 1;
+    }
+    assert!(judged >= 4, "{judged}");
+}
+
 #[test]
 fn a_lower_bound_is_not_an_exact_length() {
     assert_eq!(DerivedLen::AtLeast(8192).exact(), None);

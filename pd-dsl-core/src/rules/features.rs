@@ -83,10 +83,10 @@ pub(crate) fn check_mc2_hierarchy_experts(
     let Some((key, redundant)) = mc2_hierarchy(limit, serve) else {
         return;
     };
-    let total = experts.saturating_add(redundant);
-    if total <= limit.max_experts {
+    if !limit.exceeds(experts, redundant) {
         return;
     }
+    let total = experts.saturating_add(redundant);
     let with = if redundant > 0 {
         format!(
             " + {redundant} redundant: `eplb_config.num_redundant_experts` with `eplb_config.{}` on",

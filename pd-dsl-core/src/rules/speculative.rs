@@ -147,6 +147,16 @@ pub(crate) fn aux_gate(
     Some((v, g, exempt))
 }
 
+/// Whether the image refuses `method` on a target whose text model type is
+/// `model_type`: vLLM's aux-hidden-states gate, unless vllm-ascend's
+/// exemption lets it through (rule `speculative_aux_hidden_states`; the
+/// preflight's restatement is held to this in `crate::preflight`'s tests).
+pub(crate) fn aux_refused(img: &Image, method: &str, model_type: &str) -> bool {
+    aux_gate(img, method).is_some_and(|(_, g, exempt)| {
+        g.refuses(method, model_type) && !exempt.is_some_and(|e| e.lets_through(method, model_type))
+    })
+}
+
 pub(crate) fn check_method(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mut Cx) {
     let Facts {
         spec, model, image, ..
@@ -230,9 +240,8 @@ pub(crate) fn check_method(facts: &Facts<'_>, role: Role, serve: &Serve, cx: &mu
         if let Some(img) = image
             && let Some(m) = model
             && let Some(model_type) = crate::dims::text_model_type(m)
-            && let Some((v, g, exempt)) = aux_gate(img, &s.method)
-            && g.refuses(&s.method, model_type)
-            && !exempt.is_some_and(|e| e.lets_through(&s.method, model_type))
+            && let Some((v, g, _)) = aux_gate(img, &s.method)
+            && aux_refused(img, &s.method, model_type)
         {
             cx.report(
                 Rule::SpeculativeAuxHiddenStates,

@@ -289,6 +289,15 @@ pub struct Mc2HierarchyExperts {
     pub source: String,
 }
 
+impl Mc2HierarchyExperts {
+    /// Whether `experts` routed plus `redundant` redundant experts are more
+    /// than hierarchy MC2 takes (the rule `mc2_hierarchy_experts`; the
+    /// preflight's restatement is held to this in `crate::preflight`'s tests).
+    pub fn exceeds(&self, experts: u64, redundant: u64) -> bool {
+        experts.saturating_add(redundant) > self.max_experts
+    }
+}
+
 /// vllm-ascend's patch of `HybridAttentionMambaModelConfig.
 /// verify_and_update_config` (vllm_ascend/patch/platform/
 /// patch_mamba_config.py, v0.21.0rc1 on): an engine whose KV connector is
