@@ -420,19 +420,7 @@ mod tests {
     }
 
     fn layout() -> Layout {
-        let spec = pd_dsl::layout! {
-            name: "rehearsal/a3-1p1d-image",
-            model: deepseek_v3_1_terminus_w4a8_mtp_quarot,
-            hardware: a3,
-            image: "v0.21.0rc1",
-            topology: <prefill 1 x dp2tp8; decode 1 x dp16tp1;>,
-            serve: { expert_parallel: true },
-            connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36300 } },
-            ports: { api: 7100, dp_rpc: 12321 },
-            proxy: { port: 1999 },
-            provenance: { recorded: "2026-12-01" },
-        };
-        pd_dsl::check(&spec).unwrap_or_else(|e| panic!("{e}"))
+        crate::test_layouts::deepseek_v3_1_1p1d()
     }
 
     /// A shell with the image's PATH and environment finds exactly the tools

@@ -166,3 +166,26 @@ pub fn binary_paths(dir: &Path) -> Vec<PathBuf> {
 fn exe_name(name: &str) -> String {
     format!("{name}{}", std::env::consts::EXE_SUFFIX)
 }
+
+/// Layouts the unit tests of several modules share.
+#[cfg(test)]
+#[allow(clippy::panic)]
+mod test_layouts {
+    /// DeepSeek-V3.1-Terminus w4a8 1P1D on A3 at image v0.21.0rc1 (a build
+    /// without a copy of its config).
+    pub(crate) fn deepseek_v3_1_1p1d() -> pd_dsl::Layout {
+        let spec = pd_dsl::layout! {
+            name: "rehearsal/a3-1p1d-image",
+            model: deepseek_v3_1_terminus_w4a8_mtp_quarot,
+            hardware: a3,
+            image: "v0.21.0rc1",
+            topology: <prefill 1 x dp2tp8; decode 1 x dp16tp1;>,
+            serve: { expert_parallel: true },
+            connector: mooncake_v1 { kv_port: { prefill: 36100, decode: 36300 } },
+            ports: { api: 7100, dp_rpc: 12321 },
+            proxy: { port: 1999 },
+            provenance: { recorded: "2026-12-01" },
+        };
+        pd_dsl::check(&spec).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
