@@ -1055,14 +1055,18 @@ _HYBRID_BLOCK = {
 
 def hybrid_attn_block(pkg: Package) -> dict | None:
     """How vllm-ascend sizes the attention block of a hybrid (attention +
-    Mamba/GDN) model with GQA attention, when it does so by the one formula
-    pd-dsl computes: `attn_block_size = kernel_block_size * cdiv(ssm page,
-    kernel_block_size * per-token K page)` with the ssm page the largest
-    Mamba state, the K page `head_size x KV heads x dtype size`, and the
-    block raised to it when unset or smaller. `kernel_block_size` and the
-    `path:line` of the block's assignment; None where any of those
-    statements differs or the block is also assigned otherwise (v0.28.0rc1
-    on size it by another formula on some paths)."""
+    Mamba/GDN) model with GQA attention and no sparse index kpool (Qwen3.5),
+    when it does so by the one formula pd-dsl computes: `attn_block_size =
+    kernel_block_size * cdiv(ssm page, kernel_block_size * per-token K page)`
+    with the ssm page the largest Mamba state, the K page `head_size x KV
+    heads x dtype size`, and the block raised to it when unset or smaller.
+    `kernel_block_size` and the `path:line` of the block's assignment; None
+    where any of those statements differs or the block is also assigned
+    otherwise on that path. v0.28.0rc1 and v0.29.0rc1 assign it a second
+    time only in the branch `if index_kpool is not None:` (sparse
+    index-kpool models), the formula in its `else`; v0.30.0rc1 on no longer
+    sizes it for other models. pd-dsl-core's tests/hybrid_block_oracle.rs
+    holds the result to the patch itself, run from each sdist."""
     for rel, mod in pkg.modules.items():
         if not rel.endswith("patch/platform/patch_mamba_config.py"):
             continue
@@ -1072,12 +1076,16 @@ def hybrid_attn_block(pkg: Package) -> dict | None:
             kernel = None
             line = None
             seen = set()
-            block_assignments = 0
-            for node in ast.walk(fn):
+            # Each `attn_block_size = ...` with the `if index_kpool is not
+            # None` branches it sits in ("body" or "orelse").
+            blocks: list[tuple[ast.Assign, dict]] = []
+
+            def walk(node: ast.AST, kpool: dict) -> None:
+                nonlocal kernel, line
                 if isinstance(node, ast.Assign):
                     text = ast.unparse(node)
                     if text.startswith("attn_block_size = "):
-                        block_assignments += 1
+                        blocks.append((node, kpool))
                     if (
                         text.startswith("kernel_block_size = ")
                         and isinstance(node.value, ast.Constant)
@@ -1089,11 +1097,30 @@ def hybrid_attn_block(pkg: Package) -> dict | None:
                             seen.add(key)
                             if key == "block":
                                 line = node.lineno
-                if isinstance(node, ast.If) and ast.unparse(node.test) == _HYBRID_BLOCK["raise"]:
-                    seen.add("raise")
-            # One assignment: a second (v0.28.0rc1's alignment branch) sizes
-            # the block otherwise on some path.
-            if kernel is not None and line is not None and seen == set(_HYBRID_BLOCK) and block_assignments == 1:
+                if isinstance(node, ast.If):
+                    if ast.unparse(node.test) == _HYBRID_BLOCK["raise"]:
+                        seen.add("raise")
+                    if ast.unparse(node.test) == "index_kpool is not None":
+                        for b in node.body:
+                            walk(b, {**kpool, id(node): "body"})
+                        for b in node.orelse:
+                            walk(b, {**kpool, id(node): "orelse"})
+                        walk(node.test, kpool)
+                        return
+                for child in ast.iter_child_nodes(node):
+                    walk(child, kpool)
+
+            for stmt in fn.body:
+                walk(stmt, {})
+            formula = [k for n, k in blocks if n.lineno == line]
+            # Any other assignment sits in a kpool branch whose `else` holds
+            # the formula: a GDN model without a kpool never reaches it.
+            others_on_kpool_path = all(
+                any(k.get(i) == "body" and f == "orelse" for i, f in formula[0].items())
+                for n, k in blocks
+                if n.lineno != line
+            ) if formula else False
+            if kernel is not None and line is not None and seen == set(_HYBRID_BLOCK) and others_on_kpool_path:
                 return {"kernel_block_size": kernel, "source": f"{rel}:{line}"}
     return None
 

@@ -397,15 +397,22 @@ class ByHand(unittest.TestCase):
         # K page `attn_head_size * attn_num_kv_heads * get_dtype_size(kv_cache_dtype)`, L58
         # `attn_block_size = kernel_block_size * cdiv(ssm_block_page_size, kernel_block_size *
         # attn_single_token_k_page_size)`, L66 raised to when unset or smaller; @0.21.0rc1 to
-        # 0.26.0rc1 the same at L58/L70/L91/L94/L102 (an MLA branch added); @0.28.0rc1 a second
-        # `attn_block_size = alignment_tokens * cdiv(...)` (L118) on another path; @0.30.0rc1 a
-        # class of its own.
+        # 0.26.0rc1 the same at L58/L70/L91/L94/L102 (an MLA branch added); @0.28.0rc1 and
+        # 0.29.0rc1 a second `attn_block_size = alignment_tokens * cdiv(...)` (L118) in `if
+        # index_kpool is not None:`, the formula in its `else` (L127); @0.30.0rc1 only the kpool
+        # assignment is left.
         rel = "vllm_ascend/patch/platform/patch_mamba_config.py"
         self.assertEqual(table("0.18.0")["hybrid_attn_block"], {"kernel_block_size": 128, "source": f"{rel}:58"})
         for v in ("0.21.0rc1", "0.26.0rc1"):
             self.assertEqual(table(v)["hybrid_attn_block"], {"kernel_block_size": 128, "source": f"{rel}:94"}, v)
-        for v in ("0.28.0rc1", "0.30.0rc2"):
-            self.assertIsNone(table(v)["hybrid_attn_block"], v)
+        for v in ("0.28.0rc1", "0.29.0rc1"):
+            self.assertEqual(table(v)["hybrid_attn_block"], {"kernel_block_size": 128, "source": f"{rel}:127"}, v)
+        self.assertIsNone(table("0.30.0rc2")["hybrid_attn_block"])
+        # Mutant: the kpool branch's test turned around puts its assignment on Qwen3.5's path.
+        text28 = (src("0.28.0rc1") / rel).read_text()
+        self.assertIn("    if index_kpool is not None:\n", text28)
+        turned = text28.replace("    if index_kpool is not None:\n", "    if index_kpool is None:\n", 1)
+        self.assertIsNone(facts_ascend.hybrid_attn_block(FakePackage(rel, turned)))
         text = (src("0.26.0rc1") / rel).read_text()
         self.assertIsNotNone(facts_ascend.hybrid_attn_block(FakePackage(rel, text)))
         # Mutants: another kernel, another K page, a second block formula, no raise.

@@ -111,7 +111,10 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
-def load(src: Path) -> dict:
+def stand_ins(src: Path) -> None:
+    """The torch stand-in, the stub finder for `vllm.*`, vLLM's own
+    `vllm/utils/math_utils.py`, and `vllm.utils.torch_utils` with
+    `get_dtype_size` (hybrid_block_oracle.py shares these)."""
     sys.modules["torch"] = _torch()
     sys.meta_path.insert(0, _StubFinder())
     math_utils = types.ModuleType("vllm.utils.math_utils")
@@ -120,6 +123,10 @@ def load(src: Path) -> dict:
     torch_utils = _StubModule("vllm.utils.torch_utils")
     torch_utils.get_dtype_size = get_dtype_size
     sys.modules["vllm.utils.torch_utils"] = torch_utils
+
+
+def load(src: Path) -> dict:
+    stand_ins(src)
     path = src / "vllm/v1/kv_cache_interface.py"
     if not path.is_file():
         raise OracleError(f"{path} is missing: not a vLLM source tree")
