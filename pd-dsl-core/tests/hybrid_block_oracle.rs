@@ -124,6 +124,11 @@ fn the_hybrid_attention_block_is_vllm_ascends() {
             }
         }
     }
+    eprintln!(
+        "{} releases x {} cases: {sized} sized as computed, {unsized_} left as typed, {refused} refused",
+        releases.len(),
+        cases.len()
+    );
     assert!(
         sized > 500 && unsized_ > 50 && refused > 50,
         "{sized} sized, {unsized_} left, {refused} refused"
