@@ -64,7 +64,9 @@ pub struct Release {
     /// How the release sizes a hybrid GQA model's attention block
     /// (`HybridAttentionMambaModelConfig.verify_and_update_config`, patched
     /// in vllm_ascend/patch/platform/patch_mamba_config.py), where it does so
-    /// by the one formula `dims::gdn_attn_block` computes; `None` elsewhere.
+    /// by the one formula `dims::gdn_attn_block` computes; `None` elsewhere
+    /// (v0.30.0rc1 on). `tests/hybrid_block_oracle.rs` holds the block to
+    /// the patch itself, run from each release's sdist.
     #[serde(default)]
     pub hybrid_attn_block: Option<HybridAttnBlock>,
     /// Whether the V1 model runner hands vLLM the TP size when it sizes the
