@@ -16,8 +16,20 @@ use std::collections::BTreeMap;
 
 mod support;
 
-/// The Qwen3.5 checkpoints of the model table, by their copies.
-const CHECKPOINTS: &[&str] = &["Qwen/Qwen3.5-397B-A17B", "Qwen/Qwen3.5-122B-A10B"];
+/// Every checkpoint of the model table whose copy has Gated-DeltaNet
+/// dimensions (the Qwen3.5 builds), with them.
+fn gdn_checkpoints() -> Vec<(&'static str, GdnDims)> {
+    let mut out: Vec<(&'static str, GdnDims)> = Vec::new();
+    for m in pd_dsl_core::tables::MODELS {
+        if let (Some(id), Some(d)) = (m.checkpoint, dims::config_of(m).and_then(|c| c.gdn()))
+            && !out.iter().any(|(seen, _)| *seen == id)
+        {
+            out.push((id, d));
+        }
+    }
+    assert!(out.len() >= 2, "{out:?}");
+    out
+}
 
 /// TP sizes, the table's (1 to 16) and one that divides no head count.
 const TP: &[u64] = &[1, 2, 3, 4, 8, 16];
@@ -38,10 +50,7 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
-    for checkpoint in CHECKPOINTS {
-        let dims = dims::checkpoint(checkpoint)
-            .and_then(|c| c.gdn())
-            .unwrap_or_else(|| panic!("{checkpoint}: no copy with its GDN dimensions"));
+    for (checkpoint, dims) in gdn_checkpoints() {
         for &tp in TP {
             for &num_spec in SPEC {
                 for &typed in TYPED {
