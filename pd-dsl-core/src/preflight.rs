@@ -114,6 +114,57 @@ fn aux_gate(img: &crate::tables::Image, method: &str) -> Option<AuxGate> {
     })
 }
 
+/// What one engine's settings ask of the checkpoint's config: `max_model_len`
+/// as vLLM holds it to the derived length (`None` where it does not), the
+/// speculative `method`, and `--additional-config` read through `config`.
+/// The layout's preflight ([`checkpoint_checks`]) and the rehearsal's stand-in
+/// vllm (from its argv) both ask this, so the two judge alike.
+pub fn role_checks<'c>(
+    image: &'static crate::tables::Image,
+    role: &'static str,
+    max_model_len: Option<u64>,
+    method: Option<&str>,
+    config: impl Fn(&str) -> Option<&'c serde_json::Value>,
+) -> RoleCheckpointChecks {
+    let mc2_hierarchy = image
+        .facts()
+        .and_then(|r| r.mc2_hierarchy_experts.as_ref())
+        .and_then(|limit| {
+            let (key, redundant) = crate::rules::features::mc2_hierarchy(limit, config)?;
+            Some(Mc2Limit {
+                key: key.to_owned(),
+                max_experts: limit.max_experts,
+                redundant,
+                source: &limit.source,
+            })
+        });
+    RoleCheckpointChecks {
+        role,
+        max_model_len,
+        aux_hidden_states: method.and_then(|m| aux_gate(image, m)),
+        mc2_hierarchy,
+    }
+}
+
+/// The checks vLLM and vllm-ascend themselves make of a checkpoint's config
+/// for one engine, `role`: [`checkpoint_checks`] without the layout's model
+/// (no expected model type, no ModelSlim description, which the stand-in
+/// vllm judges on its own). `None` when the image's vLLM has no facts.
+pub fn engine_checks(
+    image: &'static crate::tables::Image,
+    role: RoleCheckpointChecks,
+) -> Option<CheckpointChecks> {
+    let v = crate::upstream::vllm_of(image).ok()?;
+    Some(CheckpointChecks {
+        model: "the model",
+        model_type: None,
+        vllm: image.vllm(),
+        reads: &v.checkpoint_reads,
+        quantization: None,
+        roles: vec![role],
+    })
+}
+
 /// The checkpoint checks of a checked layout; `None` when the image's vLLM
 /// has no facts (every image of the table has them).
 pub fn checkpoint_checks(layout: &Layout) -> Option<CheckpointChecks> {
@@ -123,27 +174,13 @@ pub fn checkpoint_checks(layout: &Layout) -> Option<CheckpointChecks> {
         .serve
         .iter()
         .map(|(role, serve)| {
-            let aux_hidden_states = serve
-                .speculative
-                .as_ref()
-                .and_then(|s| aux_gate(layout.image, &s.method));
-            let mc2_hierarchy =
-                rel.and_then(|r| r.mc2_hierarchy_experts.as_ref())
-                    .and_then(|limit| {
-                        let (key, redundant) = crate::rules::features::mc2_hierarchy(limit, serve)?;
-                        Some(Mc2Limit {
-                            key: key.to_owned(),
-                            max_experts: limit.max_experts,
-                            redundant,
-                            source: &limit.source,
-                        })
-                    });
-            RoleCheckpointChecks {
-                role: role.as_str(),
-                max_model_len: crate::rules::budget::judged_max_model_len(serve),
-                aux_hidden_states,
-                mc2_hierarchy,
-            }
+            role_checks(
+                layout.image,
+                role.as_str(),
+                crate::rules::budget::judged_max_model_len(serve),
+                serve.speculative.as_ref().map(|s| s.method.as_str()),
+                |k| serve.additional_config.get(k),
+            )
         })
         .collect();
     Some(CheckpointChecks {

@@ -14,6 +14,17 @@ pub mod load;
 pub mod plan;
 pub mod render;
 
+/// How vLLM reads a checkpoint's `config.json` and what the layout's settings
+/// ask of it (`templates/py/`): generated preflight scripts include both files
+/// verbatim (`templates/sh/model_config.sh`), and the rehearsal's stand-in
+/// vllm runs the same code on the weights it is given.
+pub mod checkpoint_py {
+    /// `checkpoint_config.py`: `text_config`, `derived_len`, `num_experts`.
+    pub const READING: &str = include_str!("../templates/py/checkpoint_config.py");
+    /// `model_config_judge.py`: `judge`, `judge_config` (needs [`READING`]).
+    pub const JUDGE: &str = include_str!("../templates/py/model_config_judge.py");
+}
+
 #[doc(hidden)]
 pub mod __private {
     pub use serde_json;

@@ -276,5 +276,13 @@ pub const fn request_bytes(len: u64, block_size: u64, page_per_layer: u64, layer
 /// (vllm/envs.py: `"1"` or `"true"`, case-insensitive).
 pub fn allows_long_max_model_len(serve: &Serve) -> bool {
     matches!(serve.env_value("VLLM_ALLOW_LONG_MAX_MODEL_LEN"),
-        Some(EnvValue::Literal(v)) if v.trim() == "1" || v.trim().eq_ignore_ascii_case("true"))
+        Some(EnvValue::Literal(v)) if long_max_model_len_allowed(v))
+}
+
+/// Whether a value of `VLLM_ALLOW_LONG_MAX_MODEL_LEN` is true as vllm/envs.py
+/// reads it (`.strip().lower() in ("1", "true")`); the rehearsal's stand-in
+/// vllm reads its environment with this.
+pub fn long_max_model_len_allowed(value: &str) -> bool {
+    let v = value.trim();
+    v == "1" || v.eq_ignore_ascii_case("true")
 }

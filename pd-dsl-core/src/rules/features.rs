@@ -80,7 +80,7 @@ pub(crate) fn check_mc2_hierarchy_experts(
     let Some((experts, experts_source)) = crate::dims::routed_experts(model.id) else {
         return;
     };
-    let Some((key, redundant)) = mc2_hierarchy(limit, serve) else {
+    let Some((key, redundant)) = mc2_hierarchy(limit, |k| serve.additional_config.get(k)) else {
         return;
     };
     if !limit.exceeds(experts, redundant) {
@@ -113,23 +113,23 @@ pub(crate) fn check_mc2_hierarchy_experts(
 /// `mc2_hierarchy_experts` fact) tests it: the key that turns it on
 /// (`mc2_comm_alg` or an alias), and the redundant experts counted with the
 /// model's (`eplb_config.num_redundant_experts` when the EPLB switch is on,
-/// else 0). The rule and the generated preflight (`crate::preflight`) ask
-/// this.
-pub(crate) fn mc2_hierarchy<'a>(
+/// else 0), read from `--additional-config` through `config`. The rule, the
+/// generated preflight and the rehearsal's stand-in vllm
+/// (`crate::preflight::role_checks`) ask this.
+pub(crate) fn mc2_hierarchy<'a, 'c>(
     limit: &'a crate::upstream::Mc2HierarchyExperts,
-    serve: &Serve,
+    config: impl Fn(&str) -> Option<&'c Json>,
 ) -> Option<(&'a str, u64)> {
-    let config = &serve.additional_config;
     let by_alias = limit
         .aliases
         .iter()
-        .find(|k| super::model::python_truthy(config.get(k.as_str())));
-    let key = match (config.get("mc2_comm_alg"), by_alias) {
+        .find(|k| super::model::python_truthy(config(k.as_str())));
+    let key = match (config("mc2_comm_alg"), by_alias) {
         (Some(Json::String(v)), _) if *v == limit.alg => "mc2_comm_alg",
         (_, Some(alias)) => alias.as_str(),
         _ => return None,
     };
-    let redundant = match config.get("eplb_config") {
+    let redundant = match config("eplb_config") {
         Some(e) if super::model::python_truthy(e.get(limit.redundant_when.as_str())) => e
             .get("num_redundant_experts")
             .and_then(Json::as_u64)

@@ -765,3 +765,169 @@ fn vllm_refuses_a_model_without_a_readable_config() {
     let (_, _, err) = run(VLLM, &argv(false), &env);
     assert!(err.contains("cannot read PD_STANDIN_EXPECT"), "{err}");
 }
+
+/// The stand-in judges the weights' `config.json` as vLLM and vllm-ascend do
+/// at start, with the generated preflight's own reading and conditions: a
+/// typed `max_model_len` above the derived length (DeepSeek-V3's YaRN
+/// config, read per image: vLLM 0.23 scales the original length, 0.30 takes
+/// `max_position_embeddings` as already scaled), unless
+/// `VLLM_ALLOW_LONG_MAX_MODEL_LEN` is true or `--hf-overrides` lengthens it;
+/// a speculative method whose aux-hidden-states gate the model type does not
+/// meet; hierarchy MC2 on more experts than the image allows. Each at the
+/// limit and one past it.
+#[test]
+fn vllm_judges_the_weights_config_as_vllm_does() {
+    let dir = crate::tmpdir("checkpoint_refusal");
+    let model = dir.join("weights");
+    std::fs::create_dir_all(&model).unwrap();
+    std::fs::write(model.join("quant_model_description.json"), "{}").unwrap();
+    let len = pd_dsl::dims::DEEPSEEK_V3.max_model_len;
+    let write = |extra: serde_json::Value| {
+        let mut c = serde_json::json!({
+            "architectures": ["DeepseekV3ForCausalLM"],
+            "model_type": "deepseek_v3",
+            "max_position_embeddings": len,
+            "rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": len / 40},
+        });
+        c.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        std::fs::write(model.join("config.json"), c.to_string()).unwrap();
+    };
+    let argv = |sets: &[(&str, String)], adds: &[&str]| {
+        let mut a = rank_argv(7110, 1, 0, 12331, 4, None);
+        a[1] = model.display().to_string();
+        for (flag, value) in sets {
+            let at = a.iter().position(|x| x == flag).unwrap();
+            a[at + 1] = value.clone();
+        }
+        a.extend(adds.iter().map(|s| (*s).to_owned()));
+        a
+    };
+    let env = |image: &str, extra: &[(&'static str, &str)]| {
+        let mut e = vec![
+            ("PD_STANDIN_IMAGE", image.to_owned()),
+            ("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3".to_owned()),
+            ("PD_STANDIN_EXPECT", "/nonexistent/expect".to_owned()),
+        ];
+        e.extend(extra.iter().map(|(k, v)| (*k, (*v).to_owned())));
+        e
+    };
+    // Past every start-up check of the config, the stand-in looks for its
+    // expectation file.
+    let passes = |a: &[String], e: &[(&str, String)]| {
+        let (_, _, err) = run(VLLM, a, e);
+        assert!(
+            err.contains("cannot read PD_STANDIN_EXPECT"),
+            "{a:?}: {err}"
+        );
+    };
+    let refused = |a: &[String], e: &[(&str, String)], needles: &[String]| {
+        let (code, _, err) = run(VLLM, a, e);
+        assert_eq!(code, Some(1), "{a:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n.as_str()), "{a:?}: no {n:?} in {err}");
+        }
+    };
+
+    write(serde_json::json!({}));
+    let at = |n: u64| argv(&[("--max-model-len", n.to_string())], &[]);
+    for image in ["v0.23.0", "v0.30.0rc2"] {
+        let vllm = pd_dsl::tables::image(image).unwrap().vllm();
+        passes(&at(len), &env(image, &[]));
+        refused(
+            &at(len + 1),
+            &env(image, &[]),
+            &[format!(
+                "mixed max_model_len {} is above the {len} vLLM {vllm} derives",
+                len + 1
+            )],
+        );
+        passes(
+            &at(len + 1),
+            &env(image, &[("VLLM_ALLOW_LONG_MAX_MODEL_LEN", " True ")]),
+        );
+        refused(
+            &at(len + 1),
+            &env(image, &[("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0")]),
+            &[format!("is above the {len}")],
+        );
+    }
+    // `--hf-overrides` lengthens what vLLM 0.30 reads as already scaled; vLLM
+    // 0.23 derives YaRN's length from the original, which it leaves alone.
+    let overridden = |n: u64| {
+        argv(
+            &[("--max-model-len", n.to_string())],
+            &[
+                "--hf-overrides",
+                &format!(r#"{{"max_position_embeddings": {n}}}"#),
+            ],
+        )
+    };
+    passes(&overridden(2 * len), &env("v0.30.0rc2", &[]));
+    refused(
+        &overridden(2 * len),
+        &env("v0.23.0", &[]),
+        &[format!("is above the {len}")],
+    );
+
+    // The aux-hidden-states gate, on an image whose vLLM has it.
+    let (gated, gate) = pd_dsl::tables::IMAGES
+        .iter()
+        .find_map(|i| {
+            let v = pd_dsl::upstream::vllm_of(i).ok()?;
+            Some((i.tag, v.aux_hidden_states.as_ref()?))
+        })
+        .expect("an image whose vLLM gates aux hidden states");
+    let method = &gate.methods[0];
+    let spec = |m: &str| {
+        argv(
+            &[(
+                "--speculative-config",
+                format!(r#"{{"num_speculative_tokens": 1, "method": "{m}"}}"#),
+            )],
+            &[],
+        )
+    };
+    write(serde_json::json!({"model_type": "pd_other_model"}));
+    refused(
+        &spec(method),
+        &env(gated, &[]),
+        &[format!(
+            "mixed speculative method {method} needs a model type containing one of"
+        )],
+    );
+    passes(&spec("mtp"), &env(gated, &[]));
+    write(serde_json::json!({"model_type": gate.model_types[0]}));
+    passes(&spec(method), &env(gated, &[]));
+
+    // Hierarchy MC2's expert limit, on an image that has it.
+    let (mc2_image, limit) = pd_dsl::tables::IMAGES
+        .iter()
+        .find_map(|i| Some((i.tag, i.facts()?.mc2_hierarchy_experts.as_ref()?)))
+        .expect("an image with hierarchy MC2's limit");
+    let key = pd_dsl::upstream::vllm_of(pd_dsl::tables::image(mc2_image).unwrap())
+        .unwrap()
+        .checkpoint_reads
+        .expert_keys[0]
+        .clone();
+    let mc2 = argv(
+        &[],
+        &[
+            "--additional-config",
+            &format!(r#"{{"mc2_comm_alg": "{}"}}"#, limit.alg),
+        ],
+    );
+    write(serde_json::json!({ key.clone(): limit.max_experts }));
+    passes(&mc2, &env(mc2_image, &[]));
+    write(serde_json::json!({ key: limit.max_experts + 1 }));
+    refused(
+        &mc2,
+        &env(mc2_image, &[]),
+        &[format!(
+            "runs hierarchy MC2 (mc2_comm_alg) on {} experts",
+            limit.max_experts + 1
+        )],
+    );
+    passes(&argv(&[], &[]), &env(mc2_image, &[]));
+}

@@ -649,6 +649,130 @@ pub(super) fn model_refusal(plan: &Plan) -> Result<(), Fail> {
     Ok(())
 }
 
+/// What vLLM and vllm-ascend refuse at start of the checkpoint's
+/// `config.json` for this process's settings: a typed `max_model_len` above
+/// the length vLLM derives from the file (unless
+/// `VLLM_ALLOW_LONG_MAX_MODEL_LEN` is true), a speculative method whose
+/// aux-hidden-states gate the text model type does not meet, hierarchy MC2 on
+/// more experts than vllm-ascend allows. The conditions are the compiler's
+/// (`pd_dsl::preflight::role_checks`, from argv here), the reading and the
+/// judging are the generated preflight's own Python
+/// ([`pd_dsl::checkpoint_py`]), run on the file as given, after
+/// `--hf-overrides` (a nested object merges into the sub-config it names, as
+/// vLLM's `_apply_dict_overrides`; anything else replaces the key). A model
+/// with only `params.json` (Mistral's format) is not judged here.
+pub(super) fn checkpoint_refusal(plan: &Plan, image: &str) -> Result<(), Fail> {
+    let Some(model) = plan.model.as_deref() else {
+        return Ok(());
+    };
+    let path = std::path::Path::new(model).join("config.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(());
+    };
+    let Ok(mut config) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Ok(());
+    };
+    if let Some(serde_json::Value::Object(overrides)) = &plan.hf_overrides {
+        merge_overrides(&mut config, overrides);
+    }
+    let tag = format!("v{}", image.strip_prefix('v').unwrap_or(image));
+    let Some(img) = pd_dsl::tables::image(&tag) else {
+        return fail(
+            2,
+            format!("PD_STANDIN_IMAGE={image}: not in the image table"),
+        );
+    };
+    let allowed = env::var("VLLM_ALLOW_LONG_MAX_MODEL_LEN")
+        .is_ok_and(|v| pd_dsl::capacity::long_max_model_len_allowed(&v));
+    let max_model_len = plan
+        .max_model_len
+        .and_then(|n| u64::try_from(n).ok())
+        .filter(|_| !allowed);
+    let role = pd_dsl::preflight::role_checks(
+        img,
+        plan.role.as_str(),
+        max_model_len,
+        plan.speculative.as_ref().map(|(m, _)| m.as_str()),
+        |k| plan.additional.get(k),
+    );
+    let Some(checks) = pd_dsl::preflight::engine_checks(img, role) else {
+        return fail(2, format!("image {tag}: its vLLM has no facts"));
+    };
+    let program = format!(
+        "{}\n{}\ncfg, checks, where = json.load(sys.stdin)\nprint(json.dumps(judge_config(cfg, checks, where)[0]))\n",
+        pd_dsl::checkpoint_py::READING,
+        pd_dsl::checkpoint_py::JUDGE
+    );
+    let input = serde_json::json!([config, checks, model]).to_string();
+    let out = run_python(&program, &input).or_else(|e| {
+        fail(
+            2,
+            format!("the stand-in judges config.json with python3: {e}"),
+        )
+    })?;
+    let problems: Vec<String> = serde_json::from_str(&out).or_else(|e| {
+        fail(
+            2,
+            format!("the stand-in's config.json judge printed {out:?}: {e}"),
+        )
+    })?;
+    if problems.is_empty() {
+        return Ok(());
+    }
+    fail(
+        1,
+        format!("ValueError: {}: {}", path.display(), problems.join("; ")),
+    )
+}
+
+/// `overrides` applied to `config` as vLLM applies `--hf-overrides`.
+fn merge_overrides(
+    config: &mut serde_json::Value,
+    overrides: &serde_json::Map<String, serde_json::Value>,
+) {
+    let serde_json::Value::Object(target) = config else {
+        return;
+    };
+    for (key, value) in overrides {
+        match (target.get_mut(key), value) {
+            (Some(sub @ serde_json::Value::Object(_)), serde_json::Value::Object(nested)) => {
+                merge_overrides(sub, nested);
+            }
+            _ => {
+                target.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+/// `python3 -c program` with `input` on stdin; its stdout.
+fn run_python(program: &str, input: &str) -> Result<String, String> {
+    use std::io::Write;
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", program])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run python3: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(input.as_bytes())
+            .map_err(|e| format!("python3's stdin: {e}"))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("python3: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "python3 exited with {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|e| format!("python3 printed non-UTF-8: {e}"))
+}
+
 /// vLLM's assert on the largest capture size kept when typed sizes are all
 /// above a typed `max_num_batched_tokens` and a cudagraph mode is on, which
 /// vllm-ascend's second sizing pass trips (`Release::settled_capture_sizes`,

@@ -13,9 +13,10 @@ use crate::kv_params;
 use crate::serve_flags;
 use bench::bench;
 use checks::{
-    batch_refusal, check_cann, check_expectation, check_pool, decode_step_refusal, devices,
-    drafting_refusal, join, mamba_align_refusal, model_refusal, modelslim_refusal, pcp_refusals,
-    sp_alignment_refusal, sp_assert_refusal, tp_aligned_refusal, v2_speculative_refusal,
+    batch_refusal, check_cann, check_expectation, check_pool, checkpoint_refusal,
+    decode_step_refusal, devices, drafting_refusal, join, mamba_align_refusal, model_refusal,
+    modelslim_refusal, pcp_refusals, sp_alignment_refusal, sp_assert_refusal, tp_aligned_refusal,
+    v2_speculative_refusal,
 };
 use pd_dsl::ConnectorKind;
 use plan::plan;
@@ -106,6 +107,9 @@ fn serve(argv: &[String]) -> Result<(), Fail> {
     let plan = plan(&args)?;
     // The model's config.json is read first.
     model_refusal(&plan)?;
+    // vLLM derives the context length from it, checks the speculative
+    // method against it, and vllm-ascend counts its experts for MC2.
+    checkpoint_refusal(&plan, &image)?;
     pcp_refusals(&plan, &image)?;
     // The platform's quantization config loads its description first.
     modelslim_refusal(&plan, &image)?;

@@ -73,6 +73,8 @@ pub(super) struct Plan {
     pub(super) hybrid_manager_disabled: bool,
     /// The model argument (the weights directory a layout passes).
     pub(super) model: Option<String>,
+    /// `--hf-overrides` as typed (a JSON object, or `None`).
+    pub(super) hf_overrides: Option<Json>,
     /// A flag of `MambaAlign::UNJUDGED_FLAGS` is typed.
     pub(super) mamba_align_unjudged: bool,
 }
@@ -531,6 +533,7 @@ pub(super) fn plan(args: &ServeArgs) -> Result<Plan, Fail> {
         quantization: args.value("quantization").map(str::to_string),
         hybrid_manager_disabled: args.switch("disable-hybrid-kv-cache-manager"),
         model: args.model.clone(),
+        hf_overrides: args.json("hf-overrides").cloned(),
         mamba_align_unjudged,
         speculative,
         graph,
