@@ -30,6 +30,7 @@ from facts_ascend_features import (  # noqa: F401
     engram_tp,
     eplb_runner,
     hybrid_attn_block,
+    hybrid_block_vllm,
     kv_store_align,
     kvpp,
     mc2_hierarchy_experts,
@@ -99,6 +100,7 @@ def ascend_facts(src: Path, version: str) -> dict:
         "env_migration": env_migration(src),
         "parser_choices_widened": parser_choices_widened(pkg),
         "hybrid_attn_block": hybrid_attn_block(pkg),
+        "hybrid_block_vllm": hybrid_block_vllm(pkg),
         "modelslim_description": modelslim_description(pkg),
         "kv_store_align": kv_store_align(pkg),
     }

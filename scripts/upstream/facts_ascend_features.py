@@ -1125,6 +1125,50 @@ def hybrid_attn_block(pkg: Package) -> dict | None:
     return None
 
 
+def hybrid_block_vllm(pkg: Package) -> dict | None:
+    """Where vLLM, not vllm-ascend, sizes a hybrid (attention + Mamba/GDN)
+    model's attention block: `NPUPlatform.update_block_size_for_backend`
+    (vllm_ascend/platform.py) first calls vLLM's
+    `super().update_block_size_for_backend(vllm_config)`, whose
+    `_align_hybrid_block_size` (vllm/platforms/interface.py) takes the
+    smallest of the attention backend's kernel block sizes (the last `return`
+    of `get_supported_kernel_block_sizes` in
+    vllm_ascend/attention/attention_v1.py, a list of ints) as its alignment.
+    `kernel_block_size` and the `path:line` of that call; None where the
+    platform does not call vLLM's (up to v0.29.0rc1, where
+    `hybrid_attn_block` holds vllm-ascend's own sizing). pd-dsl-core's
+    tests/hybrid_kv_oracle.rs holds the block pd-dsl computes from it to
+    the released code."""
+    call = None
+    for rel, mod in pkg.modules.items():
+        if rel != "vllm_ascend/platform.py":
+            continue
+        for cls in ast.walk(mod.tree):
+            if not (isinstance(cls, ast.ClassDef) and cls.name == "NPUPlatform"):
+                continue
+            for fn in cls.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "update_block_size_for_backend":
+                    for stmt in fn.body:
+                        if ast.unparse(stmt) == "super().update_block_size_for_backend(vllm_config)":
+                            call = f"{rel}:{stmt.lineno}"
+    if call is None:
+        return None
+    kernels = None
+    for rel, mod in pkg.modules.items():
+        if rel != "vllm_ascend/attention/attention_v1.py":
+            continue
+        for fn in ast.walk(mod.tree):
+            if isinstance(fn, ast.FunctionDef) and fn.name == "get_supported_kernel_block_sizes":
+                last = fn.body[-1]
+                if isinstance(last, ast.Return) and isinstance(last.value, ast.List):
+                    values = [e.value for e in last.value.elts if isinstance(e, ast.Constant)]
+                    if values and len(values) == len(last.value.elts) and all(isinstance(v, int) for v in values):
+                        kernels = values
+    if kernels is None:
+        return None
+    return {"kernel_block_size": min(kernels), "source": call}
+
+
 def modelslim_description(pkg: Package) -> dict | None:
     """The file `--quantization <method>` (ModelSlim weights) needs in the
     model directory: `ModelSlimConfig.maybe_update_config`

@@ -426,6 +426,28 @@ class ByHand(unittest.TestCase):
             self.assertIn(old, text)
             self.assertIsNone(facts_ascend.hybrid_attn_block(FakePackage(rel, text.replace(old, new, 1))), new)
 
+    def test_hybrid_block_vllm(self):
+        # vllm_ascend/platform.py `NPUPlatform.update_block_size_for_backend`, read by hand: @0.30.0rc1
+        # and rc2 L406 `super().update_block_size_for_backend(vllm_config)` first (vLLM's
+        # `_align_hybrid_block_size` sizes a hybrid block), and
+        # vllm_ascend/attention/attention_v1.py `get_supported_kernel_block_sizes` ends `return [128]`;
+        # @0.29.0rc1 the override never calls vLLM's.
+        plat, attn = "vllm_ascend/platform.py", "vllm_ascend/attention/attention_v1.py"
+        for v in ("0.30.0rc1", "0.30.0rc2"):
+            self.assertEqual(table(v)["hybrid_block_vllm"], {"kernel_block_size": 128, "source": f"{plat}:406"}, v)
+        for v in ("0.18.0", "0.29.0rc1"):
+            self.assertIsNone(table(v)["hybrid_block_vllm"], v)
+        p30, a30 = (src("0.30.0rc2") / plat).read_text(), (src("0.30.0rc2") / attn).read_text()
+        self.assertIsNotNone(facts_ascend.hybrid_block_vllm(FakePackage(plat, p30, {attn: a30})))
+        # Mutants: the call to vLLM's dropped; another kernel list; a kernel list not of literals.
+        call = "        super().update_block_size_for_backend(vllm_config)\n"
+        self.assertIn(call, p30)
+        self.assertIsNone(facts_ascend.hybrid_block_vllm(FakePackage(plat, p30.replace(call, "", 1), {attn: a30})))
+        self.assertIn("        return [128]\n", a30)
+        got = facts_ascend.hybrid_block_vllm(FakePackage(plat, p30, {attn: a30.replace("        return [128]\n", "        return [256, 64]\n")}))
+        self.assertEqual(got["kernel_block_size"], 64)
+        self.assertIsNone(facts_ascend.hybrid_block_vllm(FakePackage(plat, p30, {attn: a30.replace("        return [128]\n", "        return [N]\n")})))
+
     def test_modelslim_description(self):
         # vllm_ascend/quantization/modelslim_config.py, read by hand: @0.18.0 L48
         # `MODELSLIM_CONFIG_FILENAME = "quant_model_description.json"`, `maybe_update_config` L582

@@ -64,6 +64,7 @@ from facts_vllm_config import (  # noqa: F401
     v2_speculative_methods,
 )
 from facts_vllm_checkpoint import checkpoint_reads
+from facts_vllm_kv_check import kv_memory_check, mamba_blocks_check
 from facts_vllm_eval import Group, Parser, Subparsers
 from facts_vllm_kwargs import KwargsRules
 from facts_vllm_source import ClassObj, FactsError, FuncObj, Resolver, Source, Unknown, describe
@@ -152,6 +153,8 @@ def vllm_facts(src: Path, version: str, *, overrides: dict[str, str] | None = No
         "sequence_parallel_moe": sequence_parallel_moe(Source(src, overrides)),
         "mamba_align": mamba_align(Source(src, overrides)),
         "checkpoint_reads": checkpoint_reads(src),
+        "kv_memory_check": kv_memory_check(src),
+        "mamba_blocks_check": mamba_blocks_check(src),
     }
 
 

@@ -25,6 +25,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 import facts_vllm as fv  # noqa: E402
+import facts_vllm_kv_check as kvc  # noqa: E402
 
 KINDS = {"switch", "value", "many", "json"}
 
@@ -87,6 +88,8 @@ class WellFormed(unittest.TestCase):
                         "sequence_parallel_moe",
                         "mamba_align",
                         "checkpoint_reads",
+                        "kv_memory_check",
+                        "mamba_blocks_check",
                     ],
                 )
                 reads = f["checkpoint_reads"]
@@ -1052,3 +1055,61 @@ class Mutations(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class KvChecks(unittest.TestCase):
+    """`kv_memory_check` and `mamba_blocks_check` (facts_vllm_kv_check.py)."""
+
+    def test_each_pinned_vllm_reads_as_its_source_says(self):
+        # By hand from each sdist's vllm/v1/core/kv_cache_utils.py and
+        # vllm/config/compilation.py: 0.18.0 sizes a request by the first
+        # group (`any_spec = kv_cache_groups[0].kv_cache_spec`), 0.19.1 on
+        # sums every group; 0.29.0 on check `avail_mem -
+        # _pool_bytes_per_block(groups)`; the Mamba-blocks refusal is there
+        # from 0.20.2.
+        for v in PINNED:
+            with self.subTest(vllm=v):
+                k = kvc.kv_memory_check(corpus("vllm", v))
+                key = tuple(int(x) for x in v.split(".")[:2])
+                self.assertEqual(k["blocks_per_request"], "first_group" if key < (0, 19) else "every_group")
+                self.assertEqual(k["reserves_pool_block"], key >= (0, 29))
+                m = kvc.mamba_blocks_check(corpus("vllm", v))
+                self.assertEqual(m is not None, key >= (0, 20))
+                for where in k["source"].split(", ") + ([m["source"]] if m else []):
+                    path, line = where.rsplit(":", 1)
+                    text = (corpus("vllm", v) / path).read_text(encoding="utf-8").splitlines()
+                    self.assertGreater(len(text), int(line) - 1, where)
+
+    def mutated(self, version: str, path: str, old: str, new: str) -> Path:
+        import shutil
+        import tempfile
+
+        src = corpus("vllm", version)
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        for rel in (kvc.SOURCE, kvc.COMPILATION):
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            text = (src / rel).read_text(encoding="utf-8")
+            if rel == path:
+                self.assertIn(old, text)
+                text = text.replace(old, new)
+            (tmp / rel).write_text(text, encoding="utf-8")
+        return tmp
+
+    def test_the_readers_follow_the_code(self):
+        # The reserved block taken out, the refusal's condition changed, the
+        # first-group sizing brought back: each fact moves with the code.
+        tmp = self.mutated("0.30.0", kvc.SOURCE, "avail_mem - _pool_bytes_per_block(groups)", "avail_mem")
+        self.assertFalse(kvc.kv_memory_check(tmp)["reserves_pool_block"])
+        tmp = self.mutated("0.30.0", kvc.COMPILATION, "max_num_reqs > kv_cache_config.num_blocks", "max_num_reqs > 0")
+        self.assertIsNone(kvc.mamba_blocks_check(tmp))
+        self.assertIsNotNone(kvc.mamba_blocks_check(self.mutated("0.30.0", kvc.COMPILATION, "", "")))
+        tmp = self.mutated(
+            "0.19.1",
+            kvc.SOURCE,
+            "blocks_needed = sum(\n        cdiv(group.kv_cache_spec.max_memory_usage_bytes(vllm_config), page_size)\n"
+            "        for group in kv_cache_groups\n    )",
+            "any_spec = kv_cache_groups[0].kv_cache_spec\n"
+            "    blocks_needed = cdiv(any_spec.max_memory_usage_bytes(vllm_config), page_size)",
+        )
+        self.assertEqual(kvc.kv_memory_check(tmp)["blocks_per_request"], "first_group")

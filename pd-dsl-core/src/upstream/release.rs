@@ -69,6 +69,14 @@ pub struct Release {
     /// the patch itself, run from each release's sdist.
     #[serde(default)]
     pub hybrid_attn_block: Option<HybridAttnBlock>,
+    /// Where vLLM sizes a hybrid model's attention block instead
+    /// (`NPUPlatform.update_block_size_for_backend` calls vLLM's, whose
+    /// `_align_hybrid_block_size` aligns to the Ascend attention backend's
+    /// smallest kernel block; v0.30.0rc1 on). `kernel_block_size` is that
+    /// kernel block, `source` the call. `tests/hybrid_kv_oracle.rs` holds
+    /// the block pd-dsl computes to the released code.
+    #[serde(default)]
+    pub hybrid_block_vllm: Option<HybridAttnBlock>,
     /// Whether the V1 model runner hands vLLM the TP size when it sizes the
     /// graphs (`_check_and_update_cudagraph_mode`); `None` without it.
     #[serde(default)]

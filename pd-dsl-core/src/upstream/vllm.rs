@@ -168,6 +168,47 @@ pub struct VllmRelease {
     /// check depends on it (generated preflight scripts apply it to each
     /// node's weights; `templates/py/checkpoint_config.py` in `pd-dsl`).
     pub checkpoint_reads: CheckpointReads,
+    /// What the one-request KV check counts for a cache in several groups
+    /// (vllm/v1/core/kv_cache_utils.py).
+    pub kv_memory_check: KvMemoryCheck,
+    /// Where a full graph on a model with Mamba layers refuses to start
+    /// when `max_num_seqs` exceeds the KV cache's blocks
+    /// (`CompilationConfig.resolve_cudagraph_mode_and_sizes`); `None`
+    /// before vLLM 0.20.
+    #[serde(default)]
+    pub mamba_blocks_check: Option<MambaBlocksCheck>,
+}
+
+/// [`VllmRelease::mamba_blocks_check`].
+#[derive(Debug, Deserialize, Serialize)]
+pub struct MambaBlocksCheck {
+    /// `path:line` of the `raise`.
+    pub source: String,
+}
+
+/// What vLLM's one-request KV check (`_check_enough_kv_cache_memory` in
+/// `get_kv_cache_configs`) counts when the cache is in several groups
+/// (`_max_memory_usage_bytes_from_groups`), and what it compares with.
+#[derive(Debug, Deserialize, Serialize)]
+pub struct KvMemoryCheck {
+    /// Whose blocks a request needs: the first group's only, or every
+    /// group's.
+    pub blocks_per_request: BlocksPerRequest,
+    /// The need is compared with the available memory less one block of
+    /// the shared pool (vLLM's null block).
+    pub reserves_pool_block: bool,
+    /// `path:line` of each.
+    pub source: String,
+}
+
+/// [`KvMemoryCheck::blocks_per_request`].
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BlocksPerRequest {
+    /// `cdiv(first group's spec max usage, page)` (vLLM 0.18).
+    FirstGroup,
+    /// The sum of `cdiv(spec max usage, page)` over the groups.
+    EveryGroup,
 }
 
 /// What a vLLM reads of a checkpoint's `config.json` for the derived
