@@ -71,6 +71,9 @@ fn vllm_spec(c: &Case) -> Value {
             "bfloat16",
         ),
         AttentionDims::V4 { .. } => panic!("DeepSeek-V4 is estimated, not oracled"),
+        AttentionDims::Hybrid { .. } => {
+            panic!("hybrid models are oracled by tests/hybrid_kv_oracle.rs")
+        }
     };
     json!({
         "spec": spec, "block_size": c.block_size, "num_kv_heads": heads,

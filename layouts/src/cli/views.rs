@@ -219,6 +219,9 @@ pub(super) fn show(layout: &Layout, format: Format, out: &mut dyn Write) -> CliR
         let _ = writeln!(out, "memory per rank:");
         let _ = write!(out, "{}", table(&b));
     }
+    if let Some(why) = &v.budget_not_planned {
+        let _ = writeln!(out, "memory per rank: not computed: {why}");
+    }
     if let Some(p) = &v.proxy {
         let _ = writeln!(
             out,

@@ -23,10 +23,12 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
         input.tp
     };
     let redundant = redundant_experts(serve);
+    // Every MTP method (`mtp`, `deepseek_mtp`, `qwen3_5_mtp`, ...) drafts
+    // with the checkpoint's MTP layer.
     let mtp = serve
         .speculative
         .as_ref()
-        .is_some_and(|s| s.method == "mtp" || s.method == "deepseek_mtp");
+        .is_some_and(|s| s.method == "mtp" || s.method.ends_with("_mtp"));
     let w = weights(arch, format, input.tp, ep, redundant, mtp);
     let (default_mbt, default_seqs) = default_batching(input.hardware);
     let mbt = serve.max_num_batched_tokens.unwrap_or(default_mbt);
@@ -46,18 +48,86 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
             .unwrap_or(i64::MAX)
             .saturating_sub(i64::try_from(non_kv).unwrap_or(i64::MAX)),
     };
-    let (per_layer_token, per_layer_request) =
-        kv_per_token(arch, format, serve, input.hardware, input.tp);
-    // The MTP draft layer caches KV like a decoder layer.
-    let layers = arch.layers + arch.mtp_layers * u64::from(mtp);
-    // A block size of 0 is refused by its own rule; here it reads as 1.
-    let block_size = serve.block_size.unwrap_or(DEFAULT_BLOCK_SIZE).max(1);
-    let page = per_layer_token.saturating_mul(block_size);
-    let kv_per_token_all = per_layer_token.saturating_mul(layers);
-    let kv_per_request = per_layer_request.saturating_mul(layers);
     let available = kv_bytes.max(0) as u64;
-    let blocks = kv_blocks(available, page, layers);
-    let kv_tokens = blocks.saturating_mul(block_size);
+    let vllm = crate::upstream::vllm_of(input.image).ok();
+    let reserves_block = vllm.is_some_and(|v| v.kv_memory_check.reserves_pool_block);
+    // The MTP draft layer caches KV like a decoder layer (a full-attention
+    // one in a hybrid model).
+    let mtp_layers = arch.mtp_layers * u64::from(mtp);
+    let hybrid = match arch.attention {
+        AttentionDims::Hybrid { full_layers, .. } => {
+            // Prefix caching, or a KV store where the image forces it, puts
+            // the Mamba cache in 'align' mode (vLLM's
+            // `MambaModelConfig.verify_and_update_config`: Qwen3.5 does not
+            // support 'all').
+            let align = serve.prefix_caching == Some(true)
+                || crate::rules::model::store_forces_align(input.image, input.kv_pool, serve)
+                    .is_some();
+            let d = dims::config_of(input.model).and_then(|c| c.gdn())?;
+            let sizing = input.image.facts().and_then(HybridSizing::of)?;
+            Some(HybridKv::plan(
+                &d,
+                u64::from(input.tp),
+                serve.speculative.as_ref().map_or(0, |s| s.tokens),
+                serve.block_size,
+                sizing,
+                &vllm?.kv_memory_check,
+                full_layers + mtp_layers,
+                arch.layers - full_layers,
+                align,
+            )?)
+        }
+        _ => None,
+    };
+    let (block_size, block_bytes, kv_per_token_all, kv_per_request, blocks, reserve) = match &hybrid
+    {
+        Some(h) => {
+            let block_bytes = if h.first_group_only {
+                h.pool_block()
+            } else {
+                h.attn_groups.saturating_mul(h.pool_block())
+            };
+            let per_request = if h.first_group_only {
+                0
+            } else {
+                h.mamba_groups
+                    .saturating_mul(h.mamba_blocks_per_request)
+                    .saturating_mul(h.pool_block())
+            };
+            (
+                h.block,
+                block_bytes,
+                block_bytes / h.block,
+                per_request,
+                h.num_blocks(available),
+                if h.reserves_pool_block {
+                    h.pool_block()
+                } else {
+                    0
+                },
+            )
+        }
+        None => {
+            let (per_layer_token, per_layer_request) =
+                kv_per_token(arch, format, serve, input.hardware, input.tp);
+            let layers = arch.layers + mtp_layers;
+            // A block size of 0 is refused by its own rule; here it reads as 1.
+            let block_size = serve.block_size.unwrap_or(DEFAULT_BLOCK_SIZE).max(1);
+            let page = per_layer_token.saturating_mul(block_size);
+            let block_bytes = page.saturating_mul(layers);
+            (
+                block_size,
+                block_bytes,
+                per_layer_token.saturating_mul(layers),
+                per_layer_request.saturating_mul(layers),
+                kv_blocks(available, page, layers),
+                // A uniform cache's pool block is one page per layer.
+                if reserves_block { block_bytes } else { 0 },
+            )
+        }
+    };
+    // What vLLM's one-request check compares with.
+    let check_available = available.saturating_sub(reserve);
     let model_max_len = arch.max_model_len;
     let max_model_len = serve.max_model_len.unwrap_or(model_max_len);
     // Decode context parallelism shards each request's tokens over the DCP
@@ -73,12 +143,12 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
     // Saturating: a length or block size far past any real one must read
     // as "does not fit", never overflow.
     let fits = |len: u64| {
-        local(len)
-            .div_ceil(block_size)
-            .saturating_mul(page)
-            .saturating_mul(layers)
-            .saturating_add(kv_per_request)
-            <= available
+        check_available > 0
+            && local(len)
+                .div_ceil(block_size)
+                .saturating_mul(block_bytes)
+                .saturating_add(kv_per_request)
+                <= check_available
     };
     let max_len_fits = if fits(1) {
         let (mut lo, mut hi) = (1u64, max_model_len.max(model_max_len).max(1));
@@ -97,12 +167,24 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
     } else {
         0
     };
-    let per_request = |len: u64| local(len).div_ceil(block_size).saturating_mul(block_size);
+    // Requests of `len` tokens the cache holds at once: whole blocks of
+    // every group each (`get_max_concurrency_for_kv_cache_config`).
     let requests_at = |len: u64| {
-        let need = per_request(len)
-            .saturating_mul(kv_per_token_all)
+        let need = local(len)
+            .div_ceil(block_size)
+            .saturating_mul(block_bytes)
             .saturating_add(kv_per_request);
         available.checked_div(need).unwrap_or(0)
+    };
+    // What vLLM logs as "GPU KV cache size": the requests of
+    // `max_model_len` the blocks hold, in tokens; for one uniform group,
+    // every block's tokens.
+    let kv_tokens = match &hybrid {
+        Some(h) => {
+            let per = h.blocks_per_request(local(max_model_len)).max(1);
+            (u128::from(blocks) * u128::from(max_model_len) / u128::from(per)) as u64
+        }
+        None => blocks.saturating_mul(block_size),
     };
     let ranks = u64::from(input.dp) * u64::from(input.engines);
     let workload = input.workload.map(|(tokens, concurrency)| {
@@ -133,7 +215,7 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
         kv_bytes_per_token: kv_per_token_all,
         kv_bytes_per_request: kv_per_request,
         block_size,
-        block_bytes: page.saturating_mul(layers),
+        block_bytes,
         kv_blocks: blocks,
         kv_tokens,
         max_model_len,
@@ -144,6 +226,8 @@ pub fn role_budget(input: &RoleInput<'_>) -> Option<RoleBudget> {
         max_num_seqs: seqs,
         workload,
         estimate: matches!(arch.attention, AttentionDims::V4 { .. }),
+        hybrid,
+        check_reserve_bytes: reserve,
     })
 }
 
@@ -195,12 +279,44 @@ pub fn budget(layout: &Layout) -> Vec<RoleBudget> {
             pcp: first.pcp,
             engines: engines.len() as u32,
             workload: workload(layout),
+            kv_pool: layout
+                .spec
+                .connector
+                .as_ref()
+                .is_some_and(|c| c.pool.is_some()),
         };
         if let Some(b) = role_budget(&input) {
             out.push(b);
         }
     }
     out
+}
+
+/// Why a checked layout's roles have no budget, where some has none: its
+/// model has no dimensions ([`dims::UNSIZED`], with the reason), or a
+/// hybrid Gated-DeltaNet role runs its Mamba cache in 'align' mode, which
+/// the plan ([`HybridKv`]) does not cover. `None` when every role has one.
+pub fn not_planned(layout: &Layout) -> Option<String> {
+    if let Some((_, why)) = dims::UNSIZED.iter().find(|(id, _)| *id == layout.model.id) {
+        return Some(format!(
+            "`{}` has no dimensions in pd-dsl: {why}",
+            layout.model.id
+        ));
+    }
+    let planned = budget(layout);
+    let missing: Vec<&str> = layout
+        .serve
+        .keys()
+        .filter(|r| !planned.iter().any(|b| b.role == **r))
+        .map(|r| r.as_str())
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "the {} role(s) have no plan for this model's cache at this image and parallelism",
+        missing.join(" and ")
+    ))
 }
 
 /// Bytes as GiB with two decimals (`45.67`), for messages and tables.

@@ -190,6 +190,14 @@ pub struct RoleBudget {
     /// True when the DeepSeek-V4 hybrid cache is estimated rather than
     /// reproduced (see [`kv_per_token`]).
     pub estimate: bool,
+    /// A hybrid Gated-DeltaNet model's plan ([`HybridKv`]): its blocks
+    /// (`kv_blocks`) are shared by the attention and Mamba groups, and each
+    /// running request holds at least one of each Mamba group.
+    pub hybrid: Option<HybridKv>,
+    /// Bytes vLLM's one-request check keeps back from the KV memory (one
+    /// pool block, where the image's vLLM does: the generated
+    /// `kv_memory_check`).
+    pub check_reserve_bytes: u64,
 }
 
 /// How the layout's declared workload (`bench`) fits one role.
@@ -233,4 +241,7 @@ pub struct RoleInput<'a> {
     pub engines: u32,
     /// The declared workload `(input_len + output_len, concurrency)`.
     pub workload: Option<(u64, Option<u64>)>,
+    /// The layout runs a KV pool (`AscendStoreConnector`), which puts a
+    /// hybrid model's Mamba cache in 'align' mode on the images that do so.
+    pub kv_pool: bool,
 }

@@ -22,10 +22,12 @@ use serde::Serialize;
 
 mod budget;
 mod constants;
+mod hybrid;
 mod sizes;
 
 pub use budget::*;
 pub use constants::*;
+pub use hybrid::*;
 pub use sizes::*;
 
 #[cfg(test)]

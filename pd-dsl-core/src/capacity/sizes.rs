@@ -68,7 +68,12 @@ pub fn kv_per_token(
             };
             (latent + index, 0)
         }
+        // A hybrid's full-attention layers; its plan ([`HybridKv`]) is
+        // what the budget uses.
         AttentionDims::Gqa {
+            kv_heads, head_dim, ..
+        }
+        | AttentionDims::Hybrid {
             kv_heads, head_dim, ..
         } => {
             let heads = (kv_heads / u64::from(tp.max(1))).max(1);

@@ -15,6 +15,7 @@ fn input<'a>(model: &'a Model, serve: &'a Serve, dp: u32, tp: u32) -> RoleInput<
         pcp: 1,
         engines: 1,
         workload: None,
+        kv_pool: false,
     }
 }
 
@@ -300,4 +301,69 @@ fn published_sizing_statements() {
     let b = on(&A2, q, &s, 1, 8);
     show("Qwen3-235B BF16 1xA2 dp1tp8", &b);
     assert!(b.kv_bytes < 0);
+}
+
+/// A Qwen3.5 role's budget is its hybrid plan: the MTP draft of any
+/// `*_mtp` method joins the attention layers (group size 16 for 15 full and
+/// 45 linear layers, 15 without it), the pool's blocks are the plan's of
+/// the KV memory, one request of `max_model_len` needs the plan's blocks,
+/// and prefix caching ('align' mode) adds one Mamba block per group to it.
+#[test]
+fn qwen3_5_budget_is_its_hybrid_plan() {
+    let m = model("qwen3_5_397b_a17b_w8a8_mtp");
+    let d = crate::dims::config_of(m)
+        .and_then(|c| c.gdn())
+        .expect("GDN dims");
+    let img = tables::image("v0.23.0").expect("image");
+    let sizing = HybridSizing::of(img.facts().expect("facts")).expect("sizing");
+    let check = &crate::upstream::vllm_of(img).expect("vllm").kv_memory_check;
+    let serve = |method: Option<&str>, prefix: Option<bool>| Serve {
+        expert_parallel: true,
+        max_model_len: Some(32768),
+        prefix_caching: prefix,
+        speculative: method.map(|m| crate::layout::Speculative {
+            method: m.into(),
+            tokens: 1,
+            enforce_eager: None,
+        }),
+        ..Serve::default()
+    };
+    for (method, full) in [(None, 15), (Some("qwen3_5_mtp"), 16), (Some("mtp"), 16)] {
+        for prefix in [None, Some(true)] {
+            let s = serve(method, prefix);
+            let b = role_budget(&input(m, &s, 2, 8)).expect("sized");
+            let want = HybridKv::plan(
+                &d,
+                8,
+                u64::from(method.is_some()),
+                None,
+                sizing,
+                check,
+                full,
+                45,
+                prefix == Some(true),
+            )
+            .expect("plan");
+            assert_eq!(b.hybrid, Some(want), "{method:?} {prefix:?}");
+            assert_eq!(want.group_size, full);
+            let kv = b.kv_bytes.max(0) as u64;
+            assert_eq!(b.kv_blocks, want.num_blocks(kv));
+            assert_eq!(b.block_size, want.block);
+            assert_eq!(
+                b.requests_at_max_len,
+                kv / want.request_bytes(32768),
+                "{}",
+                b.summary()
+            );
+            assert_eq!(b.max_len_fits >= 32768, want.fits(32768, kv));
+        }
+    }
+    let none = role_budget(&input(m, &serve(None, None), 2, 8)).expect("sized");
+    let align = role_budget(&input(m, &serve(None, Some(true)), 2, 8)).expect("sized");
+    let (n, a) = (none.hybrid.expect("plan"), align.hybrid.expect("plan"));
+    assert_eq!(a.mamba_blocks_per_request, n.mamba_blocks_per_request + 1);
+    assert_eq!(
+        a.request_bytes(32768) - n.request_bytes(32768),
+        n.mamba_groups * n.pool_block()
+    );
 }

@@ -265,3 +265,66 @@ pub const QWEN3_VL_235B: Architecture = Architecture {
     max_model_len: 262144,
     ..QWEN3_235B
 };
+
+/// Qwen3.5-397B-A17B (`qwen3_5_moe_text`, the `text_config` of
+/// `Qwen3_5MoeForConditionalGeneration`; the generated checkpoint facts'
+/// copy of `Qwen/Qwen3.5-397B-A17B` `config.json`, which the sized-dimensions
+/// test holds every field equal to): 60 MoE layers, `layer_types` 15
+/// `full_attention` (gated GQA, 32 heads, 2 KV heads of 256) and 45
+/// `linear_attention` (Gated DeltaNet: 16 key heads and 64 value heads of
+/// 128, conv kernel 4), 512 routed experts of 1024 and one shared expert of
+/// 1024 (`shared_expert_intermediate_size`), 10 per token, one MTP layer,
+/// untied embeddings (they give the published 397B; tied they would give
+/// 395B). As for Qwen3-VL, the vision tower (`vision_config`, about 0.4B)
+/// is not counted.
+pub const QWEN3_5_397B: Architecture = Architecture {
+    name: "Qwen3.5-397B-A17B",
+    source: "cfg-copy of config.json text_config (aiconfigurator_core/model_configs/Qwen--Qwen3.5-397B-A17B_config.json)",
+    hidden: 4096,
+    vocab: 248320,
+    layers: 60,
+    dense_layers: 0,
+    dense_intermediate: 0,
+    routed_experts: 512,
+    shared_experts: 1,
+    experts_per_token: 10,
+    moe_intermediate: 1024,
+    mtp_layers: 1,
+    max_model_len: 262144,
+    attention: AttentionDims::Hybrid {
+        heads: 32,
+        kv_heads: 2,
+        head_dim: 256,
+        full_layers: 15,
+        linear_key_heads: 16,
+        linear_value_heads: 64,
+        linear_key_dim: 128,
+        linear_value_dim: 128,
+        conv_kernel: 4,
+    },
+};
+
+/// Qwen3.5-122B-A10B: the Qwen3.5 shape at 48 layers (12 full, 36 linear),
+/// hidden 3072, 256 routed experts of 1024 and one shared of 1024, 8 per
+/// token (the generated checkpoint facts' copy of `Qwen/Qwen3.5-122B-A10B`
+/// `config.json`, held equal by the sized-dimensions test).
+pub const QWEN3_5_122B: Architecture = Architecture {
+    name: "Qwen3.5-122B-A10B",
+    source: "cfg-copy of config.json text_config (aiconfigurator_core/model_configs/Qwen--Qwen3.5-122B-A10B_config.json)",
+    hidden: 3072,
+    layers: 48,
+    routed_experts: 256,
+    experts_per_token: 8,
+    attention: AttentionDims::Hybrid {
+        heads: 32,
+        kv_heads: 2,
+        head_dim: 256,
+        full_layers: 12,
+        linear_key_heads: 16,
+        linear_value_heads: 64,
+        linear_key_dim: 128,
+        linear_value_dim: 128,
+        conv_kernel: 4,
+    },
+    ..QWEN3_5_397B
+};

@@ -60,6 +60,9 @@ pub struct CheckpointConfig {
     pub num_experts: Option<u64>,
     pub num_local_experts: Option<u64>,
     pub n_shared_experts: Option<u64>,
+    /// The shared expert's width where the config gives that instead of a
+    /// count (Qwen).
+    pub shared_expert_intermediate_size: Option<u64>,
     pub num_experts_per_tok: Option<u64>,
     pub num_nextn_predict_layers: Option<u64>,
     pub mtp_num_hidden_layers: Option<u64>,

@@ -56,6 +56,9 @@ dims! {
     "minimax_m2_7_w8a8_quarot" => MINIMAX_M2, FORMAT_W8A8;
     "minimax_m2_7_w8a8c8_quarot" => MINIMAX_M2, FORMAT_W8A8C8;
     "minimax_m2_5_w8a8_quarot" => MINIMAX_M2_5, FORMAT_W8A8;
+    "qwen3_5_397b_a17b_w8a8_mtp" => QWEN3_5_397B, FORMAT_W8A8;
+    "qwen3_5_397b_a17b_w4a8_mtp" => QWEN3_5_397B, FORMAT_W4A8;
+    "qwen3_5_122b_a10b_w4a8" => QWEN3_5_122B, FORMAT_W4A8;
 }
 
 /// Model-table entries without dimensions, and why. The budget reports
@@ -85,15 +88,6 @@ pub static UNSIZED: &[(&str, &str)] = &[
         "as `glm_5_2`: GLM-5.3's config has the same IndexShare `indexer_types`",
     ),
     ("glm_4_7_w8a8c8", "GLM-4.7's dimensions are not sourced"),
-    (
-        "qwen3_5_397b_a17b_w8a8_mtp",
-        "the budget does not model Qwen3.5's Gated DeltaNet state cache (its layer split and GDN dimensions are in the checkpoint copy)",
-    ),
-    (
-        "qwen3_5_397b_a17b_w4a8_mtp",
-        "as `qwen3_5_397b_a17b_w8a8_mtp`",
-    ),
-    ("qwen3_5_122b_a10b_w4a8", "as `qwen3_5_397b_a17b_w8a8_mtp`"),
 ];
 
 /// The dimensions and weight format of a model-table entry.

@@ -63,6 +63,34 @@ pub enum AttentionDims {
         /// sliding-window only.
         compress: &'static [(u64, u64)],
     },
+    /// A hybrid of gated full attention and Gated DeltaNet linear attention
+    /// (Qwen3.5, `layer_types`): `full_layers` layers are GQA whose query
+    /// projection also yields an output gate (`attn_output_gate`,
+    /// vllm/model_executor/models/qwen3_next.py `Qwen3NextAttention`: `q_proj`
+    /// of `2 x heads x head_dim`) and cache K and V per token like
+    /// [`AttentionDims::Gqa`]; the others are Gated DeltaNet
+    /// (`Qwen3NextGatedDeltaNet`), which keep a fixed conv and recurrent state
+    /// per request instead of a per-token cache.
+    Hybrid {
+        /// `num_attention_heads` of the full-attention layers.
+        heads: u64,
+        /// `num_key_value_heads`.
+        kv_heads: u64,
+        /// `head_dim`.
+        head_dim: u64,
+        /// Layers of `layer_types` that are `full_attention`.
+        full_layers: u64,
+        /// `linear_num_key_heads`.
+        linear_key_heads: u64,
+        /// `linear_num_value_heads`.
+        linear_value_heads: u64,
+        /// `linear_key_head_dim`.
+        linear_key_dim: u64,
+        /// `linear_value_head_dim`.
+        linear_value_dim: u64,
+        /// `linear_conv_kernel_dim`.
+        conv_kernel: u64,
+    },
 }
 
 /// One architecture family: the dimensions every build shares.
@@ -183,6 +211,20 @@ impl AttentionDims {
                     + 2 * head_dim
                     + 2 * hidden
             }
+            AttentionDims::Hybrid {
+                heads,
+                kv_heads,
+                head_dim,
+                ..
+            } => {
+                // A full-attention layer: the GQA projections with the
+                // output gate in `q_proj`.
+                2 * hidden * heads * head_dim
+                    + 2 * hidden * kv_heads * head_dim
+                    + heads * head_dim * hidden
+                    + 2 * head_dim
+                    + 2 * hidden
+            }
             AttentionDims::V4 {
                 heads,
                 head_dim,
@@ -200,6 +242,47 @@ impl AttentionDims {
                     + o_groups * o_lora_rank * hidden
                     + 2 * hidden
             }
+        }
+    }
+}
+
+impl AttentionDims {
+    /// Parameters of one Gated DeltaNet layer (norms included), 0 for the
+    /// other kinds: `in_proj_qkvz` (`2 x key heads x key dim + 2 x value
+    /// heads x value dim` outputs), `in_proj_ba` (`2 x value heads`), the
+    /// depthwise `conv1d` over `2 x key heads x key dim + value heads x value
+    /// dim` channels, `dt_bias` and `A_log` per value head, the gated norm
+    /// of a value head, `out_proj` (vllm/model_executor/models/qwen3_next.py
+    /// `Qwen3NextGatedDeltaNet`).
+    pub const fn linear_params_per_layer(&self, hidden: u64) -> u64 {
+        match *self {
+            AttentionDims::Hybrid {
+                linear_key_heads: kh,
+                linear_value_heads: vh,
+                linear_key_dim: kd,
+                linear_value_dim: vd,
+                conv_kernel,
+                ..
+            } => {
+                let conv_dim = 2 * kh * kd + vh * vd;
+                hidden * (2 * kh * kd + 2 * vh * vd)
+                    + hidden * 2 * vh
+                    + conv_dim * conv_kernel
+                    + 2 * vh
+                    + vd
+                    + vh * vd * hidden
+                    + 2 * hidden
+            }
+            _ => 0,
+        }
+    }
+
+    /// Layers of `layers` that attend over the whole context: the
+    /// full-attention ones of a hybrid, else all.
+    pub const fn full_layers(&self, layers: u64) -> u64 {
+        match *self {
+            AttentionDims::Hybrid { full_layers, .. } => full_layers,
+            _ => layers,
         }
     }
 }
@@ -222,11 +305,14 @@ impl Architecture {
         let router = self.hidden * self.routed_experts + self.routed_experts;
         let shared = self.shared_experts * expert;
         // MTP layer: enorm, hnorm, eh_proj, one MoE decoder layer
-        // (deepseek_mtp.py `DeepSeekMultiTokenPredictorLayer`).
+        // (deepseek_mtp.py `DeepSeekMultiTokenPredictorLayer`; Qwen3.5's
+        // `pre_fc_norm_*`, `fc` and a full-attention layer, qwen3_5_mtp.py).
         let mtp_layer = 2 * self.hidden + 2 * self.hidden * self.hidden + attn + shared + router;
         Params {
             embedding: 2 * self.vocab * self.hidden,
-            attention: self.layers * attn,
+            attention: self.attention.full_layers(self.layers) * attn
+                + (self.layers - self.attention.full_layers(self.layers))
+                    * self.attention.linear_params_per_layer(self.hidden),
             dense_mlp: self.dense_layers * 3 * self.hidden * self.dense_intermediate,
             shared_experts: self.moe_layers() * shared,
             routed_experts: self.moe_layers() * self.routed_experts * expert,

@@ -44,7 +44,10 @@ fn attention_kind_agrees_with_the_model_table() {
                     },
                     Attention::DsaSparse
                 )
-                | (AttentionDims::Gqa { .. }, Attention::Gqa)
+                | (
+                    AttentionDims::Gqa { .. } | AttentionDims::Hybrid { .. },
+                    Attention::Gqa
+                )
                 | (AttentionDims::V4 { .. }, Attention::V4Hybrid)
         );
         assert!(
@@ -90,6 +93,10 @@ fn totals_match_published_sizes() {
     near(b(&QWEN3_235B), 235.0, 0.01);
     near(b(&MINIMAX_M2), 230.0, 0.02);
     near(b(&GLM_5), 744.0, 0.005);
+    // Qwen3.5's published totals count its vision tower (about 0.4B),
+    // which the text decoder's dimensions leave out.
+    near(b(&QWEN3_5_397B), 397.0, 0.005);
+    near(b(&QWEN3_5_122B), 122.0, 0.005);
 }
 
 /// Every model-table entry has a derived length from exactly one place:
@@ -187,10 +194,19 @@ fn sized_dimensions_equal_the_checkpoint_copies() {
             );
         }
         eq("routed experts", a.routed_experts, c.routed_experts());
+        // Qwen's configs give the shared expert's width
+        // (`shared_expert_intermediate_size`) instead of a count: as many
+        // experts of `moe_intermediate_size`.
         eq(
             "n_shared_experts",
             a.shared_experts,
-            Some(c.n_shared_experts.unwrap_or(0)),
+            Some(c.n_shared_experts.unwrap_or_else(|| {
+                match (c.shared_expert_intermediate_size, c.moe_intermediate_size) {
+                    (Some(s), Some(m)) if m > 0 && s % m == 0 => s / m,
+                    (Some(_), _) => u64::MAX,
+                    _ => 0,
+                }
+            })),
         );
         eq(
             "num_experts_per_tok",
@@ -251,6 +267,54 @@ fn sized_dimensions_equal_the_checkpoint_copies() {
                 eq("num_attention_heads", heads, c.num_attention_heads);
                 eq("num_key_value_heads", kv_heads, c.num_key_value_heads);
                 eq("head_dim", head_dim, c.head_dim);
+            }
+            AttentionDims::Hybrid {
+                heads,
+                kv_heads,
+                head_dim,
+                full_layers,
+                linear_key_heads,
+                linear_value_heads,
+                linear_key_dim,
+                linear_value_dim,
+                conv_kernel,
+            } => {
+                eq("num_attention_heads", heads, c.num_attention_heads);
+                eq("num_key_value_heads", kv_heads, c.num_key_value_heads);
+                eq("head_dim", head_dim, c.head_dim);
+                let kinds = c.layer_types.as_ref();
+                let count = |k: &str| kinds.and_then(|t| t.get(k).copied());
+                eq(
+                    "full_attention layers",
+                    full_layers,
+                    count("full_attention"),
+                );
+                eq(
+                    "linear_attention layers",
+                    a.layers - full_layers,
+                    count("linear_attention"),
+                );
+                eq(
+                    "linear_num_key_heads",
+                    linear_key_heads,
+                    c.linear_num_key_heads,
+                );
+                eq(
+                    "linear_num_value_heads",
+                    linear_value_heads,
+                    c.linear_num_value_heads,
+                );
+                eq("linear_key_head_dim", linear_key_dim, c.linear_key_head_dim);
+                eq(
+                    "linear_value_head_dim",
+                    linear_value_dim,
+                    c.linear_value_head_dim,
+                );
+                eq(
+                    "linear_conv_kernel_dim",
+                    conv_kernel,
+                    c.linear_conv_kernel_dim,
+                );
             }
             AttentionDims::V4 {
                 heads,

@@ -385,12 +385,22 @@ fn store_forced(
     facts: &Facts<'_>,
     serve: &Serve,
 ) -> Option<&'static crate::upstream::KvStoreAlign> {
-    let k = facts.image?.facts()?.kv_store_align.as_ref()?;
     let pool = facts
         .spec
         .connector
         .as_ref()
         .is_some_and(|c| c.pool.is_some());
+    store_forces_align(facts.image?, pool, serve)
+}
+
+/// [`store_forced`] for a role of a layout that runs a KV pool (`pool`) on
+/// `img`; the capacity budget asks it too (the Mamba cache's mode).
+pub(crate) fn store_forces_align(
+    img: &crate::tables::Image,
+    pool: bool,
+    serve: &Serve,
+) -> Option<&'static crate::upstream::KvStoreAlign> {
+    let k = img.facts()?.kv_store_align.as_ref()?;
     let disabled = serve
         .flags
         .iter()

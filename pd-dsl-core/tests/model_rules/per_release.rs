@@ -627,8 +627,8 @@ fn hierarchy_mc2_takes_at_most_512_experts() {
         );
     }
     assert_eq!(broken(&with("v0.26.0rc1", alg, 129, true)), BTreeSet::new());
-    // Qwen3.5-397B is not sized; the copy of its config gives its 512
-    // routed experts (`num_experts`), so one redundant expert is refused.
+    // Qwen3.5-397B's 512 routed experts (`num_experts` of its config's
+    // text_config) take no redundant expert under hierarchy MC2.
     let qwen = |redundant: u64| {
         let mut v = pd("qwen3_5_397b_a17b_w8a8_mtp", "v0.30.0rc2");
         v["serve"]["speculative"] = Value::Null;
@@ -647,7 +647,8 @@ fn hierarchy_mc2_takes_at_most_512_experts() {
     let m = messages(&qwen(1), "mc2_hierarchy_experts");
     assert!(
         m.len() == 1
-            && m[0].contains("513 experts (512 routed experts of `qwen3_5_397b_a17b_w8a8_mtp` [aiconfigurator_core/model_configs/Qwen--Qwen3.5-397B-A17B_config.json] + 1 redundant"),
+            && m[0].contains("513 experts (512 routed experts of `qwen3_5_397b_a17b_w8a8_mtp` [")
+            && m[0].contains("Qwen--Qwen3.5-397B-A17B_config.json)] + 1 redundant"),
         "{m:?}"
     );
     assert!(!broken(&qwen(0)).contains("mc2_hierarchy_experts"));

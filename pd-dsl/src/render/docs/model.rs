@@ -187,6 +187,8 @@ pub struct DocsView {
     pub newer: NewerDoc,
     /// The memory budget per role.
     pub budget: Vec<BudgetRow>,
+    /// Why some role has no budget.
+    pub budget_not_planned: Option<String>,
     /// What the layout serves at its workload.
     pub estimate: Option<EstimateDoc>,
 }
@@ -420,6 +422,7 @@ pub fn docs_view(layout: &Layout) -> DocsView {
         k8s: k8s_doc(layout),
         newer: newer_doc(layout),
         budget: budget_rows(&crate::capacity::budget(layout)),
+        budget_not_planned: crate::capacity::not_planned(layout),
         estimate: crate::estimate::estimate(layout).as_ref().map(estimate_doc),
         meta,
     }

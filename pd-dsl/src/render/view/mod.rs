@@ -161,6 +161,8 @@ pub struct LayoutView {
     pub newer_images: Vec<crate::newer::NewerImage>,
     /// The memory budget of one rank per role, in node order.
     pub budget: Vec<crate::capacity::RoleBudget>,
+    /// Why some role has no budget (`capacity::not_planned`).
+    pub budget_not_planned: Option<String>,
     /// What the layout serves at its declared workload.
     pub estimate: Option<crate::estimate::Estimate>,
 }
@@ -254,6 +256,7 @@ pub fn layout_view(layout: &Layout) -> LayoutView {
         proxy: proxy_view(layout),
         newer_images: layout.newer_images(),
         budget: crate::capacity::budget(layout),
+        budget_not_planned: crate::capacity::not_planned(layout),
         estimate: crate::estimate::estimate(layout),
     }
 }
