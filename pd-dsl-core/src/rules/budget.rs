@@ -22,6 +22,14 @@ declare_rules! {
     /// (when `max_model_len` is not set, below the length vLLM derives for the
     /// model, or a lower bound of it).
     BatchedTokensCoverModelLen = "batched_tokens_cover_model_len", Hard, "without chunked prefill `max_num_batched_tokens >= max_model_len`";
+    /// A full graph on a hybrid Gated-DeltaNet model (Qwen3.5) with
+    /// `max_num_seqs` above the KV cache's blocks: each decode sequence
+    /// needs a Mamba block, and vLLM refuses to capture
+    /// (vllm/config/compilation.py `resolve_cudagraph_mode_and_sizes`, the
+    /// generated `mamba_blocks_check`, vLLM 0.20.2 to 0.30.0; the blocks are
+    /// the budget's, `capacity::HybridKv`, held to the released code by
+    /// `tests/hybrid_kv_oracle.rs`).
+    MambaBlocksCoverSeqs = "mamba_blocks_cover_seqs", Hard, "with a full graph, a hybrid Mamba model's `max_num_seqs` is within its KV cache blocks";
     /// The declared workload runs more requests at once than the role holds.
     WorkloadConcurrency = "workload_concurrency", Convention, "the declared workload's concurrency fits `max_num_seqs` x ranks and the KV cache";
 }
@@ -158,6 +166,48 @@ pub(crate) fn check_capacity(spec: &LayoutSpec, layout: &Layout, cx: &mut Cx) {
                     capacity::gib(need),
                     b.kv_bytes_per_token,
                     capacity::gib_signed(b.kv_bytes),
+                    b.summary()
+                ),
+            );
+        }
+        // vLLM refuses a full graph when `max_num_seqs` exceeds the blocks
+        // of a cache with Mamba layers; only a typed full mode is judged
+        // (an unset mode is the image's default).
+        if let (Some(h), Some(check)) = (
+            b.hybrid,
+            crate::upstream::vllm_of(layout.image)
+                .ok()
+                .and_then(|v| v.mamba_blocks_check.as_ref()),
+        ) && matches!(
+            serve.graph,
+            Some(crate::spec::GraphMode::Full | crate::spec::GraphMode::FullDecodeOnly)
+        ) && b.max_num_seqs > b.kv_blocks
+        {
+            let graph = serve.graph.map_or("", |g| g.as_str());
+            cx.report(
+                Rule::MambaBlocksCoverSeqs,
+                if serve.max_num_seqs.is_some() {
+                    seqs_site
+                } else {
+                    site_in(spec, role, |b| b.graph.as_ref())
+                },
+                format!("{scope}.max_num_seqs"),
+                format!(
+                    "found `max_num_seqs` {}{} on a {role} engine of `{}` with graph `{graph}`, expected at most {}: each decode sequence of this hybrid model needs one Mamba cache block, and a rank's KV cache holds {} blocks, each a {} B page of {} layers ({} attention and {} Mamba groups of them, {}-token attention blocks), so vLLM {} raises ValueError \"max_num_seqs ({}) exceeds available Mamba cache blocks ({})\" before it captures the graphs ({}); lower `max_num_seqs`, raise `gpu_memory_utilization`, or spread the weights over more ranks; budget: {}",
+                    b.max_num_seqs,
+                    unset(serve.max_num_seqs.is_some()),
+                    layout.model.id,
+                    b.kv_blocks,
+                    b.kv_blocks,
+                    h.page,
+                    h.group_size,
+                    h.attn_groups,
+                    h.mamba_groups,
+                    h.block,
+                    layout.image.vllm(),
+                    b.max_num_seqs,
+                    b.kv_blocks,
+                    check.source,
                     b.summary()
                 ),
             );
