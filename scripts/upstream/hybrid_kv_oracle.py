@@ -1092,17 +1092,7 @@ def run(case: dict, m: dict) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    try:
-        mods = load(Path(argv[1]), Path(argv[2]))
-        cases = json.load(sys.stdin)
-        json.dump([run(c, mods) for c in cases], sys.stdout)
-    except OracleError as e:
-        print(f"hybrid_kv_oracle.py: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return kv_oracle.cli(argv, __doc__, load, run)
 
 
 if __name__ == "__main__":

@@ -174,18 +174,31 @@ def run(case: dict, mods: dict) -> dict:
     }
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
+def cli(argv: list[str], doc: str | None, load, run) -> int:
+    """The command line every oracle here shares: `load` takes the corpus
+    directories named on it (as many as it has parameters), the cases come
+    as a JSON list on stdin and their results go as one on stdout; a corpus
+    the oracle cannot read exits 1 with why, a wrong argument count 2."""
+    name = Path(argv[0]).name
+    if len(argv) != 1 + load.__code__.co_argcount:
+        print(doc, file=sys.stderr)
         return 2
+    for a in argv[1:]:
+        if not Path(a).is_dir():
+            print(f"{name}: {a} is not a directory: expected an unpacked sdist (corpus.py path)", file=sys.stderr)
+            return 1
     try:
-        mods = load(Path(argv[1]))
+        mods = load(*(Path(a) for a in argv[1:]))
         cases = json.load(sys.stdin)
         json.dump([run(c, mods) for c in cases], sys.stdout)
     except OracleError as e:
-        print(f"kv_oracle.py: {e}", file=sys.stderr)
+        print(f"{name}: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv: list[str]) -> int:
+    return cli(argv, __doc__, load, run)
 
 
 if __name__ == "__main__":

@@ -433,5 +433,34 @@ class Formula(unittest.TestCase):
                         self.assertEqual(r[k], v, f"{k}: {at}")
 
 
+class Cli(unittest.TestCase):
+    """The command line the oracles share (`kv_oracle.cli`): the corpus
+    directories as arguments, cases on stdin, results on stdout; a wrong
+    argument count exits 2 with the usage, a path that is no directory 1
+    with what was expected."""
+
+    def run_cli(self, *args: str, stdin: str = "[]") -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, str(HERE / "hybrid_kv_oracle.py"), *args],
+            input=stdin, capture_output=True, text=True, check=False,
+        )
+
+    def test_wrong_argument_count_prints_the_usage(self) -> None:
+        p = self.run_cli("only-one")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("hybrid_kv_oracle.py VLLM_ASCEND_SRC VLLM_SRC", p.stderr)
+        self.assertEqual(p.stdout, "")
+
+    def test_a_missing_corpus_says_so(self) -> None:
+        p = self.run_cli(str(HERE / "no-such-sdist"), str(HERE))
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no-such-sdist is not a directory: expected an unpacked sdist", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+
+    def test_no_cases_give_an_empty_list(self) -> None:
+        p = self.run_cli(str(facts_testlib.src("0.23.0")), str(facts_testlib.src(vllm_of("0.23.0"), "vllm")))
+        self.assertEqual((p.returncode, p.stdout), (0, "[]"), p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
