@@ -201,10 +201,12 @@ fn published_sizing_statements() {
     use crate::tables::{A2, A950DT};
     let show = |what: &str, b: &RoleBudget| {
         eprintln!(
-            "{what}: weights {} GiB, KV {} GiB, {} tokens, fits {}",
+            "{what}: weights {} GiB, KV {} GiB, {} tokens, {} blocks of {}, fits {}",
             gib(b.weights.total()),
             gib_signed(b.kv_bytes),
             b.kv_tokens,
+            b.kv_blocks,
+            b.block_size,
             b.max_len_fits
         )
     };
@@ -301,6 +303,53 @@ fn published_sizing_statements() {
     let b = on(&A2, q, &s, 1, 8);
     show("Qwen3-235B BF16 1xA2 dp1tp8", &b);
     assert!(b.kv_bytes < 0);
+    // Qwen3.5-397B-A17B.md: w8a8 "requires 1 Atlas 800 A3 (64GB x 16) node
+    // or 2 Atlas 800 A2 (64GB x 8) nodes", with the commands' settings:
+    // A3 DP1 x TP16, 133000 at 0.90, prefix caching, `qwen3_5_mtp` 3,
+    // FULL_DECODE_ONLY, 128 sequences (L267-289); two A2 DP2 x TP8, 32768
+    // at 0.9, no prefix caching, 16 sequences (L340-364); HCCL_BUFFSIZE
+    // 1024 in both. Each fits its length, and the graph's Mamba blocks
+    // cover its sequences (`mamba_blocks_cover_seqs`).
+    let qwen35 = |len: u64, prefix: bool, seqs: u64, batched: u64| Serve {
+        max_num_seqs: Some(seqs),
+        max_num_batched_tokens: Some(batched),
+        prefix_caching: Some(prefix),
+        graph: Some(crate::spec::GraphMode::FullDecodeOnly),
+        speculative: Some(crate::layout::Speculative {
+            method: "qwen3_5_mtp".into(),
+            tokens: 3,
+            enforce_eager: None,
+        }),
+        env: vec![(
+            "HCCL_BUFFSIZE".into(),
+            crate::spec::EnvValue::Literal("1024".into()),
+        )],
+        ..ep(len, "0.9", false)
+    };
+    let w8a8 = model("qwen3_5_397b_a17b_w8a8_mtp");
+    let s = qwen35(133_000, true, 128, 16384);
+    let b = on(&A3, w8a8, &s, 1, 16);
+    show("Qwen3.5-397B w8a8 1xA3 dp1tp16", &b);
+    assert!(b.max_len_fits >= 133_000, "{}", b.summary());
+    assert!(b.kv_blocks >= 128, "{}", b.summary());
+    let s = qwen35(32768, false, 16, 4096);
+    let b = on(&A2, w8a8, &s, 2, 8);
+    show("Qwen3.5-397B w8a8 2xA2 dp2tp8", &b);
+    assert!(b.max_len_fits >= 32768, "{}", b.summary());
+    assert!(b.kv_blocks >= 16, "{}", b.summary());
+    // The budget disagrees with "2 A2 nodes" as the least: on one (DP1 x
+    // TP8, the experts over 8 ranks) it leaves the cache under a tenth of
+    // the usable memory, more than one 32768 request needs. That margin is
+    // within what the budget models rather than reproduces (the fitted
+    // activations and runtime overhead, the uncounted 0.4B vision tower);
+    // recorded in BENCHMARKS.md.
+    let b = on(&A2, w8a8, &s, 1, 8);
+    show("Qwen3.5-397B w8a8 1xA2 dp1tp8", &b);
+    assert!(
+        b.kv_bytes > 0 && (b.kv_bytes as u64) < b.requested_bytes / 10,
+        "{}",
+        b.summary()
+    );
 }
 
 /// A Qwen3.5 role's budget is its hybrid plan: the MTP draft of any
