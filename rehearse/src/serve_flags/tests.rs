@@ -24,7 +24,8 @@ const TABLE: &str = r#"{
       ],
       "speculative_methods": [{"name": "mtp", "needs_model": false, "source": "t"}],
       "checkpoint_reads": {"max_len_keys": ["max_position_embeddings"], "unscaled_rope_types": [],
-        "yarn_from_original": false, "expert_keys": ["num_experts"], "max_len_source": "t", "experts_source": "t"}
+        "yarn_from_original": false, "expert_keys": ["num_experts"], "max_len_source": "t", "experts_source": "t"},
+      "kv_memory_check": {"blocks_per_request": "every_group", "reserves_pool_block": false, "source": "t"}
     }"#;
 
 fn table() -> Flags {
