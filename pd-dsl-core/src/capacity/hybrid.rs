@@ -114,31 +114,14 @@ impl HybridKv {
         mamba_layers: u64,
         align: bool,
     ) -> Option<HybridKv> {
-        let (kh, vh) = (d.linear_num_key_heads, d.linear_num_value_heads);
-        let (kd, vd) = (d.linear_key_head_dim, d.linear_value_head_dim);
-        let conv_dim = 2 * kh * kd + vh * vd;
-        if tp == 0
-            || vh % tp != 0
-            || conv_dim % tp != 0
-            || d.linear_conv_kernel_dim == 0
-            || full_layers == 0
-            || mamba_layers == 0
-        {
+        if full_layers == 0 || mamba_layers == 0 {
             return None;
         }
-        let ssm_bytes = match d.mamba_ssm_dtype.as_deref() {
-            Some("float32") => 4,
-            Some("bfloat16" | "float16" | "half") | None => 2,
-            Some(_) => return None,
-        };
-        // vllm/model_executor/layers/mamba/mamba_utils.py
-        // `gated_delta_net_state_shape`: conv in the model dtype, the
-        // temporal state in `mamba_ssm_dtype`.
-        let conv = conv_dim / tp * (d.linear_conv_kernel_dim - 1 + num_spec) * 2;
-        let temporal = vh / tp * vd * kd * ssm_bytes;
-        // K (and V) of one token: `max(1, KV heads / tp)` heads (vLLM's
-        // `get_num_kv_heads`).
-        let k_token = d.head_dim * (d.num_key_value_heads / tp).max(1) * 2;
+        let crate::dims::GdnState {
+            conv,
+            temporal,
+            k_token,
+        } = crate::dims::gdn_state(d, tp, num_spec)?;
         let typed = typed_block.unwrap_or(0);
         let (block, page) = match sizing {
             HybridSizing::VllmAscend { kernel } => {

@@ -184,6 +184,46 @@ impl CheckpointConfig {
     }
 }
 
+/// One rank's Gated-DeltaNet state per request and full-attention K page
+/// per token, in bytes ([`gdn_state`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GdnState {
+    /// The conv state: `(2 x key heads x key dim + value heads x value dim)
+    /// / tp x (conv kernel - 1 + num_spec)` in the model's 2-byte dtype.
+    pub conv: u64,
+    /// The temporal state: `value heads / tp x value dim x key dim` in the
+    /// checkpoint's `mamba_ssm_dtype` (2 bytes when unset).
+    pub temporal: u64,
+    /// K (or V) of one token: `head_dim x max(1, KV heads / tp) x 2`
+    /// (`get_num_kv_heads`).
+    pub k_token: u64,
+}
+
+/// The state shapes vLLM gives a Gated-DeltaNet layer at tensor-parallel
+/// size `tp` with `num_spec` speculative tokens
+/// (vllm/model_executor/layers/mamba/mamba_utils.py
+/// `gated_delta_net_state_shape`), which [`gdn_attn_block`] and the
+/// capacity budget's hybrid plan both size from. `None` when a head count
+/// does not divide by `tp`, the conv kernel is 0, or the state dtype is
+/// not one vLLM sizes here.
+pub fn gdn_state(d: &GdnDims, tp: u64, num_spec: u64) -> Option<GdnState> {
+    let (kh, vh) = (d.linear_num_key_heads, d.linear_num_value_heads);
+    let (kd, vd) = (d.linear_key_head_dim, d.linear_value_head_dim);
+    let ssm_bytes = match d.mamba_ssm_dtype.as_deref() {
+        Some(t) => dtype_bytes(t)?,
+        None => 2,
+    };
+    let conv_dim = 2 * kh * kd + vh * vd;
+    if tp == 0 || vh % tp != 0 || conv_dim % tp != 0 || d.linear_conv_kernel_dim == 0 {
+        return None;
+    }
+    Some(GdnState {
+        conv: conv_dim / tp * (d.linear_conv_kernel_dim - 1 + num_spec) * 2,
+        temporal: vh / tp * vd * kd * ssm_bytes,
+        k_token: d.head_dim * (d.num_key_value_heads / tp).max(1) * 2,
+    })
+}
+
 /// The attention block size vllm-ascend derives for a hybrid model whose
 /// linear layers are Gated DeltaNet (Qwen3.5) at tensor-parallel size `tp`
 /// with `num_spec` speculative tokens, given the release's kernel block
@@ -213,20 +253,12 @@ pub fn gdn_attn_block(
     num_spec: u64,
     kernel_block_size: u64,
 ) -> Option<GdnAttnBlock> {
-    let (kh, vh) = (d.linear_num_key_heads, d.linear_num_value_heads);
-    let (kd, vd) = (d.linear_key_head_dim, d.linear_value_head_dim);
-    let ssm_bytes = match d.mamba_ssm_dtype.as_deref() {
-        Some(t) => dtype_bytes(t)?,
-        None => 2,
-    };
-    let conv_dim = 2 * kh * kd + vh * vd;
-    if tp == 0 || vh % tp != 0 || conv_dim % tp != 0 || d.linear_conv_kernel_dim == 0 {
-        return None;
-    }
-    let conv = conv_dim / tp * (d.linear_conv_kernel_dim - 1 + num_spec) * 2;
-    let temporal = vh / tp * vd * kd * ssm_bytes;
+    let GdnState {
+        conv,
+        temporal,
+        k_token: k_page,
+    } = gdn_state(d, tp, num_spec)?;
     let state_page = conv.max(temporal);
-    let k_page = d.head_dim * (d.num_key_value_heads / tp).max(1) * 2;
     let per_kernel = kernel_block_size.checked_mul(k_page).filter(|&n| n > 0)?;
     let block = kernel_block_size * state_page.div_ceil(per_kernel);
     (block * k_page == state_page).then_some(GdnAttnBlock {
