@@ -279,11 +279,7 @@ pub fn budget(layout: &Layout) -> Vec<RoleBudget> {
             pcp: first.pcp,
             engines: engines.len() as u32,
             workload: workload(layout),
-            kv_pool: layout
-                .spec
-                .connector
-                .as_ref()
-                .is_some_and(|c| c.pool.is_some()),
+            kv_pool: layout.spec.runs_kv_pool(),
         };
         if let Some(b) = role_budget(&input) {
             out.push(b);
@@ -294,8 +290,9 @@ pub fn budget(layout: &Layout) -> Vec<RoleBudget> {
 
 /// Why a checked layout's roles have no budget, where some has none: its
 /// model has no dimensions ([`dims::UNSIZED`], with the reason), or a
-/// hybrid Gated-DeltaNet role runs its Mamba cache in 'align' mode, which
-/// the plan ([`HybridKv`]) does not cover. `None` when every role has one.
+/// hybrid Gated-DeltaNet role has no [`HybridKv`] plan (the release's block
+/// sizing refuses its TP size, or the image has no sizing fact). `None`
+/// when every role has one.
 pub fn not_planned(layout: &Layout) -> Option<String> {
     if let Some((_, why)) = dims::UNSIZED.iter().find(|(id, _)| *id == layout.model.id) {
         return Some(format!(
@@ -314,8 +311,10 @@ pub fn not_planned(layout: &Layout) -> Option<String> {
         return None;
     }
     Some(format!(
-        "the {} role(s) have no plan for this model's cache at this image and parallelism",
-        missing.join(" and ")
+        "the {} role(s) of `{}` have no KV cache plan on image {}: the release sizes this hybrid model's cache only where the TP size divides its linear-attention heads and an attention block carries the Mamba state exactly (vllm-ascend asserts \"Cannot align\" otherwise), and only from a generated `hybrid_attn_block` or `hybrid_block_vllm` fact",
+        missing.join(" and "),
+        layout.model.id,
+        layout.image.tag
     ))
 }
 

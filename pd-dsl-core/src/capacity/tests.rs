@@ -416,3 +416,15 @@ fn qwen3_5_budget_is_its_hybrid_plan() {
         n.mamba_groups * n.pool_block()
     );
 }
+
+/// A Qwen3.5 role the release's block sizing refuses (TP 3 does not divide
+/// its 64 linear-attention value heads) has no budget, rather than numbers
+/// from the uniform-cache path; the same layout at TP 4 has one.
+#[test]
+fn qwen3_5_has_no_budget_where_its_cache_has_no_plan() {
+    let m = model("qwen3_5_397b_a17b_w8a8_mtp");
+    let s = ep(32768, "0.9", false);
+    assert!(role_budget(&input(m, &s, 1, 3)).is_none());
+    let b = role_budget(&input(m, &s, 1, 4)).expect("planned at TP 4");
+    assert!(b.hybrid.is_some(), "{}", b.summary());
+}

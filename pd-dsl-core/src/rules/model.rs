@@ -385,12 +385,7 @@ fn store_forced(
     facts: &Facts<'_>,
     serve: &Serve,
 ) -> Option<&'static crate::upstream::KvStoreAlign> {
-    let pool = facts
-        .spec
-        .connector
-        .as_ref()
-        .is_some_and(|c| c.pool.is_some());
-    store_forces_align(facts.image?, pool, serve)
+    store_forces_align(facts.image?, facts.spec.runs_kv_pool(), serve)
 }
 
 /// [`store_forced`] for a role of a layout that runs a KV pool (`pool`) on

@@ -169,3 +169,12 @@ pub struct LayoutSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<FigureSpec>,
 }
+
+impl LayoutSpec {
+    /// The layout runs a KV pool (`AscendStoreConnector` beside the P2P
+    /// connector), which on some images puts a hybrid model's Mamba cache
+    /// in 'align' mode (the rules and the capacity budget both ask).
+    pub fn runs_kv_pool(&self) -> bool {
+        self.connector.as_ref().is_some_and(|c| c.pool.is_some())
+    }
+}
